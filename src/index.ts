@@ -1,0 +1,2 @@
+export default { fetch: () => new Response("ok") };
+export class RouterDO {}

@@ -1,0 +1,127 @@
+/**
+ * The contracts of the routing core. Everything in src/routing is pure:
+ * no Workers APIs, no I/O, no clocks, no Math.random — time (`now`, in ms)
+ * and randomness (`random`, a [0,1) source) are parameters. The RouterDO and
+ * the simulator both import this code unchanged, so what we measure is what
+ * we ship.
+ */
+
+/**
+ * The key of one full block of prompt tokens, chained over everything before
+ * it: h_i = H(h_{i-1}, tokens of block i), seeded by model and tenant. The
+ * chain is computed on 64 bits; the key is its top 53 bits so it is an exact
+ * JS number (a fast Map key, cheap to send over RPC). Two keys are equal only
+ * when the whole prefix up to and including that block is equal.
+ */
+export type BlockKey = number;
+
+/** A backend as routing sees it (no URL, no credentials: those stay at the edge). */
+export interface BackendSpec {
+  readonly id: string;
+  /** Relative capacity; the bounded-load cap and the ring honour it. > 0. */
+  readonly weight: number;
+  /** KV-cache capacity in tokens; sizes this backend's affinity index. > 0. */
+  readonly kvCacheTokens: number;
+}
+
+/** What a request looks like to the router: its prefix, as chained block keys. */
+export interface RouteRequest {
+  /** Keys of the full blocks of the (capped) prefix, in prompt order. May be empty. */
+  readonly blocks: readonly BlockKey[];
+  /** Prompt tokens in total (can exceed blocks.length * blockTokens). */
+  readonly promptTokens: number;
+  /** Requested output tokens, when known (max_tokens); a load hint only. */
+  readonly outputTokens?: number;
+}
+
+/**
+ * Why a backend was chosen.
+ * - affinity: it holds (we believe) a cached prefix of this request and was the cheapest.
+ * - ring: no useful cached prefix anywhere; placed at the ring home of the request's key.
+ * - spill: the preferred backend (affinity or ring home) was at its bounded-load cap,
+ *          so the next one in the key's probe sequence (or next-cheapest) took it.
+ * - fallback: every healthy backend was at its cap; the least loaded took it.
+ */
+export type RouteReason = "affinity" | "ring" | "spill" | "fallback";
+
+export interface RouteDecision {
+  readonly backendId: string;
+  readonly reason: RouteReason;
+  /** Prompt tokens we expect the backend to find in its KV cache. */
+  readonly expectedCachedTokens: number;
+  /** Requests this router had in flight on that backend before this one. */
+  readonly inflightAtDecision: number;
+}
+
+/** What happened to a routed request, reported when it ends. */
+export interface RouteOutcome {
+  /** True when the backend produced a response (any tokens); false on error/abort before output. */
+  readonly ok: boolean;
+  readonly promptTokens?: number;
+  /** usage.prompt_tokens_details.cached_tokens as the backend reported it. */
+  readonly cachedTokens?: number;
+  /** Time to first token as seen by the gateway, ms. */
+  readonly ttftMs?: number;
+}
+
+/** Per-call environment: the only source of time and randomness in the core. */
+export interface RouteContext {
+  /** Milliseconds on any monotonic-enough clock (the DO passes Date.now(), the simulator its virtual time). */
+  readonly now: number;
+  /** Uniform [0, 1). */
+  readonly random: () => number;
+}
+
+export const POLICY_NAMES = [
+  "prefix_aware",
+  "least_outstanding",
+  "round_robin",
+  "random",
+  "consistent_hash",
+] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+
+/** A policy's choice: an index into FleetView.backends, and why. */
+export interface PolicyPick {
+  readonly index: number;
+  readonly reason: RouteReason;
+  readonly expectedCachedTokens: number;
+}
+
+/** Live engine signals some peer policies read (llm-d's KV use, queue). The simulator fills them. */
+export interface EngineSignals {
+  readonly running: number;
+  readonly waiting: number;
+  /** Fraction of KV blocks in use, 0..1. */
+  readonly kvUsage: number;
+}
+
+/** Read-only view of the fleet at decision time. Index i always refers to backends[i]. */
+export interface FleetView {
+  readonly backends: readonly BackendSpec[];
+  readonly healthy: readonly boolean[];
+  /** Requests this router placed that have not completed, per backend. */
+  readonly inflight: readonly number[];
+  readonly totalInflight: number;
+  readonly blockTokens: number;
+  /** Bounded-load cap of backend i for the next request: ceil(c * w_i / Σw_healthy * (totalInflight + 1)). */
+  cap(i: number): number;
+  /** Longest prefix of `blocks` (in blocks) that the affinity index believes each backend holds. */
+  matchedBlocks(blocks: readonly BlockKey[]): Int32Array;
+  /** Present in the simulator only. */
+  readonly engineSignals?: (i: number) => EngineSignals;
+}
+
+/**
+ * A routing policy: filter → score → pick over a FleetView. Policies keep
+ * their own state (counters, peer baselines' trees) and update it in the
+ * hooks, which the Router calls after the pick is committed.
+ */
+export interface RoutingPolicy {
+  readonly name: string;
+  pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick;
+  onRouted?(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void;
+  onCompleted?(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void;
+  /** Backends were added/removed/reweighted; indexes into FleetView changed. */
+  onBackendsChanged?(backends: readonly BackendSpec[]): void;
+}
