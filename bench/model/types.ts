@@ -1,0 +1,67 @@
+/**
+ * Contract of the backend model: one inference engine instance as vLLM behaves
+ * (paged KV cache of 16-token blocks, prefix caching of full blocks, LRU
+ * eviction of unpinned blocks, running-request limit, FCFS waiting queue,
+ * prefill throughput shared by the batch, decode step time growing with batch).
+ *
+ * Event-driven and clock-free: the caller owns time. The simulator drives it
+ * with virtual time; the emulator with the wall clock (setTimeout to
+ * nextEventTime()). Both use this one implementation.
+ */
+
+export interface EngineConfig {
+  /** KV-cache capacity in tokens (all blocks, running and cached). */
+  readonly kvCacheTokens: number;
+  /** Tokens per KV block (vLLM default 16). Only full blocks are reusable. */
+  readonly blockTokens: number;
+  /** Maximum running (batched) requests (vLLM max_num_seqs). */
+  readonly maxRunning: number;
+  /** Prefill throughput of the instance, tokens/s, shared by every request prefilling. */
+  readonly prefillTokensPerSec: number;
+  /** Decode step time at batch size 1, ms. */
+  readonly decodeStepBaseMs: number;
+  /** Added decode step time per running sequence, ms. */
+  readonly decodeStepPerSeqMs: number;
+}
+
+export interface EngineRequest {
+  readonly id: string;
+  /**
+   * Keys of the prompt's full blocks (blockTokens each), chained (a key
+   * identifies the whole prefix up to that block), in order.
+   */
+  readonly blocks: readonly number[];
+  readonly promptTokens: number;
+  readonly outputTokens: number;
+}
+
+export type EngineEvent =
+  | {
+      readonly kind: "first_token";
+      readonly id: string;
+      readonly time: number;
+      readonly cachedTokens: number;
+    }
+  | {
+      readonly kind: "done";
+      readonly id: string;
+      readonly time: number;
+      readonly cachedTokens: number;
+      readonly outputTokens: number;
+    };
+
+export interface EngineMetrics {
+  readonly running: number;
+  readonly waiting: number;
+  /** Fraction of KV blocks in use by running requests or cached, 0..1 (vllm:kv_cache_usage_perc). */
+  readonly kvUsage: number;
+  /** Cumulative prompt tokens looked up in the prefix cache (vllm:prefix_cache_queries). */
+  readonly prefixQueryTokens: number;
+  /** Cumulative prompt tokens found there (vllm:prefix_cache_hits). */
+  readonly prefixHitTokens: number;
+  readonly promptTokensTotal: number;
+  readonly generationTokensTotal: number;
+  readonly requestsFinished: number;
+  /** Cumulative seconds spent on prefill compute (GPU-seconds of prefill). */
+  readonly prefillSeconds: number;
+}
