@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { blockKeysFromIds, blockKeysFromTokens, chainSeed } from "./prefix-keys";
+
+function tokens(n: number, salt = 0): Uint32Array {
+  const t = new Uint32Array(n);
+  for (let i = 0; i < n; i++) t[i] = (i * 2654435761 + salt) % 200_000;
+  return t;
+}
+
+describe("prefix keys", () => {
+  const seed = chainSeed("llama-3.1-8b");
+
+  it("keys only full blocks and honours the token cap", () => {
+    expect(blockKeysFromTokens(tokens(47), seed, 16)).toHaveLength(2);
+    expect(blockKeysFromTokens(tokens(48), seed, 16)).toHaveLength(3);
+    expect(blockKeysFromTokens(tokens(10_000), seed, 16, 8192)).toHaveLength(512);
+    expect(blockKeysFromTokens(tokens(10_000), seed, 16, 8200)).toHaveLength(512);
+  });
+
+  it("is deterministic and chained: a shared prefix shares keys, then diverges for good", () => {
+    const a = tokens(160);
+    const b = tokens(160);
+    b[70] = 7; // block 4 differs
+    const ka = blockKeysFromTokens(a, seed, 16);
+    const kb = blockKeysFromTokens(b, seed, 16);
+    expect(blockKeysFromTokens(a, seed, 16)).toEqual(ka);
+    expect(kb.slice(0, 4)).toEqual(ka.slice(0, 4));
+    for (let i = 4; i < 10; i++) expect(kb[i]).not.toBe(ka[i]);
+  });
+
+  it("keys are exact integers below 2^53 and distinct across many blocks", () => {
+    const keys = blockKeysFromTokens(tokens(16 * 50_000), seed, 16);
+    const seen = new Set(keys);
+    expect(seen.size).toBe(keys.length);
+    for (const k of keys.slice(0, 1000)) {
+      expect(Number.isSafeInteger(k)).toBe(true);
+      expect(k).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it("separates models and tenants", () => {
+    const t = tokens(64);
+    const base = blockKeysFromTokens(t, seed, 16);
+    const otherModel = blockKeysFromTokens(t, chainSeed("llama-3.1-70b"), 16);
+    const tenantA = blockKeysFromTokens(t, chainSeed("llama-3.1-8b", "tenant-a"), 16);
+    const tenantB = blockKeysFromTokens(t, chainSeed("llama-3.1-8b", "tenant-b"), 16);
+    for (const other of [otherModel, tenantA, tenantB]) {
+      for (let i = 0; i < base.length; i++) expect(other[i]).not.toBe(base[i]);
+    }
+    for (let i = 0; i < base.length; i++) expect(tenantA[i]).not.toBe(tenantB[i]);
+    // an empty tenant key is no tenant key
+    expect(blockKeysFromTokens(t, chainSeed("llama-3.1-8b", ""), 16)).toEqual(base);
+    // field boundaries are part of the seed: ("ab","c") is not ("a","bc")
+    expect(chainSeed("ab", "c")).not.toEqual(chainSeed("a", "bc"));
+  });
+
+  it("ready-made block ids chain the same way", () => {
+    const a = blockKeysFromIds([0, 1, 2, 3], seed);
+    const b = blockKeysFromIds([0, 1, 9, 3], seed);
+    expect(b.slice(0, 2)).toEqual(a.slice(0, 2));
+    expect(b[2]).not.toBe(a[2]);
+    expect(b[3]).not.toBe(a[3]); // same id after a different prefix is a different block
+    expect(blockKeysFromIds([2 ** 40 + 5], seed)).not.toEqual(blockKeysFromIds([5], seed));
+  });
+
+  it("rejects a nonsensical block size", () => {
+    expect(() => blockKeysFromTokens(tokens(32), seed, 0)).toThrow(/blockTokens/);
+  });
+});
