@@ -94,6 +94,11 @@ export interface EngineSignals {
   readonly waiting: number;
   /** Fraction of KV blocks in use, 0..1. */
   readonly kvUsage: number;
+  /**
+   * Exact longest cached prefix of `blocks` on this engine, in blocks: what a
+   * router fed by the engines' KV events (NVIDIA Dynamo) knows. Simulator only.
+   */
+  readonly cachedPrefixBlocks?: (blocks: readonly BlockKey[]) => number;
 }
 
 /** Read-only view of the fleet at decision time. Index i always refers to backends[i]. */
