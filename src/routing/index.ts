@@ -1,0 +1,36 @@
+/** The public API of the routing core. */
+export { type AffinityReceipt, BackendAffinity, type SettleResult } from "./affinity-index";
+export {
+  anyHealthy,
+  boundedCap,
+  DEFAULT_BALANCE_FACTOR,
+  expectedCachedTokens,
+  isEligible,
+  leastOverloaded,
+} from "./bounded-load";
+export { fmix32, hashKey, hashString } from "./hash";
+export { LruBlockSet } from "./lru-block-set";
+export { ConsistentHashPolicy } from "./policies/consistent-hash";
+export {
+  type CostModelOptions,
+  DEFAULT_PREFILL_TOKENS_PER_SEC,
+  PrefillCostModel,
+} from "./policies/cost-model";
+export { LeastOutstandingPolicy } from "./policies/least-outstanding";
+export { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "./policies/placement";
+export { type PrefixAwareOptions, PrefixAwarePolicy } from "./policies/prefix-aware";
+export { RandomPolicy } from "./policies/random";
+export { RoundRobinPolicy } from "./policies/round-robin";
+export { blockKeysFromIds, blockKeysFromTokens, type ChainSeed, chainSeed, keyOf } from "./prefix-keys";
+export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
+export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";
+export {
+  type BackendStats,
+  NoHealthyBackendError,
+  Router,
+  type RouterOptions,
+  type RouterStats,
+  type RouteTicket,
+} from "./router";
+export { seededRandom } from "./seeded-random";
+export * from "./types";

@@ -1,0 +1,158 @@
+/**
+ * One suite of invariants, run against every registered policy (like Hono's
+ * common.case.test.ts): only healthy backends, never over the bounded cap
+ * while a healthy backend is under it, deterministic for a seed, weights
+ * honoured, a clear failure when nothing is healthy.
+ */
+import { describe, expect, it } from "vitest";
+import { boundedCap } from "../bounded-load";
+import { blockKeysFromIds, chainSeed } from "../prefix-keys";
+import { createPolicy } from "../registry";
+import { NoHealthyBackendError, Router, type RouteTicket } from "../router";
+import { seededRandom } from "../seeded-random";
+import {
+  type BackendSpec,
+  POLICY_NAMES,
+  type PolicyName,
+  type RouteRequest,
+  type RoutingPolicy,
+} from "../types";
+
+const FLEET: BackendSpec[] = [
+  { id: "a", weight: 1, kvCacheTokens: 16 * 4000 },
+  { id: "b", weight: 2, kvCacheTokens: 16 * 8000 },
+  { id: "c", weight: 1, kvCacheTokens: 16 * 4000 },
+  { id: "d", weight: 3, kvCacheTokens: 16 * 12000 },
+];
+
+const seed = chainSeed("test-model");
+
+/** Requests sharing one of `groups` system prompts (32 blocks), each with its own tail. */
+function requestMaker(random: () => number, groups: number) {
+  let serial = 1_000_000;
+  return (): RouteRequest => {
+    const g = Math.floor(random() * groups);
+    const ids: number[] = [];
+    for (let b = 0; b < 32; b++) ids.push(g * 1000 + b);
+    const tail = 1 + Math.floor(random() * 20);
+    for (let b = 0; b < tail; b++) ids.push(serial++);
+    return { blocks: blockKeysFromIds(ids, seed), promptTokens: ids.length * 16 + 7 };
+  };
+}
+
+interface Trace {
+  readonly picks: string[];
+  readonly violations: string[];
+  readonly counts: Map<string, number>;
+}
+
+/** Random route/complete/health churn; checks the cap and health at every decision. */
+function drive(
+  policy: PolicyName | (() => RoutingPolicy),
+  seedValue: number,
+  steps: number,
+  groups = 8,
+  churnHealth = true,
+): Trace {
+  const random = seededRandom(seedValue);
+  const router = new Router(FLEET, { policy: typeof policy === "string" ? createPolicy(policy) : policy() });
+  const make = requestMaker(random, groups);
+  const open: RouteTicket[] = [];
+  const healthy = new Map(FLEET.map((b) => [b.id, true]));
+  const trace: Trace = { picks: [], violations: [], counts: new Map() };
+  let now = 0;
+  for (let s = 0; s < steps; s++) {
+    now += random() * 5;
+    const ctx = { now, random };
+    const r = random();
+    if (churnHealth && r < 0.01) {
+      const b = FLEET[Math.floor(random() * FLEET.length)]!;
+      const up = [...healthy.values()].filter(Boolean).length;
+      const next = !healthy.get(b.id) || up > 1 ? !healthy.get(b.id) : true;
+      healthy.set(b.id, next);
+      router.setHealthy(b.id, next);
+    } else if (r < 0.55 || open.length === 0) {
+      const total = router.totalInflight;
+      const hw = FLEET.filter((b) => healthy.get(b.id)).reduce((x, b) => x + b.weight, 0);
+      const caps = new Map(FLEET.map((b) => [b.id, boundedCap(b.weight, hw, total, 1.25)]));
+      const someUnder = FLEET.some((b) => healthy.get(b.id) && router.inflight(b.id) < caps.get(b.id)!);
+      const { decision, ticket } = router.route(make(), ctx);
+      const id = decision.backendId;
+      if (!healthy.get(id)) trace.violations.push(`step ${s}: unhealthy ${id}`);
+      if (someUnder && decision.inflightAtDecision >= caps.get(id)!)
+        trace.violations.push(`step ${s}: ${id} at ${decision.inflightAtDecision} >= cap ${caps.get(id)}`);
+      trace.picks.push(`${id}:${decision.reason}:${decision.expectedCachedTokens}`);
+      trace.counts.set(id, (trace.counts.get(id) ?? 0) + 1);
+      open.push(ticket);
+    } else {
+      const k = Math.floor(random() * open.length);
+      const ticket = open[k]!;
+      open[k] = open[open.length - 1]!;
+      open.pop();
+      const ok = random() > 0.05;
+      router.complete(ticket, { ok, cachedTokens: ticket.decision.expectedCachedTokens, ttftMs: 50 }, ctx);
+    }
+  }
+  return trace;
+}
+
+describe.each(POLICY_NAMES)("policy %s: shared invariants", (name) => {
+  it("never picks an unhealthy backend and never exceeds the bounded cap while one is under it", () => {
+    for (const s of [1, 2, 3]) {
+      const trace = drive(name, s, 4000);
+      expect(trace.violations).toEqual([]);
+      expect(trace.picks.length).toBeGreaterThan(1000);
+    }
+  });
+
+  it("is deterministic for a seed", () => {
+    expect(drive(name, 42, 2000).picks).toEqual(drive(name, 42, 2000).picks);
+  });
+
+  it("honours weights (share within 5 points of weight share)", () => {
+    // Distinct prompts, no churn: only the weights and the load can explain the shares.
+    const trace = drive(name, 7, 30_000, 5000, false);
+    const total = [...trace.counts.values()].reduce((a, b) => a + b, 0);
+    const weights = FLEET.reduce((a, b) => a + b.weight, 0);
+    for (const b of FLEET) {
+      const share = (trace.counts.get(b.id) ?? 0) / total;
+      expect(Math.abs(share - b.weight / weights), `${b.id} share ${share.toFixed(3)}`).toBeLessThan(0.05);
+    }
+  });
+
+  it("throws NoHealthyBackendError when nothing is healthy", () => {
+    const router = new Router(FLEET, { policy: name });
+    for (const b of FLEET) router.setHealthy(b.id, false);
+    const req = { blocks: [1, 2, 3], promptTokens: 48 };
+    expect(() => router.route(req, { now: 0, random: seededRandom(1) })).toThrow(NoHealthyBackendError);
+  });
+
+  it("reports the index's expected cached tokens for the backend it picked", () => {
+    const router = new Router(FLEET, { policy: name });
+    const ctx = { now: 0, random: seededRandom(3) };
+    const req: RouteRequest = { blocks: blockKeysFromIds([1, 2, 3, 4, 5, 6], seed), promptTokens: 100 };
+    const first = router.route(req, ctx);
+    expect(first.decision.expectedCachedTokens).toBe(0);
+    router.complete(first.ticket, { ok: true, cachedTokens: 0, ttftMs: 10 }, ctx);
+    for (let k = 0; k < 20; k++) {
+      const again = router.route(req, ctx);
+      const expected = again.decision.backendId === first.decision.backendId ? 96 : undefined;
+      if (expected !== undefined) expect(again.decision.expectedCachedTokens).toBe(expected);
+      router.complete(again.ticket, { ok: true, ttftMs: 10 }, ctx);
+    }
+  });
+});
+
+describe("the invariant harness", () => {
+  it("catches a policy that ignores the cap", () => {
+    const greedy: () => RoutingPolicy = () => ({
+      name: "greedy",
+      pick: (_req, fleet) => ({
+        index: fleet.healthy.indexOf(true),
+        reason: "ring",
+        expectedCachedTokens: 0,
+      }),
+    });
+    expect(drive(greedy, 1, 2000).violations.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,290 @@
+/**
+ * The Router: the one stateful routing object. The RouterDO holds one per
+ * model pool; the simulator holds one per experiment arm. It owns the fleet
+ * (backends, health, in-flight counts), the affinity index, and a policy.
+ *
+ * route() → pick (policy) → commit: count in flight, touch the chosen
+ * backend's index, tell the policy. complete() → release, correct the index
+ * from what the backend reported, tell the policy.
+ *
+ * When no backend is healthy, route() throws NoHealthyBackendError (code
+ * "no_healthy_backend"); the DO maps it to 503. Every ticket must be
+ * completed exactly once (ok: false on lease expiry): the index treats blocks
+ * of uncompleted requests as still being computed.
+ */
+
+import type { AffinityReceipt } from "./affinity-index";
+import { BackendAffinity } from "./affinity-index";
+import { DEFAULT_BALANCE_FACTOR } from "./bounded-load";
+import { FleetState } from "./fleet-state";
+import { createPolicy } from "./registry";
+import type {
+  BackendSpec,
+  EngineSignals,
+  PolicyName,
+  RouteContext,
+  RouteDecision,
+  RouteOutcome,
+  RouteRequest,
+  RoutingPolicy,
+} from "./types";
+
+export interface RouterOptions {
+  policy: PolicyName | RoutingPolicy;
+  /** Tokens per KV block; must match the block keys' block size. Default 16 (vLLM). */
+  blockTokens?: number;
+  /** c in cap_i = ceil(c · w_i/Σw · (inflight + 1)). Default 1.25. */
+  balanceFactor?: number;
+  /** prefix_aware's prefill rate before it has learned one, tokens/s (when `policy` is a name). */
+  defaultPrefillTokensPerSec?: number;
+  engineSignals?: (i: number) => EngineSignals;
+}
+
+/** Handed out by route(), given back to complete(). In-memory only; never serialised. */
+export interface RouteTicket {
+  readonly backendId: string;
+  readonly routedAt: number;
+  readonly decision: RouteDecision;
+}
+
+export interface BackendStats {
+  readonly id: string;
+  readonly healthy: boolean;
+  readonly weight: number;
+  readonly inflight: number;
+  readonly indexBlocks: number;
+  readonly indexCapacityBlocks: number;
+  /** Requests routed here since the backend joined. */
+  readonly routed: number;
+}
+
+export interface RouterStats {
+  readonly policy: string;
+  readonly blockTokens: number;
+  readonly balanceFactor: number;
+  readonly totalInflight: number;
+  readonly backends: readonly BackendStats[];
+  /** Bytes held by all backends' affinity indexes. */
+  readonly indexBytes: number;
+  readonly indexBlocks: number;
+  /** Index entries dropped because a backend reported fewer cached tokens than expected. */
+  readonly correctedBlocks: number;
+  /** Index entries dropped because their request failed before computing them. */
+  readonly forgottenBlocks: number;
+}
+
+export class NoHealthyBackendError extends Error {
+  readonly code = "no_healthy_backend";
+  constructor(backends: number) {
+    super(`no healthy backend to route to (${backends} configured)`);
+    this.name = "NoHealthyBackendError";
+  }
+}
+
+interface Slot {
+  spec: BackendSpec;
+  index: number;
+  removed: boolean;
+  routed: number;
+  readonly affinity: BackendAffinity;
+}
+
+interface TicketState {
+  readonly slot: Slot;
+  readonly req: RouteRequest;
+  readonly receipt: AffinityReceipt;
+}
+
+function positiveInteger(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name}: must be a positive integer, got ${v}`);
+  return v;
+}
+
+function validateBackends(backends: readonly BackendSpec[]): void {
+  if (!Array.isArray(backends)) throw new TypeError("backends: must be an array");
+  const seen = new Set<string>();
+  backends.forEach((b, i) => {
+    if (typeof b.id !== "string" || b.id === "")
+      throw new Error(`backends[${i}].id: must be a non-empty string`);
+    if (seen.has(b.id)) throw new Error(`backends[${i}].id: duplicate id "${b.id}"`);
+    seen.add(b.id);
+    if (!(b.weight > 0) || !Number.isFinite(b.weight))
+      throw new Error(`backends[${i}].weight: must be a finite number > 0, got ${b.weight}`);
+    if (!(b.kvCacheTokens > 0) || !Number.isFinite(b.kvCacheTokens))
+      throw new Error(`backends[${i}].kvCacheTokens: must be a finite number > 0, got ${b.kvCacheTokens}`);
+  });
+}
+
+export class Router {
+  readonly policy: RoutingPolicy;
+  readonly blockTokens: number;
+  readonly balanceFactor: number;
+  private readonly fleet: FleetState;
+  private slots: Slot[] = [];
+  private byId = new Map<string, Slot>();
+  private readonly tickets = new WeakMap<RouteTicket, TicketState>();
+  private corrected = 0;
+  private forgotten = 0;
+
+  constructor(backends: readonly BackendSpec[], options: RouterOptions) {
+    this.blockTokens = positiveInteger("blockTokens", options.blockTokens ?? 16);
+    this.balanceFactor = options.balanceFactor ?? DEFAULT_BALANCE_FACTOR;
+    if (!(this.balanceFactor > 0) || !Number.isFinite(this.balanceFactor))
+      throw new RangeError(`balanceFactor: must be a finite number > 0, got ${this.balanceFactor}`);
+    this.policy =
+      typeof options.policy === "string"
+        ? createPolicy(
+            options.policy,
+            options.defaultPrefillTokensPerSec === undefined
+              ? {}
+              : { defaultPrefillTokensPerSec: options.defaultPrefillTokensPerSec },
+          )
+        : options.policy;
+    this.fleet = new FleetState(this.blockTokens, this.balanceFactor, options.engineSignals);
+    this.setBackends(backends);
+  }
+
+  /** Replaces the fleet. Backends whose id stays keep their index, health and in-flight count. */
+  setBackends(backends: readonly BackendSpec[]): void {
+    validateBackends(backends);
+    const f = this.fleet;
+    const next: Slot[] = [];
+    const byId = new Map<string, Slot>();
+    const healthy: boolean[] = [];
+    const inflight: number[] = [];
+    const affinity: BackendAffinity[] = [];
+    let total = 0;
+    backends.forEach((spec, i) => {
+      const capacity = Math.max(1, Math.floor(spec.kvCacheTokens / this.blockTokens));
+      const old = this.byId.get(spec.id);
+      const slot: Slot = old ?? {
+        spec,
+        index: i,
+        removed: false,
+        routed: 0,
+        affinity: new BackendAffinity(capacity),
+      };
+      if (old !== undefined) {
+        healthy.push(f.healthy[old.index]!);
+        inflight.push(f.inflight[old.index]!);
+        if (slot.affinity.blocks.capacity !== capacity) slot.affinity.blocks.setCapacity(capacity);
+      } else {
+        healthy.push(true);
+        inflight.push(0);
+      }
+      slot.spec = { id: spec.id, weight: spec.weight, kvCacheTokens: spec.kvCacheTokens };
+      slot.index = i;
+      total += inflight[i]!;
+      affinity.push(slot.affinity);
+      next.push(slot);
+      byId.set(spec.id, slot);
+    });
+    for (const s of this.slots) if (!byId.has(s.spec.id)) s.removed = true;
+    this.slots = next;
+    this.byId = byId;
+    // A new array each time: policies detect fleet changes by identity.
+    f.backends = next.map((s) => s.spec);
+    f.healthy = healthy;
+    f.inflight = inflight;
+    f.affinity = affinity;
+    f.totalInflight = total;
+    f.recomputeHealthyWeight();
+    f.forgetMatches();
+    this.policy.onBackendsChanged?.(f.backends);
+  }
+
+  setHealthy(id: string, healthy: boolean): void {
+    const slot = this.byId.get(id);
+    if (slot === undefined) throw new Error(`setHealthy: unknown backend id "${id}"`);
+    this.fleet.healthy[slot.index] = healthy;
+    this.fleet.recomputeHealthyWeight();
+  }
+
+  route(req: RouteRequest, ctx: RouteContext): { decision: RouteDecision; ticket: RouteTicket } {
+    const f = this.fleet;
+    if (!(f.healthyWeight > 0)) throw new NoHealthyBackendError(f.backends.length);
+    if (!(req.promptTokens >= 0)) throw new RangeError(`promptTokens: must be >= 0, got ${req.promptTokens}`);
+    f.forgetMatches();
+    const pick = this.policy.pick(req, f, ctx);
+    const i = pick.index;
+    if (!Number.isInteger(i) || i < 0 || i >= f.backends.length)
+      throw new Error(`policy ${this.policy.name} picked backend index ${i} of ${f.backends.length}`);
+    if (!f.healthy[i])
+      throw new Error(`policy ${this.policy.name} picked unhealthy backend ${f.backends[i]!.id}`);
+    const slot = this.slots[i]!;
+    const matched = f.matchedOn(i, req.blocks);
+    const inflightAtDecision = f.inflight[i]!;
+    f.inflight[i] = inflightAtDecision + 1;
+    f.totalInflight++;
+    slot.routed++;
+    const receipt = slot.affinity.record(req.blocks, matched);
+    this.policy.onRouted?.(req, i, f, ctx);
+    const decision: RouteDecision = {
+      backendId: slot.spec.id,
+      reason: pick.reason,
+      expectedCachedTokens: Math.min(req.promptTokens, matched * this.blockTokens),
+      inflightAtDecision,
+    };
+    const ticket: RouteTicket = { backendId: slot.spec.id, routedAt: ctx.now, decision };
+    this.tickets.set(ticket, { slot, req, receipt });
+    return { decision, ticket };
+  }
+
+  /** Idempotent per ticket. A ticket whose backend was removed meanwhile changes nothing. */
+  complete(ticket: RouteTicket, outcome: RouteOutcome, ctx: RouteContext): void {
+    const state = this.tickets.get(ticket);
+    if (state === undefined) return;
+    this.tickets.delete(ticket);
+    const { slot, req, receipt } = state;
+    if (slot.removed) return;
+    const f = this.fleet;
+    const i = slot.index;
+    f.inflight[i] = Math.max(0, f.inflight[i]! - 1);
+    f.totalInflight = Math.max(0, f.totalInflight - 1);
+    const settled = slot.affinity.settle(receipt, outcome, this.blockTokens, req.promptTokens);
+    this.corrected += settled.evicted;
+    this.forgotten += settled.forgotten;
+    if (settled.evicted + settled.forgotten > 0) f.forgetMatches();
+    this.policy.onCompleted?.(req, i, outcome, ctx);
+  }
+
+  /** Requests in flight on a backend; 0 for an unknown id. */
+  inflight(id: string): number {
+    const slot = this.byId.get(id);
+    return slot === undefined ? 0 : this.fleet.inflight[slot.index]!;
+  }
+
+  get totalInflight(): number {
+    return this.fleet.totalInflight;
+  }
+
+  stats(): RouterStats {
+    const f = this.fleet;
+    let indexBytes = 0;
+    let indexBlocks = 0;
+    const backends = this.slots.map((s, i): BackendStats => {
+      indexBytes += s.affinity.blocks.bytes();
+      indexBlocks += s.affinity.blocks.size;
+      return {
+        id: s.spec.id,
+        healthy: f.healthy[i]!,
+        weight: s.spec.weight,
+        inflight: f.inflight[i]!,
+        indexBlocks: s.affinity.blocks.size,
+        indexCapacityBlocks: s.affinity.blocks.capacity,
+        routed: s.routed,
+      };
+    });
+    return {
+      policy: this.policy.name,
+      blockTokens: this.blockTokens,
+      balanceFactor: this.balanceFactor,
+      totalInflight: f.totalInflight,
+      backends,
+      indexBytes,
+      indexBlocks,
+      correctedBlocks: this.corrected,
+      forgottenBlocks: this.forgotten,
+    };
+  }
+}
