@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import type { RouteReason } from "../../src/routing/types";
+import { generatedSharedPrefix } from "../workloads/shared-prefix";
+import { prepareWorkload } from "./prepare";
+import { type RouterFactory, type SimRouter, simulatePolicy } from "./simulator";
+
+// A throwaway round-robin router for testing the event loop on its own; the
+// real policies come from the routing core (see simulator-policies.test.ts).
+function roundRobin(log?: { routed: number[]; completed: number[] }): RouterFactory {
+  return (backends) => {
+    let next = 0;
+    let seq = 0;
+    const router: SimRouter = {
+      route() {
+        const index = next++ % backends.length;
+        const ticket = seq++;
+        log?.routed.push(ticket);
+        const reason: RouteReason = "ring";
+        return {
+          decision: {
+            backendId: backends[index]!.id,
+            reason,
+            expectedCachedTokens: 0,
+            inflightAtDecision: 0,
+          },
+          ticket,
+        };
+      },
+      complete(ticket) {
+        log?.completed.push(ticket as number);
+      },
+    };
+    return router;
+  };
+}
+
+const fleet = { backends: 4, kvCacheTokens: 200_000, seed: 7 };
+const small = () =>
+  prepareWorkload(generatedSharedPrefix({ rate: 20, seed: 3, groups: 8, promptsPerGroup: 8 }));
+
+describe("simulatePolicy", () => {
+  it("completes every request exactly once and tells the router each completion", () => {
+    const log = { routed: [] as number[], completed: [] as number[] };
+    const r = simulatePolicy(small(), fleet, "rr", roundRobin(log));
+    expect(r.completed).toBe(64);
+    expect(log.routed).toHaveLength(64);
+    expect([...log.completed].sort((a, b) => a - b)).toEqual(log.routed);
+    expect(r.requestShare.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
+    expect(r.requestShare.every((s) => s === 0.25)).toBe(true);
+    expect(r.reasons.ring).toBe(64);
+  });
+
+  it("is deterministic for a seed", () => {
+    const a = simulatePolicy(small(), fleet, "rr", roundRobin());
+    const b = simulatePolicy(small(), fleet, "rr", roundRobin());
+    const strip = (x: typeof a) => ({ ...x, wallMs: 0 });
+    expect(strip(a)).toEqual(strip(b));
+  });
+
+  it("reports plausible figures: TTFT ≤ E2E, hits only from repeated prefixes, balanced load", () => {
+    const r = simulatePolicy(small(), fleet, "rr", roundRobin());
+    expect(r.ttftP50Ms).toBeGreaterThan(0);
+    expect(r.ttftP99Ms).toBeLessThanOrEqual(r.e2eP99Ms);
+    expect(r.ttftP50Ms).toBeLessThanOrEqual(r.ttftP90Ms);
+    // 8 groups × 8 prompts over 4 backends: each group's first visit to each backend misses.
+    expect(r.hitRate).toBeGreaterThan(0.3);
+    expect(r.hitRate).toBeLessThan(2048 / 2176);
+    expect(r.maxLoadRatio).toBeGreaterThanOrEqual(1);
+    expect(r.maxLoadRatio).toBeLessThan(1.5);
+    expect(r.prefillGpuSeconds).toBeGreaterThan(0);
+    expect(r.outputTokensPerSec).toBeGreaterThan(0);
+  });
+
+  it("loads a weighted backend in proportion: maxLoadRatio is relative to the weight share", () => {
+    // Round robin ignores weights: the weight-1 backends carry ~1/4 of the load where 1/6 is fair.
+    const r = simulatePolicy(small(), { ...fleet, weights: [3, 1, 1, 1] }, "rr", roundRobin());
+    expect(r.inflightAvg).toHaveLength(4);
+    expect(r.maxLoadRatio).toBeGreaterThan(1.25);
+    expect(r.maxLoadRatio).toBeLessThan(1.8);
+    expect(() => simulatePolicy(small(), { ...fleet, weights: [1] }, "rr", roundRobin())).toThrow(/weights/);
+  });
+});

@@ -1,0 +1,269 @@
+/**
+ * The discrete-event simulator: one policy, one fleet, one workload.
+ *
+ * Virtual time in ms. Two event sources: request arrivals (sorted) and the
+ * engines (each EngineModel says when its next event is). The loop always
+ * takes the earliest; on a tie the engine goes first, so a completion frees
+ * its slot before a request arriving at the same instant is routed. Each
+ * arrival is routed with the routing core's Router (ctx.now = virtual time,
+ * ctx.random = a seeded stream), submitted to the chosen engine, and
+ * completed in the Router when the engine's `done` event fires, with the
+ * cached tokens and TTFT the engine reported (what the gateway would read
+ * from usage and the stream).
+ */
+import type {
+  BackendSpec,
+  EngineSignals,
+  RouteContext,
+  RouteDecision,
+  RouteOutcome,
+  RouteReason,
+  RouteRequest,
+} from "../../src/routing/types";
+import { DEFAULT_ENGINE_CONFIG, EngineModel } from "../model/engine-model";
+import type { EngineConfig } from "../model/types";
+import { Rng } from "../workloads/prng";
+import type { PreparedWorkload } from "./prepare";
+import { mean, percentile, sortedCopy } from "./stats";
+
+/** What the simulator needs of a router: the routing core's Router satisfies it. */
+export interface SimRouter {
+  route(req: RouteRequest, ctx: RouteContext): { decision: RouteDecision; ticket: unknown };
+  complete(ticket: unknown, outcome: RouteOutcome, ctx: RouteContext): void;
+}
+
+/** Builds a fresh router for one run, given the fleet and the engines' live signals. */
+export type RouterFactory = (
+  backends: readonly BackendSpec[],
+  engineSignals: (i: number) => EngineSignals,
+) => SimRouter;
+
+export interface FleetConfig {
+  readonly backends: number;
+  /** KV capacity of each engine, tokens. */
+  readonly kvCacheTokens: number;
+  /** Relative weights, one per backend (default all 1). */
+  readonly weights?: readonly number[];
+  /** Engine parameters other than capacity and block size (default DEFAULT_ENGINE_CONFIG). */
+  readonly engine?: Partial<Omit<EngineConfig, "kvCacheTokens" | "blockTokens">>;
+  readonly seed: number;
+}
+
+export interface PolicyResult {
+  readonly policy: string;
+  readonly requests: number;
+  readonly completed: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  readonly hitRate: number;
+  readonly ttftP50Ms: number;
+  readonly ttftP90Ms: number;
+  readonly ttftP99Ms: number;
+  readonly e2eP50Ms: number;
+  readonly e2eP99Ms: number;
+  readonly outputTokensPerSec: number;
+  /** Virtual ms from first arrival to last completion. */
+  readonly makespanMs: number;
+  /** Per backend, time-averaged requests in flight (submitted, not done). */
+  readonly inflightAvg: readonly number[];
+  /** Busiest backend's time-averaged in-flight ÷ (its weight share × fleet total). */
+  readonly maxLoadRatio: number;
+  /** Per backend, share of requests. */
+  readonly requestShare: readonly number[];
+  readonly prefillGpuSeconds: number;
+  readonly reasons: Readonly<Record<RouteReason, number>>;
+  /** Wall ms this run took. */
+  readonly wallMs: number;
+}
+
+export function fleetSpecs(fleet: FleetConfig): BackendSpec[] {
+  if (!Number.isInteger(fleet.backends) || fleet.backends < 1)
+    throw new RangeError(`backends must be a positive integer, got ${fleet.backends}`);
+  if (!(fleet.kvCacheTokens > 0))
+    throw new RangeError(`kvCacheTokens must be > 0, got ${fleet.kvCacheTokens}`);
+  if (fleet.weights !== undefined && fleet.weights.length !== fleet.backends)
+    throw new RangeError(`weights: expected ${fleet.backends} values, got ${fleet.weights.length}`);
+  return Array.from({ length: fleet.backends }, (_, i) => ({
+    id: `b${i}`,
+    weight: fleet.weights?.[i] ?? 1,
+    kvCacheTokens: fleet.kvCacheTokens,
+  }));
+}
+
+export function engineConfig(fleet: FleetConfig, blockTokens: number): EngineConfig {
+  return { ...DEFAULT_ENGINE_CONFIG, ...fleet.engine, kvCacheTokens: fleet.kvCacheTokens, blockTokens };
+}
+
+export function simulatePolicy(
+  w: PreparedWorkload,
+  fleet: FleetConfig,
+  policy: string,
+  makeRouter: RouterFactory,
+  clock: () => number = () => performance.now(),
+): PolicyResult {
+  const wall0 = clock();
+  const specs = fleetSpecs(fleet);
+  const n = specs.length;
+  const cfg = engineConfig(fleet, w.blockTokens);
+  const engines = specs.map(() => new EngineModel(cfg));
+  let now = 0;
+  const signals = (i: number): EngineSignals => {
+    const e = engines[i]!;
+    const m = e.metrics(now);
+    return {
+      running: m.running,
+      waiting: m.waiting,
+      kvUsage: m.kvUsage,
+      cachedPrefixBlocks: (blocks) => e.cachedPrefixBlocks(blocks),
+    };
+  };
+  const router = makeRouter(specs, signals);
+  const random = new Rng(fleet.seed).fork(`router/${policy}`).source();
+
+  const reqs = w.requests;
+  const total = reqs.length;
+  const backendOf = new Int32Array(total).fill(-1);
+  const tickets: unknown[] = new Array(total);
+  const ttft = new Float64Array(total).fill(Number.NaN);
+  const e2e = new Float64Array(total).fill(Number.NaN);
+  const cached = new Float64Array(total);
+  const reasons: Record<RouteReason, number> = { affinity: 0, ring: 0, spill: 0, fallback: 0 };
+  const inflight = new Int32Array(n);
+  const area = new Float64Array(n);
+  const lastChange = new Float64Array(n);
+  const routedTo = new Int32Array(n);
+  const nextAt = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
+  const t0 = total > 0 ? reqs[0]!.arrivalMs : 0;
+  lastChange.fill(t0);
+  let completed = 0;
+  let outputTokens = 0;
+  let lastDone = t0;
+
+  const setInflight = (i: number, delta: number, t: number): void => {
+    area[i]! += inflight[i]! * (t - lastChange[i]!);
+    lastChange[i] = t;
+    inflight[i]! += delta;
+  };
+
+  let next = 0;
+  let stall = 0;
+  for (;;) {
+    let ei = -1;
+    let et = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < n; i++)
+      if (nextAt[i]! < et) {
+        et = nextAt[i]!;
+        ei = i;
+      }
+    const at = next < total ? reqs[next]!.arrivalMs : Number.POSITIVE_INFINITY;
+    if (ei < 0 && next >= total) break;
+    if (ei >= 0 && et <= at) {
+      now = et;
+      const engine = engines[ei]!;
+      const events = engine.advance(et);
+      for (const ev of events) {
+        const id = Number(ev.id);
+        if (ev.kind === "first_token") {
+          ttft[id] = ev.time - reqs[id]!.arrivalMs;
+          continue;
+        }
+        if (!Number.isNaN(e2e[id]!)) throw new Error(`request ${id} completed twice`);
+        e2e[id] = ev.time - reqs[id]!.arrivalMs;
+        if (Number.isNaN(ttft[id]!)) ttft[id] = e2e[id]!;
+        cached[id] = ev.cachedTokens;
+        outputTokens += ev.outputTokens;
+        completed++;
+        lastDone = Math.max(lastDone, ev.time);
+        setInflight(ei, -1, ev.time);
+        router.complete(
+          tickets[id],
+          {
+            ok: true,
+            promptTokens: reqs[id]!.promptTokens,
+            cachedTokens: ev.cachedTokens,
+            ttftMs: ttft[id]!,
+          },
+          { now: ev.time, random },
+        );
+        tickets[id] = undefined;
+      }
+      const after = engine.nextEventTime();
+      // An engine that neither emits events nor moves its clock forward would spin forever.
+      stall = events.length === 0 && after <= et ? stall + 1 : 0;
+      if (stall > 1000) throw new Error(`engine ${ei} is stuck at t=${et}`);
+      nextAt[ei] = after;
+      continue;
+    }
+    now = at;
+    const r = reqs[next]!;
+    const { decision, ticket } = router.route(
+      { blocks: w.routerBlocks[next]!, promptTokens: r.promptTokens, outputTokens: r.outputTokens },
+      { now, random },
+    );
+    const bi = Number(decision.backendId.slice(1));
+    backendOf[next] = bi;
+    tickets[next] = ticket;
+    reasons[decision.reason]++;
+    routedTo[bi]!++;
+    setInflight(bi, +1, now);
+    engines[bi]!.submit(
+      {
+        id: String(next),
+        blocks: w.engineBlocks[next]!,
+        promptTokens: r.promptTokens,
+        // Engines generate at least one token (the first token is what TTFT measures).
+        outputTokens: Math.max(1, r.outputTokens),
+      },
+      now,
+    );
+    nextAt[bi] = engines[bi]!.nextEventTime();
+    next++;
+  }
+
+  if (completed !== total) throw new Error(`${total - completed} of ${total} requests never completed`);
+  for (let i = 0; i < n; i++) setInflight(i, 0, lastDone);
+  const span = Math.max(lastDone - t0, 1e-9);
+  const inflightAvg = Array.from(area, (a) => a / span);
+  const totalAvg = inflightAvg.reduce((s, v) => s + v, 0);
+  const wsum = specs.reduce((s, b) => s + b.weight, 0);
+  let maxLoadRatio = 0;
+  for (let i = 0; i < n; i++) {
+    const fair = (specs[i]!.weight / wsum) * totalAvg;
+    if (fair > 0) maxLoadRatio = Math.max(maxLoadRatio, inflightAvg[i]! / fair);
+  }
+  let promptTokens = 0;
+  let cachedTokens = 0;
+  for (let i = 0; i < total; i++) {
+    promptTokens += reqs[i]!.promptTokens;
+    cachedTokens += cached[i]!;
+  }
+  const ttftS = sortedCopy(ttft);
+  const e2eS = sortedCopy(e2e);
+  return {
+    policy,
+    requests: total,
+    completed,
+    promptTokens,
+    cachedTokens,
+    hitRate: promptTokens > 0 ? cachedTokens / promptTokens : 0,
+    ttftP50Ms: percentile(ttftS, 50),
+    ttftP90Ms: percentile(ttftS, 90),
+    ttftP99Ms: percentile(ttftS, 99),
+    e2eP50Ms: percentile(e2eS, 50),
+    e2eP99Ms: percentile(e2eS, 99),
+    outputTokensPerSec: outputTokens / (span / 1000),
+    makespanMs: span,
+    inflightAvg,
+    maxLoadRatio,
+    requestShare: Array.from(routedTo, (c) => (total > 0 ? c / total : 0)),
+    prefillGpuSeconds: engines.reduce((s, e) => s + e.metrics(lastDone).prefillSeconds, 0),
+    reasons,
+    wallMs: clock() - wall0,
+  };
+}
+
+/** Mean of the per-backend averages, for tables (max/mean in-flight). */
+export function loadMaxOverMean(r: PolicyResult): number {
+  const m = mean(r.inflightAvg);
+  return m > 0 ? Math.max(...r.inflightAvg) / m : 0;
+}
