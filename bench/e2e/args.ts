@@ -1,0 +1,104 @@
+/** Command line of `npm run bench:e2e`. */
+import { parseArgs } from "node:util";
+
+export interface E2eArgs {
+  readonly workload: string;
+  readonly rate: number;
+  readonly backends: number;
+  readonly durationS: number;
+  readonly arms: readonly string[];
+  readonly speed: number;
+  readonly name: string;
+  readonly seed: number;
+  readonly maxRequests: number;
+  readonly model: string;
+  /** Per-emulator KV capacity override, tokens. */
+  readonly kvCacheTokens?: number;
+  /** generated-shared-prefix shape overrides (e.g. 4k-token prompts for the overhead figure). */
+  readonly systemTokens?: number;
+  readonly questionTokens?: number;
+  readonly outputTokens?: number;
+  /** Requests for synthetic generators that take a count. */
+  readonly requests?: number;
+  readonly sim: boolean;
+  readonly requestTimeoutS: number;
+  readonly cost: boolean;
+}
+
+export const USAGE = `npm run bench:e2e -- --workload <name|file:PATH> --rate R --backends N --duration S
+  [--arms prefix_aware,least_outstanding,round_robin,random,consistent_hash,direct] [--speed X] [--name NAME]
+  [--seed 1] [--max-requests 2000] [--model M] [--kv-cache-tokens T] [--requests N]
+  [--system-tokens T --question-tokens T --output-tokens T]   (generated-shared-prefix shape)
+  [--no-sim] [--request-timeout S]
+npm run bench:e2e -- --cost    (gateway cost: prefix keys, RouterDO, cold start, decisions/s)`;
+
+function num(name: string, v: string | undefined, def?: number): number {
+  if (v === undefined) {
+    if (def === undefined) throw new Error(`--${name} is required\n${USAGE}`);
+    return def;
+  }
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
+  return n;
+}
+
+function optNum(name: string, v: string | undefined): number | undefined {
+  return v === undefined ? undefined : num(name, v);
+}
+
+export function parseE2eArgs(argv: readonly string[]): E2eArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      workload: { type: "string", default: "generated-shared-prefix" },
+      rate: { type: "string" },
+      backends: { type: "string" },
+      duration: { type: "string" },
+      arms: { type: "string", default: "prefix_aware,least_outstanding,direct" },
+      speed: { type: "string" },
+      name: { type: "string" },
+      seed: { type: "string" },
+      "max-requests": { type: "string" },
+      model: { type: "string", default: "llama-3.1-8b-instruct" },
+      "kv-cache-tokens": { type: "string" },
+      "system-tokens": { type: "string" },
+      "question-tokens": { type: "string" },
+      "output-tokens": { type: "string" },
+      requests: { type: "string" },
+      "no-sim": { type: "boolean", default: false },
+      "request-timeout": { type: "string" },
+      cost: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) throw new Error(USAGE);
+  const cost = values.cost === true;
+  const arms = values.arms
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (arms.length === 0) throw new Error("--arms: give at least one arm");
+  const workload = values.workload;
+  const base = workload.startsWith("file:") ? "file" : workload;
+  return {
+    workload,
+    rate: num("rate", values.rate, cost ? 1 : undefined),
+    backends: Math.round(num("backends", values.backends, cost ? 4 : undefined)),
+    durationS: num("duration", values.duration, cost ? 30 : undefined),
+    arms,
+    speed: num("speed", values.speed, 1),
+    name: values.name ?? base,
+    seed: num("seed", values.seed, 1),
+    maxRequests: Math.round(num("max-requests", values["max-requests"], 2000)),
+    model: values.model,
+    kvCacheTokens: optNum("kv-cache-tokens", values["kv-cache-tokens"]),
+    systemTokens: optNum("system-tokens", values["system-tokens"]),
+    questionTokens: optNum("question-tokens", values["question-tokens"]),
+    outputTokens: optNum("output-tokens", values["output-tokens"]),
+    requests: optNum("requests", values.requests),
+    sim: values["no-sim"] !== true,
+    requestTimeoutS: num("request-timeout", values["request-timeout"], 120),
+    cost,
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The simulator's prediction for exactly the requests the replay sends: same
+ * window, same fleet size, same engine config, same routing core. Block size
+ * is the emulators' (16), not the workload's natural one (Mooncake: 512), so
+ * the simulated engines cache what the emulators cache.
+ */
+import type { EngineConfig } from "../model/types";
+import { isSimPolicy, type SimPolicyName } from "../sim/policies";
+import { prepareWorkload } from "../sim/prepare";
+import { runPolicies } from "../sim/run";
+import type { WorkloadRequest } from "../workloads/types";
+
+export interface SimPrediction {
+  readonly policy: string;
+  readonly hitRate: number;
+  /** Model-time ms. */
+  readonly ttftP50Ms: number;
+  readonly ttftP90Ms: number;
+  readonly ttftP99Ms: number;
+  readonly e2eP50Ms: number;
+  readonly e2eP99Ms: number;
+}
+
+export interface Prediction {
+  readonly policies: readonly SimPrediction[];
+  /** Hit rate with the fleet's total capacity and perfect knowledge (the simulator's oracle). */
+  readonly oracleHitRate: number;
+}
+
+export function predict(
+  name: string,
+  requests: readonly WorkloadRequest[],
+  policies: readonly string[],
+  fleet: { readonly backends: number; readonly engine: EngineConfig; readonly seed: number },
+  prefixTokens: number,
+): Prediction {
+  const w = prepareWorkload(
+    { name, blockTokens: fleet.engine.blockTokens, requests, malformed: 0 },
+    prefixTokens,
+  );
+  const { kvCacheTokens, blockTokens: _blockTokens, ...engine } = fleet.engine;
+  const names = policies.filter((p): p is SimPolicyName => isSimPolicy(p));
+  const report = runPolicies(w, { backends: fleet.backends, kvCacheTokens, engine, seed: fleet.seed }, names);
+  return {
+    oracleHitRate: report.oracle.hitRate,
+    policies: report.policies.map((r) => ({
+      policy: r.policy,
+      hitRate: r.hitRate,
+      ttftP50Ms: r.ttftP50Ms,
+      ttftP90Ms: r.ttftP90Ms,
+      ttftP99Ms: r.ttftP99Ms,
+      e2eP50Ms: r.e2eP50Ms,
+      e2eP99Ms: r.e2eP99Ms,
+    })),
+  };
+}
