@@ -1,6 +1,25 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+/** Secrets and vars the workerd tests run with (test/worker/env.ts mirrors the keys). */
+function workerTestBindings(urls: readonly string[]): Record<string, string> {
+  return {
+    BACKENDS: JSON.stringify(
+      urls.map((url, i) => ({
+        id: `emu-${i + 1}`,
+        url,
+        models: ["test-model"],
+        apiKey: "emu-test-key",
+        weight: 1,
+        kvCacheTokens: 262144,
+      })),
+    ),
+    GATEWAY_API_KEYS: "test-key-alpha, test-key-beta",
+    ADMIN_TOKEN: "test-admin-token-0123456789",
+    HEALTH_PROBE_SECONDS: "1",
+  };
+}
+
 // Two projects: pure code (routing core, simulator, emulator) under plain Node,
 // and the Worker + RouterDO inside workerd through @cloudflare/vitest-plugin.
 export default defineConfig({
@@ -14,10 +33,19 @@ export default defineConfig({
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        // The real Worker and RouterDO in workerd, against real backend emulators (HTTP on loopback)
+        // that test/worker/global-setup.ts starts on ephemeral ports before the Worker boots.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: workerTestBindings(inject<string[]>("emulatorUrls")) },
+          })),
+        ],
         test: {
           name: "workers",
           include: ["test/worker/**/*.test.ts"],
+          globalSetup: ["test/worker/global-setup.ts"],
+          testTimeout: 20_000,
         },
       },
     ],

@@ -1,0 +1,17 @@
+/** The Hono environment of the gateway: bindings from wrangler, per-request variables set by middleware. */
+import type { GatewayConfig } from "./config";
+import type { RequestLog } from "./log";
+
+export interface GatewayVariables {
+  requestId: string;
+  /** Date.now() when the request arrived. */
+  startedAt: number;
+  log: RequestLog;
+  /** Set by the config middleware on /v1/*; invalid config never reaches a handler. */
+  config: GatewayConfig;
+}
+
+export interface GatewayEnv {
+  Bindings: Env;
+  Variables: GatewayVariables;
+}

@@ -1,0 +1,38 @@
+/**
+ * The gateway's HTTP surface (Hono). Every error, from any handler or
+ * middleware, is rendered here once, in OpenAI's error shape.
+ */
+import { Hono } from "hono";
+import type { GatewayEnv } from "./app-types";
+import { errorBody, GatewayError, toGatewayError } from "./errors";
+import { healthz, listModels } from "./fleet-info";
+import { inferenceHandler } from "./inference";
+import { requestContext, requireConfig, requireGatewayKey } from "./middleware";
+
+export const app = new Hono<GatewayEnv>();
+
+app.use("*", requestContext());
+app.get("/healthz", healthz);
+app.use("/v1/*", requireConfig(), requireGatewayKey());
+app.get("/v1/models", listModels);
+app.post("/v1/chat/completions", inferenceHandler("chat"));
+app.post("/v1/completions", inferenceHandler("completions"));
+
+app.notFound((c) => {
+  const e = new GatewayError(
+    404,
+    "invalid_request_error",
+    "not_found",
+    `No route for ${c.req.method} ${c.req.path}.`,
+  );
+  return c.json(errorBody(e), 404);
+});
+
+app.onError((err, c) => {
+  const e = toGatewayError(err, c.get("requestId") ?? "unknown");
+  // Unexpected errors keep their message in the log line (never in the response); typed ones log their code.
+  c.get("log")?.set({
+    error: e.code === "internal_error" && err instanceof Error ? `${err.name}: ${err.message}` : e.code,
+  });
+  return c.json(errorBody(e), e.status);
+});

@@ -1,0 +1,183 @@
+/**
+ * Secrets and vars → one validated, typed config. Validated with zod at the
+ * edge; every problem is reported with the field it concerns
+ * (`BACKENDS[2].url: must be http(s)`), never as a stack trace. The result
+ * is cached per isolate keyed by the raw strings, so a rotated secret takes
+ * effect on the very next request without a redeploy.
+ */
+import { z } from "zod";
+import { POLICY_NAMES, type PolicyName } from "./routing/types";
+
+const positiveIntString = (what: string, min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `must be an integer (${what})`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
+
+const backendSchema = z.object({
+  id: z
+    .string()
+    .min(1, "must be a non-empty string")
+    .max(64, "must be at most 64 characters")
+    .regex(/^[A-Za-z0-9._:-]+$/, "must use only letters, digits and . _ : -"),
+  url: z
+    .string()
+    .refine((s) => {
+      try {
+        const u = new URL(s);
+        return (u.protocol === "http:" || u.protocol === "https:") && u.username === "" && u.password === "";
+      } catch {
+        return false;
+      }
+    }, "must be http(s) without credentials")
+    // The proxy appends /v1/...; a trailing slash would double it.
+    .transform((s) => s.replace(/\/+$/, "")),
+  models: z.array(z.string().min(1, "must be non-empty")).min(1, "must list at least one model"),
+  apiKey: z.string().min(1, "must be non-empty when given").optional(),
+  weight: z.number().positive("must be > 0").finite().default(1),
+  kvCacheTokens: z.number().int("must be an integer").positive("must be > 0"),
+});
+
+export type BackendConfig = z.infer<typeof backendSchema>;
+
+const backendsSchema = z
+  .array(backendSchema)
+  .min(1, "must list at least one backend")
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((b, i) => {
+      if (seen.has(b.id))
+        ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate id "${b.id}"` });
+      seen.add(b.id);
+    });
+  });
+
+const envSchema = z
+  .object({
+    BACKENDS: z
+      .string({ error: "is not set (wrangler secret put BACKENDS)" })
+      .transform((raw, ctx) => {
+        try {
+          return JSON.parse(raw) as unknown;
+        } catch {
+          ctx.addIssue({ code: "custom", message: "must be a JSON array of backends" });
+          return z.NEVER;
+        }
+      })
+      .pipe(backendsSchema),
+    GATEWAY_API_KEYS: z
+      .string({ error: "is not set (wrangler secret put GATEWAY_API_KEYS)" })
+      .transform((raw) =>
+        raw
+          .split(",")
+          .map((k) => k.trim())
+          .filter((k) => k !== ""),
+      )
+      .pipe(z.array(z.string()).min(1, "must hold at least one comma-separated key")),
+    ADMIN_TOKEN: z
+      .string({ error: "is not set (wrangler secret put ADMIN_TOKEN)" })
+      .min(16, "must be at least 16 characters"),
+    ROUTING_POLICY: z
+      .string()
+      .default("prefix_aware")
+      .pipe(z.enum(POLICY_NAMES, { error: `must be one of ${POLICY_NAMES.join(", ")}` })),
+    PREFIX_TOKENS: positiveIntString("tokens", 1, 1_048_576).default(8192),
+    BLOCK_TOKENS: positiveIntString("tokens", 1, 1024).default(16),
+    BALANCE_FACTOR: z
+      .string()
+      .default("1.25")
+      .transform(Number)
+      .pipe(z.number({ error: "must be a number" }).min(1, "must be >= 1").max(100, "must be <= 100")),
+    LEASE_TTL_SECONDS: positiveIntString("seconds", 10, 86_400).default(600),
+    HEALTH_PROBE_SECONDS: positiveIntString("seconds", 1, 3600).default(10),
+  })
+  .superRefine((env, ctx) => {
+    if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
+      ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
+  });
+
+/** Settings the RouterDO of a pool needs (no secrets). Part of the fleet version. */
+export interface RouterSettings {
+  readonly policy: PolicyName;
+  readonly blockTokens: number;
+  readonly balanceFactor: number;
+  readonly leaseTtlSeconds: number;
+  readonly healthProbeSeconds: number;
+}
+
+export interface GatewayConfig {
+  readonly backends: readonly BackendConfig[];
+  readonly backendsById: ReadonlyMap<string, BackendConfig>;
+  /** SHA-256 of each gateway key: compared in constant time, the keys themselves are not kept. */
+  readonly gatewayKeyDigests: readonly Uint8Array[];
+  readonly adminTokenDigest: Uint8Array;
+  readonly prefixTokens: number;
+  readonly router: RouterSettings;
+  /** Models the fleet serves, in first-seen order. */
+  readonly models: readonly string[];
+}
+
+export type ConfigResult = { ok: true; config: GatewayConfig } | { ok: false; errors: string[] };
+
+/** The raw bindings config reads; a subset of Env so tests can pass plain objects. */
+export type RawConfigEnv = Partial<Record<keyof typeof envSchema.shape, string | undefined>>;
+
+/** `["BACKENDS", 2, "url"]` → `BACKENDS[2].url` */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else out += out === "" ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+export async function sha256(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}
+
+/** Parses and validates; never throws for bad input. */
+export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    return { ok: false, errors: parsed.error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`) };
+  }
+  const e = parsed.data;
+  const models: string[] = [];
+  for (const b of e.BACKENDS) for (const m of b.models) if (!models.includes(m)) models.push(m);
+  return {
+    ok: true,
+    config: {
+      backends: e.BACKENDS,
+      backendsById: new Map(e.BACKENDS.map((b) => [b.id, b])),
+      gatewayKeyDigests: await Promise.all(e.GATEWAY_API_KEYS.map(sha256)),
+      adminTokenDigest: await sha256(e.ADMIN_TOKEN),
+      prefixTokens: e.PREFIX_TOKENS,
+      router: {
+        policy: e.ROUTING_POLICY,
+        blockTokens: e.BLOCK_TOKENS,
+        balanceFactor: e.BALANCE_FACTOR,
+        leaseTtlSeconds: e.LEASE_TTL_SECONDS,
+        healthProbeSeconds: e.HEALTH_PROBE_SECONDS,
+      },
+      models,
+    },
+  };
+}
+
+const CONFIG_KEYS = Object.keys(envSchema.shape) as (keyof RawConfigEnv)[];
+let cached: { key: string; result: Promise<ConfigResult> } | undefined;
+
+/**
+ * The config for this request. Cached per isolate, keyed by the raw strings
+ * (one entry: an isolate serves one deployment), so parsing and hashing run
+ * once per secret change rather than per request.
+ */
+export function loadConfig(env: RawConfigEnv): Promise<ConfigResult> {
+  // JSON of the values: unambiguous (no separator can be forged from inside a value).
+  const key = JSON.stringify(CONFIG_KEYS.map((k) => env[k] ?? null));
+  if (cached?.key !== key) cached = { key, result: parseConfig(env) };
+  return cached.result;
+}

@@ -1,0 +1,103 @@
+/**
+ * Typed errors and the one place that renders them. Handlers throw; the
+ * app's onError turns every error into OpenAI's error shape
+ * `{"error":{"message","type","param","code"}}` so SDKs surface it cleanly.
+ * Unknown errors become a 500 with a request id, never a stack trace.
+ */
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "not_found_error"
+  | "server_error"
+  | "service_unavailable";
+
+export class GatewayError extends Error {
+  override readonly name = "GatewayError";
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, param: string | null = null, code = "invalid_request") =>
+  new GatewayError(400, "invalid_request_error", code, message, param);
+
+export const unauthorized = () =>
+  new GatewayError(
+    401,
+    "authentication_error",
+    "invalid_api_key",
+    "Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.",
+  );
+
+export const modelNotFound = (model: string) =>
+  new GatewayError(
+    404,
+    "invalid_request_error",
+    "model_not_found",
+    `The model '${model}' is not served by this gateway.`,
+    "model",
+  );
+
+export const configInvalid = (errors: readonly string[]) =>
+  new GatewayError(
+    503,
+    "service_unavailable",
+    "gateway_misconfigured",
+    `Gateway configuration is invalid: ${errors.join("; ")}`,
+  );
+
+export const noHealthyBackend = (model: string) =>
+  new GatewayError(
+    503,
+    "service_unavailable",
+    "no_healthy_backend",
+    `No healthy backend for model '${model}'; try again shortly.`,
+  );
+
+export const backendUnreachable = (detail: string) =>
+  new GatewayError(502, "server_error", "backend_unreachable", `Upstream backend failed: ${detail}`);
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export function errorBody(e: GatewayError): OpenAIErrorBody {
+  return { error: { message: e.message, type: e.type, param: e.param, code: e.code } };
+}
+
+/** Maps anything thrown to a GatewayError; unknown errors are hidden behind a generic 500. */
+export function toGatewayError(err: unknown, requestId: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  // Hono throws HTTPException (e.g. from middleware such as bodyLimit); keep its status.
+  if (typeof err === "object" && err !== null && "getResponse" in err && "status" in err) {
+    const status = Number((err as { status: unknown }).status);
+    if (status === 413)
+      return new GatewayError(
+        413,
+        "invalid_request_error",
+        "request_too_large",
+        "Request body is too large.",
+      );
+    if (status >= 400 && status < 500)
+      return new GatewayError(
+        status as ContentfulStatusCode,
+        "invalid_request_error",
+        "bad_request",
+        "Bad request.",
+      );
+  }
+  return new GatewayError(
+    500,
+    "server_error",
+    "internal_error",
+    `Internal gateway error (request id ${requestId}).`,
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * GET /v1/models and GET /healthz. /healthz is public for liveness and
+ * config validity; per-pool router stats (backend ids, health, in-flight,
+ * affinity counters — never urls or keys) need the ADMIN_TOKEN as a Bearer.
+ */
+import type { Context } from "hono";
+import type { StatsResult } from "../durable-objects/rpc";
+import type { GatewayEnv } from "./app-types";
+import { bearerToken, tokenMatches } from "./auth";
+import { loadConfig } from "./config";
+import { routerStub } from "./pools";
+
+export function listModels(c: Context<GatewayEnv>): Response {
+  const data = c
+    .get("config")
+    .models.map((id) => ({ id, object: "model", created: 0, owned_by: "prefix-gateway" }));
+  return c.json({ object: "list", data });
+}
+
+type PoolHealth = StatsResult | { ok: false; code: "router_unavailable"; message: string };
+
+export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
+  const result = await loadConfig(c.env);
+  if (!result.ok) {
+    return c.json({ status: "error", config: { ok: false, errors: result.errors } }, 503);
+  }
+  const config = result.config;
+  const body: Record<string, unknown> = {
+    status: "ok",
+    config: {
+      ok: true,
+      backends: config.backends.length,
+      models: config.models,
+      policy: config.router.policy,
+      prefixTokens: config.prefixTokens,
+      blockTokens: config.router.blockTokens,
+      balanceFactor: config.router.balanceFactor,
+    },
+  };
+  const admin = await tokenMatches(bearerToken(c.req.header("authorization")), [config.adminTokenDigest]);
+  if (admin) {
+    const pools: Record<string, PoolHealth> = {};
+    await Promise.all(
+      config.models.map(async (model) => {
+        try {
+          pools[model] = await routerStub(c.env.ROUTER, model).stats();
+        } catch (err) {
+          pools[model] = {
+            ok: false,
+            code: "router_unavailable",
+            message: err instanceof Error ? err.message : String(err),
+          };
+        }
+      }),
+    );
+    body.pools = pools;
+  }
+  return c.json(body);
+}

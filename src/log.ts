@@ -1,0 +1,83 @@
+/**
+ * The one structured logger. Each request produces exactly one JSON line
+ * (read it with `wrangler tail --format json`), emitted when the request is
+ * really over: after the last streamed byte, not when headers leave. Fields
+ * are facts about routing and timing; prompts and keys never appear.
+ */
+
+export interface RequestLogFields {
+  requestId: string;
+  method: string;
+  path: string;
+  model?: string;
+  /** Pool shard / tenant isolation in use (a fingerprint, not the raw key). */
+  tenant?: string;
+  backend?: string;
+  policy?: string;
+  reason?: string;
+  promptTokens?: number;
+  cachedTokensExpected?: number;
+  cachedTokensReported?: number;
+  inflightAtDecision?: number;
+  /** Gateway received the request → first content byte from the backend. */
+  ttftMs?: number;
+  durationMs?: number;
+  status?: number;
+  /** Set when the request was retried on another backend after a connect failure. */
+  retriedFrom?: string;
+  stream?: boolean;
+  /** Client went away before the response finished. */
+  aborted?: boolean;
+  error?: string;
+}
+
+export type LogSink = (line: string) => void;
+
+// console.log is what `wrangler tail` and Workers Logs collect; one call per line.
+const defaultSink: LogSink = (line) => console.log(line);
+
+export class RequestLog {
+  private readonly fields: RequestLogFields;
+  private emitted = false;
+  private deferred = false;
+
+  constructor(
+    requestId: string,
+    method: string,
+    path: string,
+    private readonly startedAt: number,
+    private readonly sink: LogSink = defaultSink,
+  ) {
+    this.fields = { requestId, method, path };
+  }
+
+  set(fields: Partial<RequestLogFields>): void {
+    Object.assign(this.fields, fields);
+  }
+
+  /** The response outlives the handler (a relayed stream): the relay emits the line when it ends. */
+  defer(): void {
+    this.deferred = true;
+  }
+
+  get isDeferred(): boolean {
+    return this.deferred;
+  }
+
+  /** Writes the line once; later calls are ignored, so every exit path may call it. */
+  emit(now: number, fields: Partial<RequestLogFields> = {}): void {
+    if (this.emitted) return;
+    this.emitted = true;
+    Object.assign(this.fields, fields);
+    this.fields.durationMs = now - this.startedAt;
+    this.sink(JSON.stringify({ msg: "request", ...this.fields }));
+  }
+}
+
+/** A short, non-reversible fingerprint (first 8 hex of SHA-256) for identifiers we may not log raw. */
+export async function fingerprint(value: string): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
+  let hex = "";
+  for (let i = 0; i < 4; i++) hex += d[i]!.toString(16).padStart(2, "0");
+  return hex;
+}

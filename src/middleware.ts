@@ -1,0 +1,48 @@
+/**
+ * The gateway's middleware, each a factory returning a named function:
+ * request context (id, clock, log line), config, client auth.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { GatewayEnv } from "./app-types";
+import { bearerToken, tokenMatches } from "./auth";
+import { loadConfig } from "./config";
+import { configInvalid, unauthorized } from "./errors";
+import { RequestLog } from "./log";
+
+/** A client-supplied request id is kept only if it looks like an id (it is echoed into logs and headers). */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/** Request id, start time and the request's log line; emits the line unless a relayed stream will. */
+export function requestContext(): MiddlewareHandler<GatewayEnv> {
+  return async function requestContextMiddleware(c, next) {
+    const startedAt = Date.now();
+    const given = c.req.header("x-request-id");
+    const requestId = given !== undefined && SAFE_REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    const log = new RequestLog(requestId, c.req.method, c.req.path, startedAt);
+    c.set("requestId", requestId);
+    c.set("startedAt", startedAt);
+    c.set("log", log);
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+    if (!log.isDeferred || c.error !== undefined) log.emit(Date.now(), { status: c.res.status });
+  };
+}
+
+/** Loads the validated config; an invalid one is a 503 naming each bad field, on every request. */
+export function requireConfig(): MiddlewareHandler<GatewayEnv> {
+  return async function requireConfigMiddleware(c, next) {
+    const result = await loadConfig(c.env);
+    if (!result.ok) throw configInvalid(result.errors);
+    c.set("config", result.config);
+    await next();
+  };
+}
+
+/** Client auth against GATEWAY_API_KEYS; the Authorization header is never forwarded upstream. */
+export function requireGatewayKey(): MiddlewareHandler<GatewayEnv> {
+  return async function requireGatewayKeyMiddleware(c, next) {
+    const token = bearerToken(c.req.header("authorization"));
+    if (!(await tokenMatches(token, c.get("config").gatewayKeyDigests))) throw unauthorized();
+    await next();
+  };
+}

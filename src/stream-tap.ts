@@ -1,0 +1,182 @@
+/**
+ * Taps a backend response as it streams past: finds `usage` (with
+ * `prompt_tokens_details.cached_tokens`) and the first content-bearing SSE
+ * event (for TTFT) by parsing a copy of the text incrementally. In pass-
+ * through mode the bytes handed on are the very chunks that arrived, with no
+ * delay. In strip mode (the gateway itself asked the backend for a usage
+ * chunk the client did not request) complete events are forwarded as soon
+ * as their terminating blank line arrives, minus the usage-only event.
+ */
+
+export interface Usage {
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+  readonly cachedTokens?: number;
+}
+
+export interface Tap {
+  /** Bytes to forward for this chunk (the chunk itself in pass-through mode), or null for none yet. */
+  push(chunk: Uint8Array): Uint8Array | null;
+  /** Upstream ended: bytes still to forward, if any. */
+  end(): Uint8Array | null;
+  readonly usage: Usage | undefined;
+  /** A content-bearing event (or, for JSON, any byte) has been seen. */
+  readonly sawContent: boolean;
+}
+
+/** Beyond this, a line without an event boundary is not SSE we understand: stop parsing, keep relaying. */
+const MAX_PENDING_CHARS = 1 << 20;
+/** A non-streamed body larger than this is relayed but not parsed for usage. */
+const MAX_JSON_CHARS = 16 << 20;
+
+function num(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+/** OpenAI `usage` → Usage, or undefined when absent. */
+export function readUsage(obj: unknown): Usage | undefined {
+  if (typeof obj !== "object" || obj === null) return undefined;
+  const u = (obj as { usage?: unknown }).usage;
+  if (typeof u !== "object" || u === null) return undefined;
+  const r = u as Record<string, unknown>;
+  const details = r.prompt_tokens_details;
+  const cached =
+    typeof details === "object" && details !== null
+      ? num((details as Record<string, unknown>).cached_tokens)
+      : undefined;
+  const out: { promptTokens?: number; completionTokens?: number; cachedTokens?: number } = {};
+  const p = num(r.prompt_tokens);
+  const c = num(r.completion_tokens);
+  if (p !== undefined) out.promptTokens = p;
+  if (c !== undefined) out.completionTokens = c;
+  if (cached !== undefined) out.cachedTokens = cached;
+  return out;
+}
+
+const nonEmpty = (v: unknown) => (typeof v === "string" && v !== "") || (Array.isArray(v) && v.length > 0);
+
+/** Whether a chunk carries generated output (text, reasoning or tool calls), not just the role preamble. */
+export function hasContent(obj: unknown): boolean {
+  if (typeof obj !== "object" || obj === null) return false;
+  const choices = (obj as { choices?: unknown }).choices;
+  if (!Array.isArray(choices)) return false;
+  for (const ch of choices) {
+    if (typeof ch !== "object" || ch === null) continue;
+    const c = ch as Record<string, unknown>;
+    if (nonEmpty(c.text)) return true;
+    const d = c.delta;
+    if (typeof d === "object" && d !== null) {
+      const delta = d as Record<string, unknown>;
+      if (nonEmpty(delta.content) || nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning))
+        return true;
+      if (nonEmpty(delta.tool_calls)) return true;
+    }
+  }
+  return false;
+}
+
+function isUsageOnly(obj: unknown): boolean {
+  if (typeof obj !== "object" || obj === null) return false;
+  const o = obj as { usage?: unknown; choices?: unknown };
+  return (
+    typeof o.usage === "object" && o.usage !== null && Array.isArray(o.choices) && o.choices.length === 0
+  );
+}
+
+const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
+
+export class SseTap implements Tap {
+  usage: Usage | undefined;
+  sawContent = false;
+  private readonly decoder = new TextDecoder();
+  private readonly encoder = new TextEncoder();
+  private pending = "";
+  private parsing = true;
+
+  constructor(private strip: boolean) {}
+
+  push(chunk: Uint8Array): Uint8Array | null {
+    if (!this.parsing) return chunk;
+    this.pending += this.decoder.decode(chunk, { stream: true });
+    let kept = "";
+    let start = 0;
+    EVENT_END.lastIndex = 0;
+    for (let m = EVENT_END.exec(this.pending); m !== null; m = EVENT_END.exec(this.pending)) {
+      const end = m.index + m[0].length;
+      const event = this.pending.slice(start, end);
+      if (!this.inspect(event) || !this.strip) kept += event;
+      start = end;
+    }
+    this.pending = this.pending.slice(start);
+    if (this.pending.length > MAX_PENDING_CHARS) {
+      // Not SSE as we know it: give up parsing, forward what we hold, relay the rest untouched.
+      this.parsing = false;
+      kept += this.pending;
+      this.pending = "";
+      return this.strip ? this.encoder.encode(kept) : chunk;
+    }
+    if (!this.strip) return chunk;
+    return kept === "" ? null : this.encoder.encode(kept);
+  }
+
+  end(): Uint8Array | null {
+    if (!this.parsing) return null;
+    const rest = this.pending + this.decoder.decode();
+    this.pending = "";
+    const drop = rest !== "" && this.inspect(rest);
+    if (!this.strip || rest === "" || drop) return null;
+    return this.encoder.encode(rest);
+  }
+
+  /** Parses one event's data; returns true when it is a usage-only event (strippable). */
+  private inspect(event: string): boolean {
+    let data = "";
+    for (const line of event.split(/\r\n|\n|\r/)) {
+      if (line.startsWith("data:"))
+        data += (data === "" ? "" : "\n") + line.slice(line.startsWith("data: ") ? 6 : 5);
+    }
+    if (data === "" || data === "[DONE]") return false;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(data);
+    } catch {
+      return false;
+    }
+    const u = readUsage(obj);
+    if (u !== undefined) this.usage = u;
+    if (!this.sawContent && hasContent(obj)) this.sawContent = true;
+    return isUsageOnly(obj);
+  }
+}
+
+export class JsonTap implements Tap {
+  usage: Usage | undefined;
+  sawContent = false;
+  private readonly decoder = new TextDecoder();
+  private text = "";
+  private overflow = false;
+
+  push(chunk: Uint8Array): Uint8Array {
+    this.sawContent = true;
+    if (!this.overflow) {
+      this.text += this.decoder.decode(chunk, { stream: true });
+      if (this.text.length > MAX_JSON_CHARS) {
+        this.overflow = true;
+        this.text = "";
+      }
+    }
+    return chunk;
+  }
+
+  end(): null {
+    if (this.overflow) return null;
+    this.text += this.decoder.decode();
+    try {
+      this.usage = readUsage(JSON.parse(this.text));
+    } catch {
+      // Not JSON (an HTML error page, say): nothing to learn.
+    }
+    this.text = "";
+    return null;
+  }
+}

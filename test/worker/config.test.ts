@@ -1,0 +1,135 @@
+/** Config validation: field-named errors at the edge, on every request and in /healthz. */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { formatPath, loadConfig, parseConfig } from "../../src/config";
+import { authHeaders, expectOpenAIError, gatewayWithEnv, MODEL } from "./helpers";
+
+const base = {
+  BACKENDS: JSON.stringify([
+    { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 },
+    { id: "b", url: "https://gpu.example/", models: ["m", "n"], apiKey: "k", weight: 2, kvCacheTokens: 2000 },
+  ]),
+  GATEWAY_API_KEYS: "one, two ,,",
+  ADMIN_TOKEN: "0123456789abcdef",
+};
+
+describe("parseConfig", () => {
+  it("applies documented defaults and normalizes urls", async () => {
+    const r = await parseConfig(base);
+    if (!r.ok) throw new Error(r.errors.join("; "));
+    expect(r.config.router).toEqual({
+      policy: "prefix_aware",
+      blockTokens: 16,
+      balanceFactor: 1.25,
+      leaseTtlSeconds: 600,
+      healthProbeSeconds: 10,
+    });
+    expect(r.config.prefixTokens).toBe(8192);
+    expect(r.config.backends[0]!.weight).toBe(1);
+    expect(r.config.backends[1]!.url).toBe("https://gpu.example");
+    expect(r.config.models).toEqual(["m", "n"]);
+    expect(r.config.gatewayKeyDigests).toHaveLength(2);
+  });
+
+  it.each([
+    [
+      { BACKENDS: JSON.stringify([{ id: "a", url: "ftp://x", models: ["m"], kvCacheTokens: 1 }]) },
+      "BACKENDS[0].url: must be http(s)",
+    ],
+    [{ BACKENDS: "[{" }, "BACKENDS: must be a JSON array"],
+    [{ BACKENDS: "[]" }, "BACKENDS: must list at least one backend"],
+    [
+      { BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: [], kvCacheTokens: 1 }]) },
+      "BACKENDS[0].models: must list at least one model",
+    ],
+    [
+      {
+        BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: ["m"], kvCacheTokens: 1, weight: 0 }]),
+      },
+      "BACKENDS[0].weight: must be > 0",
+    ],
+    [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x", models: ["m"], kvCacheTokens: 1 },
+          { id: "a", url: "http://y", models: ["m"], kvCacheTokens: 1 },
+        ]),
+      },
+      'BACKENDS[1].id: duplicate id "a"',
+    ],
+    [
+      { BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: ["m"] }]) },
+      "BACKENDS[0].kvCacheTokens",
+    ],
+    [{ GATEWAY_API_KEYS: " , " }, "GATEWAY_API_KEYS: must hold at least one"],
+    [{ GATEWAY_API_KEYS: undefined }, "GATEWAY_API_KEYS: is not set"],
+    [{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN: must be at least 16 characters"],
+    [{ ROUTING_POLICY: "fastest" }, "ROUTING_POLICY: must be one of prefix_aware"],
+    [{ BLOCK_TOKENS: "sixteen" }, "BLOCK_TOKENS: must be an integer"],
+    [{ BLOCK_TOKENS: "32", PREFIX_TOKENS: "16" }, "PREFIX_TOKENS: must be >= BLOCK_TOKENS"],
+    [{ BALANCE_FACTOR: "0.5" }, "BALANCE_FACTOR: must be >= 1"],
+    [{ BALANCE_FACTOR: "abc" }, "BALANCE_FACTOR: must be a number"],
+    [{ LEASE_TTL_SECONDS: "1" }, "LEASE_TTL_SECONDS: must be >= 10"],
+  ])("names the field: %j", async (patch, expected) => {
+    const r = await parseConfig({ ...base, ...patch });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+
+  it("never echoes a secret value into an error", async () => {
+    const r = await parseConfig({ ...base, ADMIN_TOKEN: "s3cr3t" });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors.join(" ")).not.toContain("s3cr3t");
+  });
+
+  it("formats zod paths like BACKENDS[2].url", () => {
+    expect(formatPath(["BACKENDS", 2, "url"])).toBe("BACKENDS[2].url");
+  });
+
+  it("caches per isolate by the raw strings: same strings → same object, changed secret → new", async () => {
+    const a = await loadConfig(base);
+    const b = await loadConfig({ ...base });
+    expect(b).toBe(a);
+    const c = await loadConfig({ ...base, GATEWAY_API_KEYS: "three" });
+    expect(c).not.toBe(a);
+  });
+});
+
+describe("invalid config through the Worker", () => {
+  const broken = {
+    BACKENDS: JSON.stringify([
+      { id: "a", url: "http://127.0.0.1:1", models: [MODEL], kvCacheTokens: 1 },
+      { id: "b", url: "http://127.0.0.1:2", models: [MODEL], kvCacheTokens: 1 },
+      { id: "c", url: "gopher://x", models: [MODEL], kvCacheTokens: 1 },
+    ]),
+  };
+  const chatInit = {
+    method: "POST",
+    headers: authHeaders(),
+    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }] }),
+  };
+
+  it("answers every request with 503 naming the field", async () => {
+    for (let i = 0; i < 2; i++) {
+      const msg = await expectOpenAIError(
+        await gatewayWithEnv(broken, "/v1/chat/completions", chatInit),
+        503,
+        "gateway_misconfigured",
+      );
+      expect(msg).toContain("BACKENDS[2].url: must be http(s)");
+    }
+  });
+
+  it("reports the same in /healthz, with status 503", async () => {
+    const res = await gatewayWithEnv(broken, "/healthz");
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { status: string; config: { errors: string[] } };
+    expect(body.status).toBe("error");
+    expect(body.config.errors).toContain("BACKENDS[2].url: must be http(s) without credentials");
+  });
+
+  it("recovers on the next request once the secret is fixed", async () => {
+    const res = await gatewayWithEnv({ BACKENDS: env.BACKENDS }, "/v1/models", { headers: authHeaders() });
+    expect(res.status).toBe(200);
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Helpers for the workerd tests: requests through the real Worker entry
+ * (exports.default.fetch, or the module's fetch with a modified env), and
+ * reads of the real RouterDO's state through its RPC.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import type { StatsResult } from "../../durable-objects/rpc";
+import worker from "../../src/index";
+
+export const MODEL = "test-model";
+export const CLIENT_KEY = "test-key-alpha";
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+export function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json", ...extra };
+}
+
+/** A request through the deployed shape of the Worker (its default export, bindings from the config). */
+export function gateway(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`https://gateway.test${path}`, init));
+}
+
+/** A request through the Worker with some bindings replaced (a rotated secret, a broken var). */
+export async function gatewayWithEnv(
+  overrides: Partial<Record<keyof Env, string>>,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(
+    new Request(`https://gateway.test${path}`, init),
+    { ...env, ...overrides },
+    ctx,
+  );
+  // Drain the body before waiting: the completion report is sent when the relay ends.
+  const body = await res.arrayBuffer();
+  await waitOnExecutionContext(ctx);
+  return new Response(body, res);
+}
+
+export function chatBody(system: string, user: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    model: MODEL,
+    max_tokens: 4,
+    messages: [
+      { role: "system", content: system },
+      { role: "user", content: user },
+    ],
+    ...extra,
+  });
+}
+
+/** A system prompt long enough to span many 16-token blocks, unique per seed. */
+export function longPrompt(seed: string, words = 400): string {
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) out.push(`${seed}-w${i % 97}-${(i * 7919) % 1009}`);
+  return out.join(" ");
+}
+
+export function chat(body: string, headers: Record<string, string> = {}): Promise<Response> {
+  return gateway("/v1/chat/completions", { method: "POST", headers: authHeaders(headers), body });
+}
+
+export async function poolStats(model = MODEL): Promise<Extract<StatsResult, { ok: true }>> {
+  const s = await env.ROUTER.getByName(model).stats();
+  if (!s.ok) throw new Error(`pool ${model}: ${s.message}`);
+  return s;
+}
+
+/** Waits until every lease of the pool is released (completion reports are sent via waitUntil). */
+export async function settle(model = MODEL, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await env.ROUTER.getByName(model).stats();
+    if (!s.ok || s.leases === 0) return;
+    if (Date.now() > until) throw new Error(`pool ${model} still has ${s.leases} leases`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Sends a request, reads it to the end, waits for its lease to be released; returns the backend. */
+export async function chatAndSettle(body: string, headers: Record<string, string> = {}): Promise<Response> {
+  const res = await chat(body, headers);
+  expect(res.status).toBe(200);
+  await res.arrayBuffer();
+  await settle();
+  return res;
+}
+
+export async function expectOpenAIError(res: Response, status: number, code: string): Promise<string> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toContain("application/json");
+  const body = (await res.json()) as {
+    error: { message: string; type: string; param: unknown; code: string };
+  };
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "param", "type"]);
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe("string");
+  expect(body.error.message).not.toMatch(/\n\s+at /); // never a stack trace
+  return body.error.message;
+}
