@@ -22,6 +22,17 @@ export interface EngineConfig {
   readonly decodeStepBaseMs: number;
   /** Added decode step time per running sequence, ms. */
   readonly decodeStepPerSeqMs: number;
+  /**
+   * Token budget of one engine step (vLLM max_num_batched_tokens; chunked
+   * prefill). Decoding sequences take one token each; prefill chunks fill the
+   * rest. Absent: 8192, vLLM's default for the API server on H100-class GPUs.
+   */
+  readonly maxBatchedTokens?: number;
+  /**
+   * Added decode step time per 1,000 tokens of context held by the decoding
+   * sequences (attention reads every cached K/V once per step), ms. Absent: 0.
+   */
+  readonly decodeStepPerKTokenMs?: number;
 }
 
 export interface EngineRequest {
@@ -53,7 +64,11 @@ export type EngineEvent =
 export interface EngineMetrics {
   readonly running: number;
   readonly waiting: number;
-  /** Fraction of KV blocks in use by running requests or cached, 0..1 (vllm:kv_cache_usage_perc). */
+  /**
+   * Fraction of KV blocks referenced by running requests, 0..1, as vLLM
+   * reports vllm:kv_cache_usage_perc (1 - free/total, where cached blocks no
+   * request uses count as free: they are evictable on demand).
+   */
   readonly kvUsage: number;
   /** Cumulative prompt tokens looked up in the prefix cache (vllm:prefix_cache_queries). */
   readonly prefixQueryTokens: number;

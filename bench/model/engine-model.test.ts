@@ -1,0 +1,286 @@
+import { describe, expect, it } from "vitest";
+import { EngineModel } from "./engine-model";
+import { kvBytesPerToken, LLAMA_3_1_8B_H100_VLLM, LLAMA_3_1_70B_4XH100_VLLM } from "./presets";
+import type { EngineConfig, EngineEvent, EngineRequest } from "./types";
+
+/** Small engine with round numbers: 1 prefill token per ms, 10 ms + 1 ms/seq decode steps. */
+const SMALL: EngineConfig = {
+  kvCacheTokens: 4 * 64,
+  blockTokens: 4,
+  maxRunning: 8,
+  prefillTokensPerSec: 1000,
+  decodeStepBaseMs: 10,
+  decodeStepPerSeqMs: 1,
+  maxBatchedTokens: 100_000,
+};
+
+/** A request whose prompt is `promptTokens` long with full-block keys base+0, base+1, ... */
+function req(id: string, promptTokens: number, outputTokens: number, base: number): EngineRequest {
+  const n = Math.floor(promptTokens / 4);
+  return { id, promptTokens, outputTokens, blocks: Array.from({ length: n }, (_, i) => base + i) };
+}
+
+function runAll(e: EngineModel, until = 1e9): EngineEvent[] {
+  return e.advance(until);
+}
+
+function ev(events: EngineEvent[], id: string, kind: EngineEvent["kind"]): EngineEvent {
+  const found = events.find((x) => x.id === id && x.kind === kind);
+  if (found === undefined) throw new Error(`no ${kind} for ${id}`);
+  return found;
+}
+
+describe("EngineModel: prefix cache", () => {
+  it("serves a repeated prompt from cache, and recomputes at least the last block", () => {
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 40, 2, 100), 0);
+    const first = runAll(e, 1000);
+    expect(ev(first, "a", "first_token").cachedTokens).toBe(0);
+    e.submit(req("b", 42, 2, 100), 1000); // same 10 full blocks + 2 tokens
+    e.submit(req("c", 40, 2, 100), 1000); // exactly the cached prompt
+    const second = runAll(e, 2000);
+    expect(ev(second, "b", "first_token").cachedTokens).toBe(40);
+    // vLLM caps a hit at prompt - 1 tokens: a fully cached prompt recomputes its last block.
+    expect(ev(second, "c", "first_token").cachedTokens).toBe(36);
+    expect(ev(second, "b", "done").cachedTokens).toBe(40);
+    const m = e.metrics(2000);
+    expect(m.prefixQueryTokens).toBe(40 + 42 + 40);
+    expect(m.prefixHitTokens).toBe(76);
+  });
+
+  it("reuses only full blocks and only the leading run", () => {
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 43, 1, 100), 0); // 10 full blocks + 3 tokens
+    runAll(e, 1000);
+    // Shares the first 10 blocks, and its partial tail cannot be reused.
+    e.submit(req("b", 47, 1, 100), 1000);
+    // Block 0 differs, so nothing after it is reusable even if keys matched.
+    const c = req("c", 40, 1, 100);
+    e.submit({ ...c, blocks: [999, ...c.blocks.slice(1)] }, 1000);
+    const out = runAll(e, 2000);
+    expect(ev(out, "b", "first_token").cachedTokens).toBe(40);
+    expect(ev(out, "c", "first_token").cachedTokens).toBe(0);
+  });
+
+  it("evicts least recently used prefixes, tail first, under capacity pressure", () => {
+    // 64 blocks in all. A and B each leave 20 cached blocks.
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 80, 1, 1000), 0);
+    runAll(e, 1000);
+    e.submit(req("b", 80, 1, 2000), 1000);
+    runAll(e, 2000);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(20);
+    // A and B held 21 blocks each (20 prompt + 1 output). C needs 41: the 22
+    // never-used ones, then 19 of A's (older), tail first: its output block
+    // and prompt blocks 19..2. A keeps its first 2 blocks, B all 20.
+    e.submit(req("c", 160, 1, 3000), 2000);
+    runAll(e, 3000);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(2);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 2000).blocks)).toBe(20);
+  });
+
+  it("cachedPrefixBlocks is read-only: it does not refresh a prefix's LRU position", () => {
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 80, 1, 1000), 0);
+    runAll(e, 1000);
+    e.submit(req("b", 80, 1, 2000), 1000);
+    runAll(e, 2000);
+    for (let i = 0; i < 5; i++) e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks);
+    e.submit(req("c", 160, 1, 3000), 2000);
+    runAll(e, 3000);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(2);
+  });
+
+  it("a hit refreshes the prefix: the other one is evicted instead", () => {
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 80, 1, 1000), 0);
+    runAll(e, 1000);
+    e.submit(req("b", 80, 1, 2000), 1000);
+    runAll(e, 2000);
+    e.submit(req("a2", 80, 1, 1000), 2000); // touches A
+    runAll(e, 2500);
+    e.submit(req("c", 160, 1, 3000), 3000);
+    runAll(e, 4000);
+    // A's recomputed last block now owns its key, so A survives whole.
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(20);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 2000).blocks)).toBe(2);
+  });
+});
+
+describe("EngineModel: admission", () => {
+  it("never holds more blocks than it has: a request that does not fit waits", () => {
+    const e = new EngineModel(SMALL); // 256 tokens
+    e.submit(req("a", 150, 20, 100), 0); // 43 blocks
+    e.submit(req("b", 150, 20, 200), 0); // needs 43 more: only 21 left
+    const m = e.metrics(0);
+    expect(m.running).toBe(1);
+    expect(m.waiting).toBe(1);
+    expect(m.kvUsage).toBeCloseTo(43 / 64);
+    const out = runAll(e);
+    expect(ev(out, "b", "first_token").time).toBeGreaterThanOrEqual(ev(out, "a", "done").time);
+    expect(e.metrics(1e9).kvUsage).toBe(0);
+    expect(() => e.submit(req("huge", 250, 10, 300), 1e9)).toThrow(RangeError);
+    expect(e.fits(250, 6)).toBe(true);
+    expect(e.fits(250, 7)).toBe(false);
+  });
+
+  it("caps running requests at maxRunning and admits the queue FCFS", () => {
+    const e = new EngineModel({ ...SMALL, maxRunning: 2, kvCacheTokens: 4096 });
+    for (let i = 0; i < 5; i++) e.submit(req(`r${i}`, 20, 5, 1000 * (i + 1)), 0);
+    expect(e.metrics(0).running).toBe(2);
+    expect(e.metrics(0).waiting).toBe(3);
+    const out = runAll(e);
+    const firsts = out.filter((x) => x.kind === "first_token").map((x) => x.id);
+    expect(firsts).toEqual(["r0", "r1", "r2", "r3", "r4"]);
+    const t = (id: string): number => ev(out, id, "first_token").time;
+    expect(t("r2")).toBeGreaterThanOrEqual(Math.min(ev(out, "r0", "done").time, ev(out, "r1", "done").time));
+    // Events come back in time order.
+    for (let i = 1; i < out.length; i++) expect(out[i]!.time).toBeGreaterThanOrEqual(out[i - 1]!.time);
+  });
+
+  it("is head-of-line FCFS: a small request does not overtake a big one that does not fit yet", () => {
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 150, 20, 100), 0);
+    e.submit(req("big", 150, 20, 200), 1);
+    e.submit(req("small", 8, 1, 300), 2); // would fit, but waits behind "big"
+    const out = runAll(e);
+    expect(ev(out, "small", "first_token").time).toBeGreaterThan(ev(out, "big", "first_token").time);
+  });
+});
+
+describe("EngineModel: timing", () => {
+  it("TTFT grows with uncached tokens", () => {
+    const ttft = (prompt: number): number => {
+      const e = new EngineModel(SMALL);
+      e.submit(req("a", prompt, 1, 100), 0);
+      return ev(runAll(e), "a", "first_token").time;
+    };
+    expect(ttft(40)).toBeCloseTo(10 + 40, 6); // one step: base + 40 tokens at 1 token/ms
+    expect(ttft(200)).toBeGreaterThan(ttft(40));
+    // A cached prefix cuts TTFT: 160 of 200 tokens cached.
+    const e = new EngineModel(SMALL);
+    e.submit(req("warm", 160, 1, 100), 0);
+    runAll(e, 1000);
+    e.submit(req("a", 200, 1, 100), 1000);
+    expect(ev(runAll(e), "a", "first_token").time - 1000).toBeCloseTo(10 + 40, 6);
+  });
+
+  it("TTFT grows with the prefill queue ahead", () => {
+    const e = new EngineModel(SMALL);
+    for (let i = 0; i < 4; i++) e.submit(req(`r${i}`, 50, 1, 1000 * (i + 1)), 0);
+    const out = runAll(e);
+    const t = [0, 1, 2, 3].map((i) => ev(out, `r${i}`, "first_token").time);
+    for (let i = 1; i < 4; i++) expect(t[i]!).toBeGreaterThan(t[i - 1]!);
+  });
+
+  it("decodes slower in a larger batch", () => {
+    const tpot = (batch: number): number => {
+      const e = new EngineModel(SMALL);
+      for (let i = 0; i < batch; i++) e.submit(req(`r${i}`, 8, 21, 1000 * (i + 1)), 0);
+      const out = runAll(e);
+      return (ev(out, "r0", "done").time - ev(out, "r0", "first_token").time) / 20;
+    };
+    expect(tpot(1)).toBeCloseTo(11, 6); // base 10 + 1 per sequence
+    // 10 + 6 per step once all six decode; more while the later ones still prefill.
+    expect(tpot(6)).toBeGreaterThanOrEqual(16);
+    expect(tpot(6)).toBeLessThan(20);
+  });
+
+  it("reports decode progress for streaming, and an abort frees its blocks and admits the next", () => {
+    const e = new EngineModel({ ...SMALL, maxRunning: 1 });
+    e.submit(req("a", 8, 100, 100), 0);
+    e.submit(req("b", 8, 5, 200), 0);
+    const first = e.advance(18); // a: one step of 10 + 8 ms
+    expect(first.map((x) => x.kind)).toEqual(["first_token"]);
+    expect(e.tokensGenerated("a", 18)).toBe(1);
+    e.advance(18 + 11 * 5);
+    expect(e.tokensGenerated("a", 18 + 11 * 5)).toBe(6);
+    expect(e.tokensGenerated("a", 18 + 11 * 7.5)).toBe(8);
+    expect(e.tokensGenerated("b", 18)).toBe(0);
+    e.abort("a", 100);
+    expect(e.metrics(100).running).toBe(1); // b admitted
+    const out = runAll(e);
+    expect(out.some((x) => x.id === "a")).toBe(false);
+    expect(ev(out, "b", "done").time).toBeGreaterThan(100);
+    const m = e.metrics(1e9);
+    expect(m.kvUsage).toBe(0);
+    expect(m.requestsFinished).toBe(1);
+    expect(m.generationTokensTotal).toBe(5 + 8);
+  });
+
+  it("is deterministic", () => {
+    const run = (): EngineEvent[] => {
+      const e = new EngineModel({ ...SMALL, maxBatchedTokens: 64 });
+      const out: EngineEvent[] = [];
+      let x = 3;
+      for (let i = 0; i < 200; i++) {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        const t = i * 7;
+        out.push(...e.advance(t));
+        e.submit(req(`r${i}`, 8 + (x % 120), 1 + (x % 17), (x % 5) * 1000), t);
+      }
+      out.push(...e.advance(1e9));
+      return out;
+    };
+    const a = run();
+    expect(a.filter((x) => x.kind === "done")).toHaveLength(200);
+    expect(run()).toEqual(a);
+  });
+
+  it("counts prefill GPU time from uncached tokens only", () => {
+    const e = new EngineModel(SMALL);
+    e.submit(req("a", 100, 1, 100), 0);
+    runAll(e, 1000);
+    e.submit(req("b", 100, 1, 100), 1000); // 96 cached (hit capped at prompt - 1)
+    runAll(e, 2000);
+    expect(e.metrics(2000).prefillSeconds).toBeCloseTo((100 + 4) / 1000, 9);
+  });
+});
+
+describe("presets", () => {
+  it("derive KV capacity from the model shape", () => {
+    expect(kvBytesPerToken(32, 8, 128)).toBe(131_072);
+    expect(kvBytesPerToken(80, 8, 128)).toBe(327_680);
+    // 54 GiB of KV for the 8B on one H100 (see presets.ts).
+    expect((LLAMA_3_1_8B_H100_VLLM.kvCacheTokens * 131_072) / 1024 ** 3).toBeCloseTo(54, 1);
+    expect(LLAMA_3_1_70B_4XH100_VLLM.kvCacheTokens % 16).toBe(0);
+  });
+
+  it("8B on H100: a lone prompt prefills at the preset rate and decodes at the preset step time", () => {
+    const c = LLAMA_3_1_8B_H100_VLLM;
+    const e = new EngineModel(c);
+    const prompt = 16_000;
+    e.submit({ id: "a", promptTokens: prompt, outputTokens: 101, blocks: [] }, 0);
+    const out = runAll(e);
+    const ttft = ev(out, "a", "first_token").time;
+    // Two chunks of ≤8192 tokens, each step paying the base time once (the
+    // model is a fluid, so within a fraction of a step of that).
+    const discrete = (prompt / c.prefillTokensPerSec) * 1000 + 2 * c.decodeStepBaseMs;
+    expect(Math.abs(ttft - discrete)).toBeLessThan(c.decodeStepBaseMs);
+    const tpot = (ev(out, "a", "done").time - ttft) / 100;
+    // 6.9 + 0.02 + 0.056 × ~16k context ≈ 7.8 ms.
+    expect(tpot).toBeGreaterThan(7.7);
+    expect(tpot).toBeLessThan(7.9);
+  });
+
+  it("8B on H100: a saturated engine prefills no faster than its compute allows and keeps decoding", () => {
+    const c = LLAMA_3_1_8B_H100_VLLM;
+    const e = new EngineModel(c);
+    const n = 200;
+    for (let i = 0; i < n; i++)
+      e.submit({ id: `r${i}`, promptTokens: 2000, outputTokens: 200, blocks: [i * 1000] }, 0);
+    const out = runAll(e);
+    const lastFirst = Math.max(...out.filter((x) => x.kind === "first_token").map((x) => x.time));
+    const end = Math.max(...out.map((x) => x.time));
+    const m = e.metrics(end);
+    expect(m.requestsFinished).toBe(n);
+    expect(m.prefillSeconds).toBeCloseTo((n * 2000) / c.prefillTokensPerSec, 6);
+    // Prefill of 400k tokens needs ≥ 20 s at 20k tokens/s; decode interference makes it slower.
+    expect(lastFirst).toBeGreaterThan(20_000);
+    expect(lastFirst).toBeLessThan(40_000);
+    // Output throughput at this batch is in the thousands of tokens/s (published 8B/H100 figures: ~2–12k).
+    const outTokPerSec = (n * 200) / (end / 1000);
+    expect(outTokPerSec).toBeGreaterThan(1000);
+    expect(outTokPerSec).toBeLessThan(20_000);
+  });
+});
