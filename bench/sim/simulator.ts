@@ -30,6 +30,8 @@ import { mean, percentile, sortedCopy } from "./stats";
 export interface SimRouter {
   route(req: RouteRequest, ctx: RouteContext): { decision: RouteDecision; ticket: unknown };
   complete(ticket: unknown, outcome: RouteOutcome, ctx: RouteContext): void;
+  /** The first token of a routed request streamed back (Dynamo's router moves it from prefill to decode). */
+  firstToken?(ticket: unknown, ctx: RouteContext): void;
 }
 
 /** Builds a fresh router for one run, given the fleet and the engines' live signals. */
@@ -165,6 +167,7 @@ export function simulatePolicy(
         const id = Number(ev.id);
         if (ev.kind === "first_token") {
           ttft[id] = ev.time - reqs[id]!.arrivalMs;
+          router.firstToken?.(tickets[id], { now: ev.time, random });
           continue;
         }
         if (!Number.isNaN(e2e[id]!)) throw new Error(`request ${id} completed twice`);

@@ -1,0 +1,115 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, "../..");
+const node = join(repo, "node_modules/.bin/node");
+const bin = join(repo, "bin/prefix-gateway.mjs");
+const fixture = join(here, "fixtures/openai-log-small.jsonl");
+
+function run(...args: string[]) {
+  const r = spawnSync(node, [bin, ...args], { cwd: repo, encoding: "utf8", timeout: 120_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe("prefix-gateway simulate (spawned)", () => {
+  it("prints exactly one JSON object with every policy's figures and the malformed count", () => {
+    const r = run("simulate", "--trace", fixture, "--backends", "3", "--json");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out) as {
+      requests: number;
+      malformed: number;
+      policies: Record<string, Record<string, number>>;
+    };
+    expect(j.requests).toBe(60);
+    expect(j.malformed).toBe(2);
+    expect(Object.keys(j.policies)).toEqual(
+      expect.arrayContaining([
+        "prefix_aware",
+        "least_outstanding",
+        "round_robin",
+        "sglang",
+        "llmd",
+        "dynamo",
+        "sagemaker",
+      ]),
+    );
+    for (const p of Object.values(j.policies)) {
+      for (const k of [
+        "hitRate",
+        "oracleHitRate",
+        "ttftP50Ms",
+        "ttftP90Ms",
+        "ttftP99Ms",
+        "e2eP50Ms",
+        "e2eP99Ms",
+        "maxLoadRatio",
+      ])
+        expect(Number.isFinite(p[k]), k).toBe(true);
+      expect(p.ttftP50Ms).toBeLessThanOrEqual(p.ttftP99Ms!);
+      expect(p.hitRate).toBeLessThanOrEqual(1);
+    }
+    // Three shared system prompts over three backends: routing by prefix must hit more than round robin.
+    expect(j.policies.prefix_aware!.hitRate).toBeGreaterThan(j.policies.round_robin!.hitRate!);
+  }, 120_000);
+
+  it("prints a table and a verdict without --json", () => {
+    const r = run(
+      "simulate",
+      "--trace",
+      fixture,
+      "--backends",
+      "2",
+      "--policies",
+      "prefix_aware,round_robin",
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/\| prefix_aware +\|/);
+    expect(r.out).toMatch(/prefix_aware would (cut|raise)/);
+    expect(r.out).toMatch(/2 malformed lines skipped/);
+  }, 120_000);
+
+  it("counts malformed lines in a Mooncake trace and fails clearly when nothing is valid", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pg-cli-"));
+    const ok = join(dir, "mc.jsonl");
+    writeFileSync(
+      ok,
+      [
+        '{"timestamp": 0, "input_length": 1100, "output_length": 20, "hash_ids": [1, 2, 3]}',
+        '{"timestamp": 10, "input_length": 1100, "output_length": 20, "hash_ids": [1, 2, 4]}',
+        '{"timestamp": 20, "input_length": 5, "output_length": 20, "hash_ids": [1, 2, 4]}',
+        "{broken",
+      ].join("\n"),
+    );
+    const r = run("simulate", "--trace", ok, "--backends", "2", "--policies", "round_robin", "--json");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ requests: 2, malformed: 2 });
+    const bad = join(dir, "bad.jsonl");
+    writeFileSync(bad, "nope\n");
+    const b = run("simulate", "--trace", bad, "--backends", "2");
+    expect(b.code).toBe(1);
+    expect(b.err).toMatch(/no valid request.*1 malformed/);
+  }, 120_000);
+
+  it("rejects bad flags, unknown policies and a missing file with a clear message", () => {
+    expect(run("simulate", "--trace", fixture).err).toMatch(/--backends is required/);
+    expect(run("simulate", "--trace", fixture, "--backends", "0").err).toMatch(
+      /--backends must be a positive/,
+    );
+    expect(run("simulate", "--trace", fixture, "--backends", "2", "--policies", "magic").err).toMatch(
+      /unknown policy "magic"/,
+    );
+    expect(run("simulate", "--trace", fixture, "--backends", "2", "--bogus").code).toBe(2);
+    const missing = run("simulate", "--trace", "/nonexistent/x.jsonl", "--backends", "2");
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/cannot read trace file/);
+    const help = run("simulate", "--help");
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/--kv-tokens/);
+  }, 120_000);
+});

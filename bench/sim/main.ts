@@ -1,0 +1,114 @@
+/**
+ * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|mooncake|file:PATH>
+ *   --backends N --rate R [--policies a,b|all] [--seed S] [--speed X] [--requests N]
+ *   [--kv-tokens T] [--prefix-tokens P] [--name NAME] [--out DIR]
+ *
+ * One operation = one policy replaying the whole workload on a simulated
+ * fleet. The figures that matter: TTFT p50/p99 and hit rate per policy, and
+ * the wall time of the whole run (Mooncake on 16 backends must stay < 60 s).
+ * Writes <out>/<name>.md and .json (default out: bench/results).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
+import { loadWorkload } from "../workloads/index";
+import { fmtMs, fmtPct } from "./format";
+import { ALL_POLICIES, parsePolicies } from "./policies";
+import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
+import { renderJson, renderMarkdown } from "./report";
+import { runPolicies } from "./run";
+
+const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [options]
+  --workload     generated-shared-prefix | multi-turn | zipf | no-shared-prefix | mooncake | file:PATH
+  --backends     number of simulated engines (default 8)
+  --rate         requests/s for synthetic workloads (required for them)
+  --speed        replay speed factor for traces (default 1)
+  --policies     comma list or "all" (default all): ${ALL_POLICIES.join(", ")}
+  --seed         seed of workload and router randomness (default 1)
+  --requests     request count (synthetic) or cap (traces)
+  --kv-tokens    KV capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
+  --prefix-tokens  tokens the router hashes (default ${DEFAULT_PREFIX_TOKENS})
+  --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>])
+  --out          output directory (default bench/results)`;
+
+function num(name: string, v: string | undefined, fallback?: number): number {
+  if (v === undefined) {
+    if (fallback === undefined) throw new Error(`--${name} is required`);
+    return fallback;
+  }
+  const x = Number(v);
+  if (!Number.isFinite(x) || x <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
+  return x;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      workload: { type: "string" },
+      backends: { type: "string" },
+      rate: { type: "string" },
+      speed: { type: "string" },
+      policies: { type: "string" },
+      seed: { type: "string" },
+      requests: { type: "string" },
+      "kv-tokens": { type: "string" },
+      "prefix-tokens": { type: "string" },
+      name: { type: "string" },
+      out: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return;
+  }
+  const workload = values.workload;
+  if (workload === undefined) throw new Error("--workload is required");
+  const isTrace = workload === "mooncake" || workload.startsWith("file:");
+  const backends = num("backends", values.backends, 8);
+  const rate = isTrace ? 1 : num("rate", values.rate);
+  const speed = num("speed", values.speed, 1);
+  const seed = values.seed === undefined ? 1 : Number(values.seed);
+  if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer, got "${values.seed}"`);
+  const requests = values.requests === undefined ? undefined : num("requests", values.requests);
+  const kvTokens = num("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
+  const prefixTokens = num("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
+  const policies = parsePolicies(values.policies ?? "all");
+  const base = workload.startsWith("file:") ? "trace" : workload;
+  const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}`;
+  const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../results");
+
+  const w = await loadWorkload(workload, {
+    rate,
+    seed,
+    speed,
+    ...(requests !== undefined ? { requests } : {}),
+  });
+  const prepared = prepareWorkload(w, prefixTokens);
+  console.error(
+    `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
+  );
+  const report = runPolicies(prepared, { backends, kvCacheTokens: kvTokens, seed }, policies, (p) =>
+    console.error(
+      `  ${p.policy.padEnd(18)} hit ${fmtPct(p.hitRate)}  TTFT p50 ${fmtMs(p.ttftP50Ms)} p99 ${fmtMs(p.ttftP99Ms)}  maxLoad ${p.maxLoadRatio.toFixed(2)}  (${(p.wallMs / 1000).toFixed(1)} s)`,
+    ),
+  );
+  console.error(
+    `oracle hit ${fmtPct(report.oracle.hitRate)}; all policies in ${(report.simulateMs / 1000).toFixed(1)} s (+ ${(prepared.prepareMs / 1000).toFixed(1)} s hashing)`,
+  );
+  const command = `npm run bench:sim -- ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, `${name}.md`), renderMarkdown(report, { command }));
+  await writeFile(join(outDir, `${name}.json`), renderJson(report, { command }));
+  console.error(`wrote ${join(outDir, `${name}.md`)} and .json`);
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  console.error(`bench:sim: ${e instanceof Error ? e.message : String(e)}`);
+  console.error(HELP);
+  process.exitCode = 1;
+});

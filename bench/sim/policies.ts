@@ -1,0 +1,75 @@
+/**
+ * Policy names the simulator accepts: the routing core's own policies and the
+ * peer baselines (bench/sim/baselines). An unknown name is an error, never a
+ * silent default.
+ */
+import { Router, type RouteTicket } from "../../src/routing/index";
+import {
+  POLICY_NAMES,
+  type PolicyName,
+  type RouteContext,
+  type RouteRequest,
+  type RoutingPolicy,
+} from "../../src/routing/types";
+import { createBaseline, isFirstTokenAware } from "./baselines/index";
+import type { RouterFactory, SimRouter } from "./simulator";
+
+export const PEER_NAMES = ["sglang", "llmd", "dynamo", "sagemaker"] as const;
+export type PeerName = (typeof PEER_NAMES)[number];
+export type SimPolicyName = PolicyName | PeerName;
+export const ALL_POLICIES: readonly SimPolicyName[] = [...POLICY_NAMES, ...PEER_NAMES];
+
+export function isSimPolicy(name: string): name is SimPolicyName {
+  return (ALL_POLICIES as readonly string[]).includes(name);
+}
+
+/** What the Router constructor takes for this name (a fresh baseline object per run: they carry state). */
+export function policyFor(name: SimPolicyName): PolicyName | RoutingPolicy {
+  if ((PEER_NAMES as readonly string[]).includes(name)) return createBaseline(name as PeerName);
+  return name as PolicyName;
+}
+
+/** Parses "a,b,c" (or "all"), with a clear error naming the bad entry. */
+export function parsePolicies(list: string): SimPolicyName[] {
+  if (list.trim() === "all") return [...ALL_POLICIES];
+  const out: SimPolicyName[] = [];
+  for (const raw of list.split(",")) {
+    const name = raw.trim();
+    if (name === "") continue;
+    if (!isSimPolicy(name))
+      throw new Error(`unknown policy "${name}": use ${ALL_POLICIES.join(", ")} or all`);
+    if (!out.includes(name)) out.push(name);
+  }
+  if (out.length === 0) throw new Error("no policies given");
+  return out;
+}
+
+/**
+ * A fresh routing-core Router running `name`, with the engines' signals wired
+ * in (peers read them). A policy that wants to hear about first tokens
+ * (Dynamo's) gets them through the same request object the Router gave it.
+ */
+export function routerFactory(name: SimPolicyName, blockTokens: number): RouterFactory {
+  return (backends, engineSignals) => {
+    const policy = policyFor(name);
+    const router = new Router(backends, { policy, blockTokens, engineSignals });
+    if (typeof policy === "string" || !isFirstTokenAware(policy)) return router;
+    const open = new Map<RouteTicket, { req: RouteRequest; index: number }>();
+    const wrapped: SimRouter = {
+      route(req: RouteRequest, ctx: RouteContext) {
+        const r = router.route(req, ctx);
+        open.set(r.ticket, { req, index: backends.findIndex((b) => b.id === r.decision.backendId) });
+        return r;
+      },
+      firstToken(ticket, ctx) {
+        const o = open.get(ticket as RouteTicket);
+        if (o !== undefined) policy.onFirstToken(o.req, o.index, ctx);
+      },
+      complete(ticket, outcome, ctx) {
+        open.delete(ticket as RouteTicket);
+        router.complete(ticket as RouteTicket, outcome, ctx);
+      },
+    };
+    return wrapped;
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Reports of a simulator run: Markdown (command to reproduce, machine, every
+ * figure per policy) and JSON (the SimReport as is, plus the same context).
+ */
+import { cpus, totalmem } from "node:os";
+import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import type { SimReport } from "./run";
+import { engineConfig, loadMaxOverMean } from "./simulator";
+
+export interface ReportContext {
+  readonly command: string;
+  readonly note?: string;
+}
+
+export function machine(): string {
+  const c = cpus();
+  return `${c[0]?.model ?? "unknown CPU"} × ${c.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+}
+
+export function summaryRows(r: SimReport): string[][] {
+  return r.policies.map((p) => [
+    p.policy,
+    fmtPct(p.hitRate),
+    fmtPct(r.oracle.hitRate > 0 ? p.hitRate / r.oracle.hitRate : Number.NaN, 0),
+    fmtMs(p.ttftP50Ms),
+    fmtMs(p.ttftP90Ms),
+    fmtMs(p.ttftP99Ms),
+    fmtMs(p.e2eP50Ms),
+    fmtMs(p.e2eP99Ms),
+    fmtNum(p.outputTokensPerSec, 0),
+    fmtNum(p.maxLoadRatio),
+    fmtNum(loadMaxOverMean(p)),
+    fmtNum(p.prefillGpuSeconds, 1),
+  ]);
+}
+
+export const SUMMARY_HEAD = [
+  "policy",
+  "hit rate",
+  "of oracle",
+  "TTFT p50",
+  "TTFT p90",
+  "TTFT p99",
+  "E2E p50",
+  "E2E p99",
+  "out tok/s",
+  "maxLoadRatio",
+  "max/mean in-flight",
+  "prefill GPU-s",
+] as const;
+
+export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
+  const eng = engineConfig(r.fleet, r.blockTokens);
+  const out: string[] = [];
+  out.push(`# Simulator: ${r.workload}, ${r.fleet.backends} backends`, "");
+  out.push("Reproduce:", "", "```", ctx.command, "```", "");
+  out.push(
+    `Machine: ${machine()}. Simulated in ${(r.simulateMs / 1000).toFixed(1)} s wall (all policies + oracle), keys hashed in ${(r.prepareMs / 1000).toFixed(1)} s.`,
+    "",
+  );
+  if (ctx.note !== undefined) out.push(ctx.note, "");
+  out.push(
+    `Workload: ${r.requests} requests (${r.malformed} malformed lines skipped), blocks of ${r.blockTokens} tokens.`,
+    `Fleet: ${r.fleet.backends} × engine {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
+    `Oracle (one pooled LRU of the fleet's ${r.fleet.backends * r.fleet.kvCacheTokens} tokens, no load limits): hit rate ${fmtPct(r.oracle.hitRate)}.`,
+    "",
+  );
+  out.push("## Per policy", "", table(SUMMARY_HEAD, summaryRows(r)), "");
+  out.push(
+    "hit rate = cached prompt tokens / prompt tokens (as engines report them); of oracle = hit rate ÷ oracle hit rate;",
+    "maxLoadRatio = busiest backend's time-averaged in-flight ÷ (its weight share × fleet total); percentiles interpolate linearly.",
+    "",
+  );
+  out.push(
+    "## Route reasons",
+    "",
+    table(
+      ["policy", "affinity", "ring", "spill", "fallback", "wall s"],
+      r.policies.map((p) => [
+        p.policy,
+        String(p.reasons.affinity),
+        String(p.reasons.ring),
+        String(p.reasons.spill),
+        String(p.reasons.fallback),
+        fmtNum(p.wallMs / 1000, 2),
+      ]),
+    ),
+    "",
+  );
+  const ids = Array.from({ length: r.fleet.backends }, (_, i) => `b${i}`);
+  out.push(
+    "## Per backend: share of requests / time-averaged in-flight",
+    "",
+    table(
+      ["policy", ...ids],
+      r.policies.map((p) => [
+        p.policy,
+        ...ids.map((_, i) => `${fmtPct(p.requestShare[i]!, 1)} / ${fmtNum(p.inflightAvg[i]!, 1)}`),
+      ]),
+    ),
+    "",
+  );
+  return out.join("\n");
+}
+
+export function renderJson(r: SimReport, ctx: ReportContext): string {
+  return `${JSON.stringify({ command: ctx.command, machine: machine(), ...r }, null, 2)}\n`;
+}

@@ -1,0 +1,55 @@
+/**
+ * Runs every requested policy over one prepared workload and the oracle once:
+ * the data behind a report. Policies run one after another on fresh engines
+ * and a fresh Router, with the same seed.
+ */
+import { type OracleResult, oracleHitRate } from "./oracle";
+import { routerFactory, type SimPolicyName } from "./policies";
+import type { PreparedWorkload } from "./prepare";
+import { type FleetConfig, type PolicyResult, simulatePolicy } from "./simulator";
+
+export interface SimReport {
+  readonly workload: string;
+  readonly requests: number;
+  readonly malformed: number;
+  readonly blockTokens: number;
+  readonly fleet: FleetConfig;
+  readonly oracle: OracleResult;
+  readonly policies: readonly PolicyResult[];
+  /** Wall ms: hashing the workload, then all policy runs including the oracle. */
+  readonly prepareMs: number;
+  readonly simulateMs: number;
+}
+
+export function runPolicies(
+  w: PreparedWorkload,
+  fleet: FleetConfig,
+  policies: readonly SimPolicyName[],
+  onResult?: (r: PolicyResult) => void,
+  clock: () => number = () => performance.now(),
+): SimReport {
+  const t0 = clock();
+  const capacityBlocks = Math.floor((fleet.backends * fleet.kvCacheTokens) / w.blockTokens);
+  const oracle = oracleHitRate(
+    w.requests.map((r, i) => ({ blocks: w.engineBlocks[i]!, promptTokens: r.promptTokens })),
+    capacityBlocks,
+    w.blockTokens,
+  );
+  const results: PolicyResult[] = [];
+  for (const p of policies) {
+    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), clock);
+    results.push(r);
+    onResult?.(r);
+  }
+  return {
+    workload: w.name,
+    requests: w.requests.length,
+    malformed: w.malformed,
+    blockTokens: w.blockTokens,
+    fleet,
+    oracle,
+    policies: results,
+    prepareMs: w.prepareMs,
+    simulateMs: clock() - t0,
+  };
+}

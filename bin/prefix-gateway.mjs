@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// prefix-gateway: the user-facing CLI. Today one command, `simulate`: replay
+// your own request log on a simulated fleet and compare routing policies.
+// The TypeScript sources are loaded through tsx's ESM API (no build step).
+import { register } from "tsx/esm/api";
+
+const TOP_USAGE = `usage: prefix-gateway <command> [options]
+
+commands:
+  simulate   replay a trace (OpenAI request log or Mooncake JSONL) on a simulated
+             fleet under each routing policy; see prefix-gateway simulate --help
+`;
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+  process.stdout.write(TOP_USAGE);
+  process.exitCode = command === undefined ? 2 : 0;
+} else if (command === "simulate") {
+  const unregister = register();
+  try {
+    const { simulateCommand } = await import("../bench/sim/cli.ts");
+    process.exitCode = await simulateCommand(rest);
+  } finally {
+    await unregister();
+  }
+} else {
+  process.stderr.write(`prefix-gateway: unknown command "${command}"\n\n${TOP_USAGE}`);
+  process.exitCode = 2;
+}
