@@ -22,6 +22,7 @@
  * isolated because our block keys are seeded with prompt_cache_key.
  */
 
+import { hashKey, hashString } from "../../../src/routing/hash";
 import type {
   FleetView,
   PolicyPick,
@@ -30,7 +31,6 @@ import type {
   RoutingPolicy,
 } from "../../../src/routing/types";
 import { healthyIndices } from "./fleet-util";
-import { hashKeyWithSalt, hashString32, unitInterval } from "./hash";
 
 export interface SagemakerOptions {
   /** Characters of the prompt that form the routing key. Required by AWS, no default: we use 8192. */
@@ -64,11 +64,13 @@ export function createSagemakerPrefixAware(options: SagemakerOptions = {}): Rout
   const salt = (id: string): number => {
     let s = saltCache.get(id);
     if (s === undefined) {
-      s = hashString32(id);
+      s = hashString(id, 0);
       saltCache.set(id, s);
     }
     return s;
   };
+  /** The routing core's 32-bit key hash, mapped into the open interval (0, 1). */
+  const unit = (key: number, id: string): number => (hashKey(key, salt(id)) + 0.5) / 4294967296;
 
   function homeOf(req: RouteRequest, fleet: FleetView): number {
     const candidates = healthyIndices(fleet);
@@ -81,7 +83,7 @@ export function createSagemakerPrefixAware(options: SagemakerOptions = {}): Rout
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const i of candidates) {
       const b = fleet.backends[i]!;
-      const score = -b.weight / Math.log(unitInterval(hashKeyWithSalt(key, salt(b.id))));
+      const score = -b.weight / Math.log(unit(key, b.id));
       if (score > bestScore) {
         bestScore = score;
         best = i;

@@ -11,6 +11,9 @@ import type {
   RouteRequest,
 } from "../../../src/routing/types";
 
+/** The routing core's seeded [0,1) source (mulberry32), re-exported for the tests. */
+export { seededRandom } from "../../../src/routing/seeded-random";
+
 export interface TestFleetSpec {
   readonly n: number;
   readonly inflight?: readonly number[];
@@ -78,16 +81,4 @@ export function testRequest(blocks: readonly BlockKey[], blockTokens = 16, extra
 /** Chained-looking keys for tests: group g, position p (distinct per group and position). */
 export function keys(group: number, count: number, from = 0): BlockKey[] {
   return Array.from({ length: count }, (_, p) => group * 1_000_000 + from + p);
-}
-
-/** mulberry32: a tiny seeded [0,1) source for determinism tests. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
