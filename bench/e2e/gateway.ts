@@ -44,6 +44,8 @@ export interface Gateway {
   readonly apiKey: string;
   /** wrangler's stdout+stderr (worker logs included). */
   readonly logFile: string;
+  /** Process group of wrangler and its workerd children (for CPU accounting). */
+  readonly pgid: number;
   close(): Promise<void>;
 }
 
@@ -124,5 +126,5 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     await close();
     throw new Error(`wrangler dev did not start: ${(err as Error).message}\n${tail}`);
   }
-  return { url, port, apiKey: opts.apiKey, logFile, close };
+  return { url, port, apiKey: opts.apiKey, logFile, pgid: proc.pid, close };
 }
