@@ -12,7 +12,7 @@
  */
 import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix";
 import { Router } from "../../src/routing/index";
-import type { BackendSpec, RouteContext } from "../../src/routing/types";
+import type { BackendSpec, PolicyName, RouteContext } from "../../src/routing/types";
 import { corpusText, corpusTokens } from "./corpus";
 import { type Summary, summarize } from "./stats";
 
@@ -104,9 +104,12 @@ export function routerCost(
         weight: 1,
         kvCacheTokens: 442_368,
       }));
-      const router = new Router(specs, { policy: policy as "prefix_aware", blockTokens: 16 });
+      const router = new Router(specs, { policy, blockTokens: 16 });
       let now = 0;
-      const ctx = (): RouteContext => ({ now: (now += 2), random });
+      const ctx = (): RouteContext => {
+        now += 2;
+        return { now, random };
+      };
       const inflight: ReturnType<Router["route"]>["ticket"][] = [];
       const ms: number[] = [];
       const total = iterations + 2000;
