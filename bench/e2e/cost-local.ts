@@ -81,7 +81,7 @@ export interface RouterCostRow {
  */
 export function routerCost(
   backendCounts: readonly number[],
-  policies: readonly string[],
+  policies: readonly PolicyName[],
   iterations: number,
 ): RouterCostRow[] {
   const rows: RouterCostRow[] = [];
