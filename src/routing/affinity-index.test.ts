@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { BackendAffinity } from "./affinity-index";
+
+/** A chain of n distinct keys starting at `base` (chained keys are just distinct numbers here). */
+function chain(base: number, n: number): number[] {
+  return Array.from({ length: n }, (_, j) => base + j);
+}
+
+const BT = 16;
+
+describe("BackendAffinity correction", () => {
+  it("a shortfall evicts everything at least as old as the first missed block, and nothing newer", () => {
+    const a = new BackendAffinity(1000);
+    const old = chain(1000, 8); // touched before A: older than A's blocks
+    const convo = chain(2000, 10);
+    const newer = chain(3000, 8); // touched after A: newer
+    a.settle(a.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 8 * BT);
+    a.settle(a.record(convo, 0), { ok: true, cachedTokens: 0 }, BT, 10 * BT);
+    a.settle(a.record(newer, 0), { ok: true, cachedTokens: 0 }, BT, 8 * BT);
+
+    const next = [...convo, 2010, 2011, 2012, 2013, 2014];
+    expect(a.matched(next)).toBe(10);
+    const r = a.record(next, 10);
+    // The engine found only 3 blocks: blocks 3.. were evicted there, so was everything older.
+    const result = a.settle(r, { ok: true, cachedTokens: 3 * BT + 5 }, BT, 15 * BT + 3);
+    expect(result.evicted).toBe(8);
+    expect(old.some((k) => a.blocks.has(k))).toBe(false);
+    expect(newer.every((k) => a.blocks.has(k))).toBe(true);
+    expect(a.matched(next)).toBe(15); // this request's own blocks were just computed there
+  });
+
+  it("does not correct when the whole prompt hit but for the last block (the engine recomputes the last token)", () => {
+    const a = new BackendAffinity(1000);
+    const old = chain(1000, 4);
+    const c = chain(2000, 10);
+    a.settle(a.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 64);
+    a.settle(a.record(c, 0), { ok: true, cachedTokens: 0 }, BT, 160);
+    const r = a.record(c, 10);
+    expect(a.settle(r, { ok: true, cachedTokens: 144 }, BT, 160).evicted).toBe(0);
+    expect(a.blocks.has(1000)).toBe(true);
+  });
+
+  it("does not correct a miss explained by a request still prefilling the same prefix", () => {
+    const a = new BackendAffinity(1000);
+    const old = chain(1000, 4);
+    a.settle(a.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 64);
+    const c = chain(2000, 10);
+    const first = a.record(c, 0); // in flight
+    const second = a.record(c, a.matched(c));
+    expect(second.matched).toBe(10);
+    expect(a.settle(second, { ok: true, cachedTokens: 0 }, BT, 170).evicted).toBe(0);
+    expect(a.blocks.has(1000)).toBe(true);
+    // Once the first request has completed, the same miss is evidence of eviction.
+    a.settle(first, { ok: true, cachedTokens: 0 }, BT, 170);
+    const third = a.record(c, 10);
+    expect(a.settle(third, { ok: true, cachedTokens: 0 }, BT, 170).evicted).toBeGreaterThan(0);
+    expect(a.blocks.has(1000)).toBe(false);
+  });
+
+  it("ok=false forgets the tail blocks the request inserted, keeps the cached head", () => {
+    const a = new BackendAffinity(1000);
+    const head = chain(2000, 4);
+    a.settle(a.record(head, 0), { ok: true, cachedTokens: 0 }, BT, 64);
+    const req = [...head, 5000, 5001, 5002];
+    const r = a.record(req, a.matched(req));
+    expect(a.settle(r, { ok: false }, BT, 7 * BT).forgotten).toBe(3);
+    expect(a.matched(req)).toBe(4);
+  });
+
+  it("ok=false keeps tail blocks a later request touched since", () => {
+    const a = new BackendAffinity(1000);
+    const req = chain(7000, 6);
+    const failed = a.record(req, 0);
+    const later = a.record(req, 6); // a concurrent request re-touched them
+    expect(a.settle(failed, { ok: false }, BT, 96).forgotten).toBe(0);
+    expect(a.matched(req)).toBe(6);
+    a.settle(later, { ok: true, cachedTokens: 0 }, BT, 96);
+  });
+
+  it("without reported cached tokens nothing is corrected, and settling twice is a no-op", () => {
+    const a = new BackendAffinity(100);
+    const c = chain(1, 5);
+    a.settle(a.record(c, 0), { ok: true }, BT, 80);
+    const r = a.record(c, 5);
+    expect(a.settle(r, { ok: true }, BT, 90)).toEqual({ evicted: 0, forgotten: 0 });
+    expect(a.settle(r, { ok: false }, BT, 90)).toEqual({ evicted: 0, forgotten: 0 });
+    expect(a.matched(c)).toBe(5);
+  });
+});

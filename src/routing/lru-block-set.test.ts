@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { LruBlockSet } from "./lru-block-set";
+import { blockKeysFromIds, chainSeed } from "./prefix-keys";
+import { seededRandom } from "./seeded-random";
+
+describe("LruBlockSet", () => {
+  it("evicts the least recently touched block when full", () => {
+    const s = new LruBlockSet(3);
+    s.touchChain([1], 1);
+    s.touchChain([2], 1);
+    s.touchChain([3], 1);
+    s.touchChain([1], 1); // 1 is fresh again; 2 is now the oldest
+    s.touchChain([4], 1);
+    expect([1, 2, 3, 4].map((k) => s.has(k))).toEqual([true, false, true, true]);
+    expect(s.size).toBe(3);
+  });
+
+  it("touches a chain tail first: the head block ends up most recent", () => {
+    const s = new LruBlockSet(10);
+    const first = s.touchChain([10, 11, 12, 13], 4);
+    expect(s.stampOf(13)).toBe(first);
+    expect(s.stampOf(10)).toBe(first + 3);
+    const prev = new Float64Array(2);
+    s.touchChain([10, 11, 12, 13, 14], 5, prev);
+    expect([...prev]).toEqual([first + 3, first + 2]);
+  });
+
+  it("keeps stamps, order and membership across growth", () => {
+    const s = new LruBlockSet(5000);
+    for (let k = 0; k < 5000; k++) s.touchChain([k * 7919], 1);
+    for (let k = 0; k < 5000; k++) expect(s.stampOf(k * 7919)).toBe(k + 1);
+    s.touchChain([123_456_789], 1);
+    expect(s.has(0)).toBe(false); // the oldest went
+    expect(s.has(7919)).toBe(true);
+  });
+
+  it("stays prefix-closed under eviction, so binary search finds the longest cached prefix", () => {
+    const random = seededRandom(5);
+    const seed = chainSeed("m");
+    // A tree of prefixes: 20 roots × branching conversations, in a set far smaller than the traffic.
+    const chains: number[][] = [];
+    for (let c = 0; c < 300; c++) {
+      const root = Math.floor(random() * 20);
+      const ids = [root, root + 1, root + 2];
+      const len = 3 + Math.floor(random() * 60);
+      for (let j = 3; j < len; j++) ids.push(j < 10 ? root * 100 + j : c * 1000 + j);
+      chains.push(blockKeysFromIds(ids, seed));
+    }
+    const s = new LruBlockSet(700);
+    const failures: string[] = [];
+    let partial = 0;
+    for (let step = 0; step < 3000; step++) {
+      const chain = chains[Math.floor(random() * chains.length)]!;
+      s.touchChain(chain, chain.length);
+      if (step % 37 === 0) s.evictThrough(s.nextStamp - 400);
+      if (step % 5 !== 0) continue;
+      for (let c = 0; c < chains.length; c += 5) {
+        const blocks = chains[c]!;
+        let linear = 0;
+        while (linear < blocks.length && s.has(blocks[linear]!)) linear++;
+        if (linear > 0 && linear < blocks.length) partial++;
+        for (let j = linear; j < blocks.length; j++)
+          if (s.has(blocks[j]!))
+            failures.push(`step ${step} chain ${c}: block ${j} held past a gap at ${linear}`);
+        if (s.longestPrefix(blocks) !== linear)
+          failures.push(`step ${step} chain ${c}: binary search disagrees`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(partial).toBeGreaterThan(100); // eviction really did cut chains part-way
+  });
+
+  it("evictThrough drops exactly the entries at least as old as a stamp", () => {
+    const s = new LruBlockSet(100);
+    for (let k = 1; k <= 10; k++) s.touchChain([k], 1);
+    expect(s.evictThrough(s.stampOf(4))).toBe(4);
+    expect([1, 4, 5, 10].map((k) => s.has(k))).toEqual([false, false, true, true]);
+  });
+
+  it("removeIfStamp removes only an entry nobody touched since", () => {
+    const s = new LruBlockSet(10);
+    s.touchChain([1, 2], 2);
+    const stamp = s.stampOf(2);
+    s.touchChain([2], 1);
+    expect(s.removeIfStamp(2, stamp)).toBe(false);
+    expect(s.removeIfStamp(1, s.stampOf(1))).toBe(true);
+    expect(s.has(1)).toBe(false);
+  });
+
+  it("shrinking the capacity keeps the most recent entries in order", () => {
+    const s = new LruBlockSet(1000);
+    for (let k = 1; k <= 1000; k++) s.touchChain([k], 1);
+    s.setCapacity(10);
+    expect(s.size).toBe(10);
+    expect(s.has(991)).toBe(true);
+    expect(s.has(990)).toBe(false);
+    s.touchChain([5000], 1);
+    expect(s.has(991)).toBe(false);
+    expect(s.bytes()).toBeLessThan(2000);
+  });
+
+  it("holds 1 M blocks over 16 backends in under 64 MB (~32-36 bytes per block)", () => {
+    const sets = Array.from({ length: 16 }, () => new LruBlockSet(62_500));
+    const random = seededRandom(9);
+    for (const s of sets) {
+      const chain: number[] = [];
+      for (let k = 0; k < 70_000; k++) chain.push(Math.floor(random() * 2 ** 53));
+      s.touchChain(chain, chain.length);
+    }
+    const blocks = sets.reduce((a, s) => a + s.size, 0);
+    const bytes = sets.reduce((a, s) => a + s.bytes(), 0);
+    expect(blocks).toBe(1_000_000);
+    expect(bytes).toBeLessThan(64 * 2 ** 20);
+    expect(bytes / blocks).toBeLessThan(40);
+  });
+});

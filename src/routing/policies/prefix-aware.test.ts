@@ -1,0 +1,144 @@
+import { describe, expect, it } from "vitest";
+import { blockKeysFromIds, chainSeed } from "../prefix-keys";
+import { Router } from "../router";
+import { seededRandom } from "../seeded-random";
+import type { BackendSpec, RouteRequest } from "../types";
+import { PrefixAwarePolicy } from "./prefix-aware";
+
+const FLEET: BackendSpec[] = ["g0", "g1", "g2", "g3"].map((id) => ({
+  id,
+  weight: 1,
+  kvCacheTokens: 1_000_000,
+}));
+const SEED = chainSeed("m", "tenant-a");
+
+/** A prompt: a shared prefix (ids prefixId*1000 + j, `shared` blocks) then `tail` unique blocks. */
+function prompt(prefixId: number, shared: number, tailId: number, tail: number, seed = SEED): RouteRequest {
+  const ids: number[] = [];
+  for (let j = 0; j < shared; j++) ids.push(prefixId * 1000 + j);
+  for (let j = 0; j < tail; j++) ids.push(1e9 + tailId * 1000 + j);
+  return { blocks: blockKeysFromIds(ids, seed), promptTokens: ids.length * 16 + 5 };
+}
+
+function setup() {
+  const router = new Router(FLEET, { policy: "prefix_aware" });
+  const random = seededRandom(1);
+  return { router, ctx: (now: number) => ({ now, random }) };
+}
+
+describe("prefix_aware", () => {
+  it("places a new prefix on the ring, then the same prefix sticks (affinity)", () => {
+    const { router, ctx } = setup();
+    const first = router.route(prompt(1, 64, 0, 4), ctx(0));
+    expect(first.decision.reason).toBe("ring");
+    router.complete(first.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, ctx(100));
+    for (let k = 1; k <= 20; k++) {
+      const { decision, ticket } = router.route(prompt(1, 64, k, 4), ctx(1000 * k));
+      expect(decision.backendId).toBe(first.decision.backendId);
+      expect(decision.reason).toBe("affinity");
+      expect(decision.expectedCachedTokens).toBe(64 * 16);
+      router.complete(ticket, { ok: true, cachedTokens: 64 * 16, ttftMs: 20 }, ctx(1000 * k + 20));
+    }
+  });
+
+  it("spreads different prefixes over the fleet", () => {
+    const { router, ctx } = setup();
+    const seen = new Map<string, number>();
+    for (let p = 0; p < 200; p++) {
+      const { decision, ticket } = router.route(prompt(p, 32, p, 2), ctx(p * 1000));
+      seen.set(decision.backendId, (seen.get(decision.backendId) ?? 0) + 1);
+      router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 50 }, ctx(p * 1000 + 50));
+    }
+    expect(seen.size).toBe(4);
+    for (const n of seen.values()) expect(n).toBeGreaterThan(30);
+  });
+
+  it("a backend at its cap makes the next same-prefix request spill to another", () => {
+    const { router, ctx } = setup();
+    const reasons: string[] = [];
+    const homes = new Set<string>();
+    for (let k = 0; k < 12; k++) {
+      // Never completed: in-flight load builds up on the prefix's home.
+      const { decision } = router.route(prompt(7, 64, k, 2), ctx(k));
+      reasons.push(decision.reason);
+      homes.add(decision.backendId);
+    }
+    expect(reasons[0]).toBe("ring");
+    expect(reasons).toContain("spill");
+    expect(homes.size).toBeGreaterThan(1);
+    const stats = router.stats();
+    for (const b of stats.backends) expect(b.inflight).toBeLessThanOrEqual(Math.ceil(1.25 * (12 / 4)) + 1);
+  });
+
+  it("weighs saved prefill against queued prefill: a hot prefix spills before any cap binds", () => {
+    const { router, ctx } = setup();
+    const backends = new Set<string>();
+    // 40 long-prefix requests at the same instant, each completed at once (in-flight stays 0-1).
+    for (let k = 0; k < 40; k++) {
+      const { decision, ticket } = router.route(prompt(9, 256, k, 64), ctx(0));
+      backends.add(decision.backendId);
+      router.complete(ticket, { ok: true }, ctx(0));
+    }
+    expect(backends.size).toBeGreaterThan(1);
+  });
+
+  it("tenants (different chain seeds) never share affinity", () => {
+    const { router, ctx } = setup();
+    const a = router.route(prompt(3, 64, 0, 2), ctx(0));
+    router.complete(a.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, ctx(100));
+    const other = chainSeed("m", "tenant-b");
+    const b = router.route(prompt(3, 64, 0, 2, other), ctx(200));
+    expect(b.decision.expectedCachedTokens).toBe(0);
+    expect(b.decision.reason).toBe("ring");
+  });
+
+  it("spreads conversations that share a system prompt by where their known prefix ends", () => {
+    const { router, ctx } = setup();
+    // Warm: the system prompt is cached on every backend.
+    for (const id of ["g0", "g1", "g2", "g3"]) {
+      for (const other of ["g0", "g1", "g2", "g3"]) router.setHealthy(other, other === id);
+      const w = router.route(prompt(5, 64, 0, 0), ctx(0));
+      router.complete(w.ticket, { ok: true }, ctx(0));
+    }
+    for (const id of ["g0", "g1", "g2", "g3"]) router.setHealthy(id, true);
+    const counts = new Map<string, number>();
+    for (let c = 1; c <= 200; c++) {
+      const { decision, ticket } = router.route(prompt(5, 64, c, 3), ctx(10_000 * c));
+      expect(decision.reason).toBe("affinity");
+      counts.set(decision.backendId, (counts.get(decision.backendId) ?? 0) + 1);
+      router.complete(ticket, { ok: true }, ctx(10_000 * c));
+    }
+    expect(counts.size).toBe(4);
+    for (const n of counts.values()) expect(n).toBeGreaterThan(25);
+  });
+
+  it("a match shorter than 4 blocks (a template header) does not count as affinity", () => {
+    const { router, ctx } = setup();
+    const header = prompt(4, 2, 0, 0);
+    const h = router.route(header, ctx(0));
+    router.complete(h.ticket, { ok: true }, ctx(0));
+    const { decision } = router.route(prompt(4, 2, 1, 10), ctx(1));
+    expect(decision.reason).toBe("ring");
+  });
+
+  it("learns a slower prefill rate from observed TTFTs", () => {
+    const policy = new PrefixAwarePolicy();
+    const router = new Router(FLEET, { policy });
+    const random = seededRandom(2);
+    const before = policy.model.prefillTokensPerSec(0);
+    expect(before).toBe(10_000);
+    for (let k = 0; k < 30; k++) {
+      const { decision, ticket } = router.route(prompt(100 + k, 200, k, 0), { now: k * 10_000, random });
+      const i = FLEET.findIndex((b) => b.id === decision.backendId);
+      // Every backend prefills at 2,500 tok/s: 3200 tokens → 1280 ms.
+      router.complete(
+        ticket,
+        { ok: true, cachedTokens: 0, ttftMs: 1280 },
+        { now: k * 10_000 + 1280, random },
+      );
+      expect(i).toBeGreaterThanOrEqual(0);
+    }
+    const rates = FLEET.map((_, i) => policy.model.prefillTokensPerSec(i));
+    expect(Math.min(...rates)).toBeLessThan(6000);
+  });
+});

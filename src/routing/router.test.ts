@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import { createPolicy, isPolicyName } from "./registry";
+import { NoHealthyBackendError, Router } from "./router";
+import { seededRandom } from "./seeded-random";
+import type { BackendSpec, PolicyName, RoutingPolicy } from "./types";
+
+const ctx = { now: 0, random: seededRandom(1) };
+const spec = (id: string, weight = 1, kvCacheTokens = 16_000): BackendSpec => ({ id, weight, kvCacheTokens });
+
+describe("Router", () => {
+  it.each([
+    [[spec("a"), spec("a")], /backends\[1\]\.id: duplicate id "a"/],
+    [[spec("a", 0)], /backends\[0\]\.weight: must be a finite number > 0, got 0/],
+    [[spec("a"), spec("b", 1, -5)], /backends\[1\]\.kvCacheTokens/],
+    [[spec("")], /backends\[0\]\.id/],
+  ])("rejects bad backends with the field named (%#)", (backends, message) => {
+    expect(() => new Router(backends, { policy: "round_robin" })).toThrow(message);
+  });
+
+  it("rejects bad options", () => {
+    expect(() => new Router([spec("a")], { policy: "random", blockTokens: 0 })).toThrow(/blockTokens/);
+    expect(() => new Router([spec("a")], { policy: "random", balanceFactor: Number.NaN })).toThrow(
+      /balanceFactor/,
+    );
+    expect(() => new Router([spec("a")], { policy: "nope" as PolicyName })).toThrow(
+      /unknown routing policy "nope"/,
+    );
+  });
+
+  it("counts in flight, and complete() is idempotent per ticket", () => {
+    const router = new Router([spec("a"), spec("b")], { policy: "least_outstanding" });
+    const t1 = router.route({ blocks: [1], promptTokens: 16 }, ctx);
+    const t2 = router.route({ blocks: [2], promptTokens: 16 }, ctx);
+    expect(router.totalInflight).toBe(2);
+    expect(router.inflight("a") + router.inflight("b")).toBe(2);
+    router.complete(t1.ticket, { ok: true }, ctx);
+    router.complete(t1.ticket, { ok: true }, ctx);
+    expect(router.totalInflight).toBe(1);
+    router.complete(t2.ticket, { ok: false }, ctx);
+    expect(router.totalInflight).toBe(0);
+    expect(router.inflight("zzz")).toBe(0);
+  });
+
+  it("setBackends keeps index, health and in-flight of backends that stay; removed ones' tickets are no-ops", () => {
+    const router = new Router([spec("a"), spec("b"), spec("c")], { policy: "consistent_hash" });
+    const blocks = [10, 11, 12, 13, 14];
+    const first = router.route({ blocks, promptTokens: 80 }, ctx);
+    const home = first.decision.backendId;
+    const others = ["a", "b", "c"].filter((id) => id !== home);
+    router.setHealthy(others[0]!, false);
+    // Reorder, drop one non-home backend, add a new one.
+    router.setBackends([spec("new"), spec(others[0]!), spec(home)]);
+    expect(router.inflight(home)).toBe(1);
+    expect(router.totalInflight).toBe(1);
+    const s = router.stats();
+    expect(s.backends.map((b) => b.id)).toEqual(["new", others[0], home]);
+    expect(s.backends.find((b) => b.id === others[0])!.healthy).toBe(false);
+    expect(s.backends.find((b) => b.id === home)!.indexBlocks).toBe(5);
+    router.complete(first.ticket, { ok: true }, ctx);
+    expect(router.totalInflight).toBe(0);
+
+    const gone = router.route({ blocks: [99], promptTokens: 16 }, ctx);
+    router.setBackends([spec(gone.decision.backendId === "new" ? home : "new")]);
+    expect(() => router.complete(gone.ticket, { ok: true }, ctx)).not.toThrow();
+    expect(router.totalInflight).toBe(0);
+  });
+
+  it("resizes a backend's index when its KV capacity changes", () => {
+    const router = new Router([spec("a", 1, 16 * 100)], { policy: "random" });
+    router.route({ blocks: Array.from({ length: 80 }, (_, j) => j + 1), promptTokens: 1280 }, ctx);
+    router.setBackends([spec("a", 1, 16 * 10)]);
+    const b = router.stats().backends[0]!;
+    expect(b.indexCapacityBlocks).toBe(10);
+    expect(b.indexBlocks).toBe(10);
+  });
+
+  it("throws NoHealthyBackendError (code no_healthy_backend) with no healthy or no backends", () => {
+    const empty = new Router([], { policy: "prefix_aware" });
+    try {
+      empty.route({ blocks: [], promptTokens: 3 }, ctx);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(NoHealthyBackendError);
+      expect((e as NoHealthyBackendError).code).toBe("no_healthy_backend");
+    }
+    const router = new Router([spec("a")], { policy: "prefix_aware" });
+    expect(() => router.setHealthy("b", false)).toThrow(/unknown backend id "b"/);
+  });
+
+  it("refuses a policy's pick of an unhealthy or unknown backend", () => {
+    const bad: RoutingPolicy = {
+      name: "bad",
+      pick: () => ({ index: 1, reason: "ring", expectedCachedTokens: 0 }),
+    };
+    const router = new Router([spec("a"), spec("b")], { policy: bad });
+    router.setHealthy("b", false);
+    expect(() => router.route({ blocks: [], promptTokens: 1 }, ctx)).toThrow(/picked unhealthy backend b/);
+    const worse: RoutingPolicy = {
+      name: "worse",
+      pick: () => ({ index: 9, reason: "ring", expectedCachedTokens: 0 }),
+    };
+    expect(() =>
+      new Router([spec("a")], { policy: worse }).route({ blocks: [], promptTokens: 1 }, ctx),
+    ).toThrow(/index 9/);
+  });
+
+  it("corrects the index from reported cached tokens and counts it in stats", () => {
+    const router = new Router([spec("a", 1, 16 * 1000)], { policy: "prefix_aware" });
+    const old = { blocks: [1, 2, 3, 4, 5], promptTokens: 90 };
+    router.complete(router.route(old, ctx).ticket, { ok: true, cachedTokens: 0 }, ctx);
+    const convo = { blocks: [20, 21, 22, 23, 24, 25], promptTokens: 100 };
+    router.complete(router.route(convo, ctx).ticket, { ok: true, cachedTokens: 0 }, ctx);
+    const again = router.route(convo, ctx);
+    expect(again.decision.expectedCachedTokens).toBe(96);
+    router.complete(again.ticket, { ok: true, cachedTokens: 32 }, ctx);
+    const s = router.stats();
+    expect(s.correctedBlocks).toBe(5);
+    expect(s.backends[0]!.indexBlocks).toBe(6);
+    expect(s.indexBytes).toBeGreaterThan(0);
+  });
+});
+
+describe("registry", () => {
+  it("creates every named policy, fresh each time, and rejects unknown names", () => {
+    for (const name of [
+      "prefix_aware",
+      "least_outstanding",
+      "round_robin",
+      "random",
+      "consistent_hash",
+    ] as const) {
+      const p = createPolicy(name);
+      expect(p.name).toBe(name);
+      expect(createPolicy(name)).not.toBe(p);
+    }
+    expect(() => createPolicy("sticky" as PolicyName)).toThrow(/unknown routing policy "sticky"/);
+    expect(isPolicyName("random")).toBe(true);
+    expect(isPolicyName("Random")).toBe(false);
+  });
+});
