@@ -85,7 +85,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     envFile,
     envLine("BACKENDS", JSON.stringify(opts.backends)) +
       envLine("GATEWAY_API_KEYS", opts.apiKey) +
-      envLine("ADMIN_TOKEN", opts.adminToken ?? "e2e-admin-token"),
+      envLine("ADMIN_TOKEN", opts.adminToken ?? "e2e-admin-token-0123456789"),
     { mode: 0o600 },
   );
   const port = await freePort();
