@@ -10,7 +10,7 @@ import { backendUnreachable, GatewayError, modelNotFound } from "./errors";
 import { fingerprint } from "./log";
 import type { ChatBody, InferenceKind } from "./openai-schemas";
 import { poolFor, type RouteOk, type RouterStub, routerStub, routeVia } from "./pools";
-import { prefixKeysForRequest } from "./prefix-stand-in";
+import { prefixKeysForRequest } from "./prefix";
 import { callBackend, isRetryableStatus, type RelayEnd, relay, type UpstreamAttempt } from "./proxy";
 import { readInferenceBody } from "./request-body";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";

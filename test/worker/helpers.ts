@@ -53,7 +53,7 @@ export function chatBody(system: string, user: string, extra: Record<string, unk
 }
 
 /** A system prompt long enough to span many 16-token blocks, unique per seed. */
-export function longPrompt(seed: string, words = 400): string {
+export function longPrompt(seed: string, words = 120): string {
   const out: string[] = [];
   for (let i = 0; i < words; i++) out.push(`${seed}-w${i % 97}-${(i * 7919) % 1009}`);
   return out.join(" ");
@@ -80,12 +80,20 @@ export async function settle(model = MODEL, timeoutMs = 5000): Promise<void> {
   }
 }
 
-/** Sends a request, reads it to the end, waits for its lease to be released; returns the backend. */
+/**
+ * prefix_aware's cost model keeps a time-based estimate of each backend's prefill queue (uncached
+ * tokens / 10k tokens/s until it has learned a rate) that a completion does not clear. Pausing past it
+ * makes back-to-back test requests see an idle fleet, as requests seconds apart do in production.
+ */
+export const QUEUE_DRAIN_MS = 120;
+
+/** Sends a request, reads it to the end, waits for its lease to be released; returns the response. */
 export async function chatAndSettle(body: string, headers: Record<string, string> = {}): Promise<Response> {
   const res = await chat(body, headers);
   expect(res.status).toBe(200);
   await res.arrayBuffer();
   await settle();
+  await new Promise((r) => setTimeout(r, QUEUE_DRAIN_MS));
   return res;
 }
 

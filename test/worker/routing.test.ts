@@ -1,0 +1,85 @@
+/**
+ * Routing through the real Worker and RouterDO against real HTTP backends:
+ * stickiness, spreading, bounded-load spill, tenant isolation, usage feedback.
+ */
+import { describe, expect, it } from "vitest";
+import { chat, chatAndSettle, chatBody, longPrompt, poolStats, settle } from "./helpers";
+
+const backendOf = (res: Response) => res.headers.get("x-prefix-gateway-backend");
+const reasonOf = (res: Response) => res.headers.get("x-prefix-gateway-route");
+
+describe("prefix-aware routing", () => {
+  it("sends requests sharing a prefix to one backend, and says why", async () => {
+    const system = longPrompt("sticky");
+    const first = await chatAndSettle(chatBody(system, "question 0"));
+    expect(reasonOf(first)).toBe("ring");
+    expect(first.headers.get("x-prefix-gateway-cached-tokens-expected")).toBe("0");
+    for (let i = 1; i < 5; i++) {
+      const res = await chatAndSettle(chatBody(system, `question ${i}`));
+      expect(backendOf(res)).toBe(backendOf(first));
+      expect(reasonOf(res)).toBe("affinity");
+      expect(Number(res.headers.get("x-prefix-gateway-cached-tokens-expected"))).toBeGreaterThan(300);
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+    }
+  });
+
+  it("spreads different prefixes over the fleet", async () => {
+    const used = new Set<string | null>();
+    for (let i = 0; i < 16; i++)
+      used.add(backendOf(await chatAndSettle(chatBody(longPrompt(`spread-${i}`), "q"))));
+    expect(used.size).toBeGreaterThanOrEqual(3);
+  });
+
+  it("spills the next request when the prefix's backend is at its bounded-load cap", async () => {
+    const system = longPrompt("hot");
+    // Hold a long stream open on the prefix's home: with 4 equal backends and c = 1.25, the cap for the
+    // next request is ceil(1.25 · 1/4 · (1 + 1)) = 1, so home is full.
+    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 400 }));
+    const home = backendOf(held);
+    expect(reasonOf(held)).toBe("ring");
+    expect((await poolStats()).backends.find((b) => b.id === home)?.inflight).toBe(1);
+    const next = await chat(chatBody(system, "while busy"));
+    const spilled = backendOf(next);
+    expect(spilled).not.toBe(home);
+    expect(reasonOf(next)).toBe("spill");
+    await next.arrayBuffer();
+    // The client walks away from the held stream: the upstream is aborted and the lease released.
+    await held.body?.cancel();
+    await settle();
+    const after = await poolStats();
+    expect(after.leases).toBe(0);
+    expect(after.backends.every((b) => b.inflight === 0)).toBe(true);
+    // Both now hold the prefix; the next request goes back to one of them on affinity.
+    const calm = await chatAndSettle(chatBody(system, "calm again"));
+    expect(reasonOf(calm)).toBe("affinity");
+    expect([home, spilled]).toContain(backendOf(calm));
+  });
+
+  it("keeps tenants apart: a different prompt_cache_key or x-prefix-cache-key shares no affinity", async () => {
+    const system = longPrompt("tenant");
+    await chatAndSettle(chatBody(system, "a1", { prompt_cache_key: "alice" }));
+    const alice = await chatAndSettle(chatBody(system, "a2", { prompt_cache_key: "alice" }));
+    expect(reasonOf(alice)).toBe("affinity");
+    const bob = await chatAndSettle(chatBody(system, "b1", { prompt_cache_key: "bob" }));
+    expect(reasonOf(bob)).toBe("ring");
+    expect(bob.headers.get("x-prefix-gateway-cached-tokens-expected")).toBe("0");
+    const viaHeader = await chatAndSettle(chatBody(system, "c1"), { "x-prefix-cache-key": "carol" });
+    expect(reasonOf(viaHeader)).toBe("ring");
+    const carolAgain = await chatAndSettle(chatBody(system, "c2"), { "x-prefix-cache-key": "carol" });
+    expect(reasonOf(carolAgain)).toBe("affinity");
+    expect(backendOf(carolAgain)).toBe(backendOf(viaHeader));
+  });
+
+  it("feeds the backend's usage (cached_tokens) back to the RouterDO", async () => {
+    const before = (await poolStats()).usage;
+    const system = longPrompt("usage");
+    await chatAndSettle(chatBody(system, "one"));
+    await chatAndSettle(chatBody(system, "two")); // non-streamed: usage from the JSON body
+    await chatAndSettle(chatBody(system, "three", { stream: true })); // streamed, usage not asked for
+    const after = (await poolStats()).usage;
+    expect(after.withUsage - before.withUsage).toBe(3);
+    expect(after.completed - before.completed).toBe(3);
+    // The second and third requests found the shared system prompt in the backend's cache.
+    expect(after.cachedTokens - before.cachedTokens).toBeGreaterThan(100);
+  });
+});
