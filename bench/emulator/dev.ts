@@ -1,0 +1,158 @@
+/**
+ * `npm run dev`: the whole stack on one machine. Reads `.dev.vars` (or, when
+ * absent, `.dev.vars.example`), starts one emulated vLLM replica per entry of
+ * BACKENDS on its URL's port (serving models[0], with its apiKey and
+ * kvCacheTokens), then runs `wrangler dev` for the gateway in front of them.
+ * Ctrl-C / SIGTERM stops everything.
+ *
+ *   npm run dev [-- --speed X] [-- --no-wrangler]
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs, parseEnv } from "node:util";
+import { type Emulator, startEmulator } from "./server";
+
+interface DevBackend {
+  readonly id: string;
+  readonly url: URL;
+  readonly model: string;
+  readonly apiKey?: string;
+  readonly kvCacheTokens?: number;
+}
+
+const GATEWAY_PORT = 8787;
+
+function fail(message: string): never {
+  process.stderr.write(`dev: ${message}\n`);
+  process.exit(2);
+}
+
+/** BACKENDS from the vars file, checked just enough to start emulators (the Worker validates it fully). */
+function parseDevBackends(raw: string | undefined, file: string): DevBackend[] {
+  if (raw === undefined) fail(`${file}: BACKENDS is not set`);
+  let list: unknown;
+  try {
+    list = JSON.parse(raw);
+  } catch (err) {
+    fail(`${file}: BACKENDS is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (!Array.isArray(list) || list.length === 0) fail(`${file}: BACKENDS must be a non-empty JSON array`);
+  return list.map((b: unknown, i): DevBackend => {
+    const at = `${file}: BACKENDS[${i}]`;
+    if (typeof b !== "object" || b === null) fail(`${at}: must be an object`);
+    const o = b as Record<string, unknown>;
+    if (typeof o.id !== "string") fail(`${at}.id: must be a string`);
+    let url: URL;
+    try {
+      url = new URL(String(o.url));
+    } catch {
+      fail(`${at}.url: not a URL (${String(o.url)})`);
+    }
+    if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname) || url.port === "")
+      fail(`${at}.url: an emulator needs a local URL with a port, got ${url.href}`);
+    const models = o.models;
+    if (!Array.isArray(models) || typeof models[0] !== "string")
+      fail(`${at}.models: must list at least one model`);
+    if (o.apiKey !== undefined && typeof o.apiKey !== "string") fail(`${at}.apiKey: must be a string`);
+    const kv = o.kvCacheTokens;
+    if (kv !== undefined && (typeof kv !== "number" || !Number.isInteger(kv) || kv < 1))
+      fail(`${at}.kvCacheTokens: must be a positive integer`);
+    return {
+      id: o.id,
+      url,
+      model: models[0] as string,
+      apiKey: o.apiKey as string | undefined,
+      kvCacheTokens: kv as number | undefined,
+    };
+  });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { speed: { type: "string" }, "no-wrangler": { type: "boolean" } },
+    strict: true,
+  });
+  const speed = values.speed === undefined ? 1 : Number(values.speed);
+  if (!(Number.isFinite(speed) && speed > 0)) fail(`--speed must be a number > 0, got "${values.speed}"`);
+
+  const root = process.cwd();
+  const own = resolve(root, ".dev.vars");
+  const example = resolve(root, ".dev.vars.example");
+  const useExample = !existsSync(own);
+  const file = useExample ? example : own;
+  if (!existsSync(file)) fail("neither .dev.vars nor .dev.vars.example found (run from the repo root)");
+  const vars = parseEnv(readFileSync(file, "utf8"));
+  const backends = parseDevBackends(vars.BACKENDS, file);
+
+  const emulators: Emulator[] = [];
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  const stop = async (code: number): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    // wrangler runs in its own process group (with workerd under it): stop the whole group.
+    if (child?.pid !== undefined && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        child.kill("SIGTERM");
+      }
+    }
+    await Promise.all(emulators.map((e) => e.close()));
+    process.exit(code);
+  };
+  process.once("SIGINT", () => void stop(0));
+  process.once("SIGTERM", () => void stop(0));
+
+  for (const b of backends) {
+    try {
+      const emu = await startEmulator({
+        port: Number(b.url.port),
+        host: b.url.hostname.replace(/^\[|\]$/g, ""),
+        model: b.model,
+        apiKey: b.apiKey,
+        speed,
+        engine: b.kvCacheTokens === undefined ? undefined : { kvCacheTokens: b.kvCacheTokens },
+      });
+      emulators.push(emu);
+      process.stdout.write(`dev: emulator ${b.id} → ${emu.url} (${b.model})\n`);
+    } catch (err) {
+      process.stderr.write(`dev: cannot start emulator ${b.id} on ${b.url.href}: ${String(err)}\n`);
+      await stop(1);
+    }
+  }
+
+  const gatewayKey = (vars.GATEWAY_API_KEYS ?? "").split(",")[0]?.trim() || "<your gateway key>";
+  const curl =
+    `curl -N http://127.0.0.1:${GATEWAY_PORT}/v1/chat/completions -H 'Authorization: Bearer ${gatewayKey}' ` +
+    `-H 'content-type: application/json' -d '{"model":"${backends[0]!.model}","stream":true,` +
+    `"messages":[{"role":"user","content":"Hello"}]}'`;
+  if (values["no-wrangler"] === true) {
+    process.stdout.write(`dev: ${emulators.length} emulators ready (no gateway started). Ctrl-C stops.\n`);
+    return;
+  }
+
+  const args = ["dev", "--port", String(GATEWAY_PORT), "--ip", "127.0.0.1"];
+  // wrangler reads .dev.vars itself; the example has to be named explicitly.
+  if (useExample) args.push("--env-file", ".dev.vars.example");
+  child = spawn(resolve(root, "node_modules/.bin/wrangler"), args, {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
+  });
+  let announced = false;
+  child.stdout?.on("data", (b: Buffer) => {
+    process.stdout.write(b);
+    if (!announced && /Ready on/i.test(b.toString())) {
+      announced = true;
+      process.stdout.write(`\ndev: gateway ready on http://127.0.0.1:${GATEWAY_PORT} — try:\n  ${curl}\n\n`);
+    }
+  });
+  child.on("exit", (code) => {
+    process.stderr.write(`dev: wrangler exited (${code ?? "signal"})\n`);
+    void stop(code ?? 0);
+  });
+}
+
+main().catch((err: unknown) => fail(err instanceof Error ? (err.stack ?? err.message) : String(err)));
