@@ -1,0 +1,90 @@
+/**
+ * Load sweep: one policy (default least_outstanding) over a list of request
+ * rates (synthetic workloads) or speed factors (traces), to find the load at
+ * which a comparison is meaningful. Idle TTFT = that policy's TTFT at the
+ * first (lowest) load, which the caller picks low enough for queues to be
+ * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
+ *
+ *   npx tsx bench/sim/sweep.ts --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
+ *     [--requests N] [--out FILE]
+ */
+import { writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
+import { loadWorkload } from "../workloads/index";
+import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { parsePolicies, routerFactory } from "./policies";
+import { prepareWorkload } from "./prepare";
+import { machine } from "./report";
+import { simulatePolicy } from "./simulator";
+
+async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      workload: { type: "string" },
+      backends: { type: "string", default: "8" },
+      loads: { type: "string" },
+      policy: { type: "string", default: "least_outstanding" },
+      seed: { type: "string", default: "1" },
+      requests: { type: "string" },
+      out: { type: "string" },
+    },
+  });
+  const workload = values.workload;
+  if (workload === undefined || values.loads === undefined)
+    throw new Error("--workload and --loads are required");
+  const isTrace = workload === "mooncake" || workload.startsWith("file:");
+  const loads = values.loads.split(",").map(Number);
+  if (loads.some((x) => !(x > 0))) throw new Error(`--loads must be positive numbers, got ${values.loads}`);
+  const [policy] = parsePolicies(values.policy);
+  const backends = Number(values.backends);
+  const seed = Number(values.seed);
+  const fleet = { backends, kvCacheTokens: DEFAULT_ENGINE_CONFIG.kvCacheTokens, seed };
+  const rows: string[][] = [];
+  let idleP99 = Number.NaN;
+  for (const load of loads) {
+    const n = values.requests === undefined ? {} : { requests: Number(values.requests) };
+    const w = await loadWorkload(
+      workload,
+      isTrace ? { rate: 1, speed: load, seed, ...n } : { rate: load, seed, ...n },
+    );
+    const p = prepareWorkload(w);
+    const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens));
+    if (Number.isNaN(idleP99)) idleP99 = r.ttftP99Ms;
+    const row = [
+      isTrace ? `speed ${load}` : `${load} req/s`,
+      fmtMs(r.ttftP50Ms),
+      fmtMs(r.ttftP99Ms),
+      fmtNum(r.ttftP99Ms / idleP99, 2),
+      fmtPct(r.hitRate),
+      fmtNum(
+        r.inflightAvg.reduce((a, b) => a + b, 0),
+        1,
+      ),
+    ];
+    rows.push(row);
+    console.error(row.join("  "));
+  }
+  const cmd = `npx tsx bench/sim/sweep.ts ${argv.join(" ")}`;
+  const md = [
+    `# Load sweep: ${workload}, ${backends} backends, ${policy}`,
+    "",
+    "```",
+    cmd,
+    "```",
+    "",
+    `Machine: ${machine()}. Idle = the first load's p99 TTFT (${fmtMs(idleP99)}).`,
+    "",
+    table(["load", "TTFT p50", "TTFT p99", "p99 / idle p99", "hit rate", "fleet in-flight (avg)"], rows),
+    "",
+  ].join("\n");
+  if (values.out !== undefined) await writeFile(values.out, md);
+  else console.log(md);
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  console.error(`sweep: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+});
