@@ -188,6 +188,12 @@ async function main(): Promise<void> {
     row("js-tiktoken", "before: js-tiktoken lite + o200k_base ranks"),
     row("ours", "after: src/tokenizer.ts (typed-array vocab, lazy)"),
     "",
+    ...(workerd
+      ? [
+          `Inside workerd (\`--workerd\`: test/worker/prefix.test.ts, via @cloudflare/vitest-plugin): ${workerd}. workerd's clocks stand still during synchronous CPU and jump at the next I/O, so the test reads Date.now() around the build and a 0 ms timer: build CPU + one timer turn, 1 ms resolution.`,
+          "",
+        ]
+      : []),
     '"import" includes tsx\'s on-the-fly TypeScript transform for ours (not present in a bundled Worker) and, for both, parsing the 2.3 MB ranks module; in a Worker that parse happens when the script loads.',
     "",
     "## Bundle size (esbuild, as wrangler bundles; gzip -9)",
