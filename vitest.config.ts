@@ -1,9 +1,11 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-/** Secrets and vars the workerd tests run with (test/worker/env.ts mirrors the keys). */
-function workerTestBindings(urls: readonly string[]): Record<string, string> {
+/** Secrets and vars the workerd tests run with (test/worker/helpers.ts mirrors the names). */
+function workerTestBindings(urls: readonly string[], spareUrls: readonly string[]): Record<string, string> {
   return {
+    // Not a secret the Worker reads: the spare fleet's addresses, for tests that swap BACKENDS.
+    TEST_SPARE_URLS: JSON.stringify(spareUrls),
     BACKENDS: JSON.stringify(
       urls.map((url, i) => ({
         id: `emu-${i + 1}`,
@@ -38,7 +40,12 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: workerTestBindings(inject<string[]>("emulatorUrls")) },
+            miniflare: {
+              bindings: workerTestBindings(
+                inject<string[]>("emulatorUrls"),
+                inject<string[]>("spareEmulatorUrls"),
+              ),
+            },
           })),
         ],
         test: {

@@ -90,7 +90,7 @@ const envSchema = z
       .default("1.25")
       .transform(Number)
       .pipe(z.number({ error: "must be a number" }).min(1, "must be >= 1").max(100, "must be <= 100")),
-    LEASE_TTL_SECONDS: positiveIntString("seconds", 10, 86_400).default(600),
+    LEASE_TTL_SECONDS: positiveIntString("seconds", 1, 86_400).default(600),
     HEALTH_PROBE_SECONDS: positiveIntString("seconds", 1, 3600).default(10),
   })
   .superRefine((env, ctx) => {

@@ -69,7 +69,7 @@ describe("parseConfig", () => {
     [{ BLOCK_TOKENS: "32", PREFIX_TOKENS: "16" }, "PREFIX_TOKENS: must be >= BLOCK_TOKENS"],
     [{ BALANCE_FACTOR: "0.5" }, "BALANCE_FACTOR: must be >= 1"],
     [{ BALANCE_FACTOR: "abc" }, "BALANCE_FACTOR: must be a number"],
-    [{ LEASE_TTL_SECONDS: "1" }, "LEASE_TTL_SECONDS: must be >= 10"],
+    [{ LEASE_TTL_SECONDS: "0" }, "LEASE_TTL_SECONDS: must be >= 1"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);

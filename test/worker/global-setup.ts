@@ -1,32 +1,40 @@
 /**
- * Node side of the workerd tests: starts real backend emulators (HTTP on
- * loopback, ephemeral ports) before the Worker boots, and hands their
+ * Node side of the workerd tests: starts real backend emulators
+ * (bench/emulator: OpenAI-compatible HTTP on loopback, ephemeral ports, real
+ * timing, usage with cached_tokens) before the Worker boots, and hands their
  * addresses to vitest.config.ts, which turns them into the BACKENDS binding.
  * Nothing here is a mock: the gateway talks HTTP to real servers.
  */
 import type { TestProject } from "vitest/node";
-import { startAuxBackend } from "./aux-backend";
+import { startEmulator } from "../../bench/emulator/server";
 
-export const TEST_MODEL = "test-model";
-export const TEST_BACKEND_KEY = "emu-test-key";
-/** Four emulators: enough to see stickiness, spreading and spill under a bounded-load cap. */
-const COUNT = 4;
+/** Must match the names in vitest.config.ts and test/worker/helpers.ts. */
+const MAIN_MODEL = "test-model";
+const SPARE_MODEL = "spare-model";
+const BACKEND_KEY = "emu-test-key";
 
 declare module "vitest" {
   export interface ProvidedContext {
+    /** Four emulators serving test-model: the fleet of the default BACKENDS binding. */
     emulatorUrls: string[];
+    /** Two emulators serving spare-model: fleets that tests swap in through a modified env. */
+    spareEmulatorUrls: string[];
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const emulators = await Promise.all(
-    Array.from({ length: COUNT }, () => startAuxBackend({ model: TEST_MODEL, apiKey: TEST_BACKEND_KEY })),
-  );
+  const start = (model: string) => startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY });
+  const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
+  const spare = await Promise.all([1, 2].map(() => start(SPARE_MODEL)));
   project.provide(
     "emulatorUrls",
-    emulators.map((e) => e.url),
+    main.map((e) => e.url),
+  );
+  project.provide(
+    "spareEmulatorUrls",
+    spare.map((e) => e.url),
   );
   return async () => {
-    await Promise.all(emulators.map((e) => e.close()));
+    await Promise.all([...main, ...spare].map((e) => e.close()));
   };
 }

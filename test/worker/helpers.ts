@@ -109,3 +109,19 @@ export async function expectOpenAIError(res: Response, status: number, code: str
   expect(body.error.message).not.toMatch(/\n\s+at /); // never a stack trace
   return body.error.message;
 }
+
+export const SPARE_MODEL = "spare-model";
+export const BACKEND_KEY = "emu-test-key";
+
+/** Addresses of the two spare-model emulators (a test-only binding set in vitest.config.ts). */
+export function spareUrls(): string[] {
+  return JSON.parse((env as unknown as { TEST_SPARE_URLS: string }).TEST_SPARE_URLS) as string[];
+}
+
+/** The url of a test-model backend by id, from the BACKENDS binding. */
+export function backendUrl(id: string): string {
+  const list = JSON.parse(env.BACKENDS) as { id: string; url: string }[];
+  const b = list.find((x) => x.id === id);
+  if (b === undefined) throw new Error(`no backend ${id}`);
+  return b.url;
+}

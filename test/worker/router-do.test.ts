@@ -1,0 +1,157 @@
+/**
+ * The RouterDO's durable duties, through the real Worker and DO against real
+ * emulators: a rotated BACKENDS secret takes effect on the next request;
+ * a refused connection is retried on another backend and marks the dead one
+ * unhealthy; alarms expire forgotten leases and restore recovered backends.
+ */
+import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import {
+  authHeaders,
+  BACKEND_KEY,
+  chatBody,
+  gatewayWithEnv,
+  longPrompt,
+  SPARE_MODEL,
+  settle,
+  spareUrls,
+} from "./helpers";
+
+const stub = () => env.ROUTER.getByName(SPARE_MODEL);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function fleet(...backends: { id: string; url: string }[]): string {
+  return JSON.stringify(
+    backends.map((b) => ({
+      ...b,
+      models: [SPARE_MODEL],
+      apiKey: BACKEND_KEY,
+      weight: 1,
+      kvCacheTokens: 262144,
+    })),
+  );
+}
+
+function spareChat(seed: string, extra: Record<string, unknown> = {}): RequestInit {
+  const body = JSON.parse(chatBody(longPrompt(seed), "q", extra)) as Record<string, unknown>;
+  return { method: "POST", headers: authHeaders(), body: JSON.stringify({ ...body, model: SPARE_MODEL }) };
+}
+
+async function stats() {
+  const s = await stub().stats();
+  if (!s.ok) throw new Error(s.message);
+  return s;
+}
+
+describe("RouterDO", () => {
+  it("applies a changed BACKENDS secret on the next request, no redeploy", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const onlyA = { BACKENDS: fleet({ id: "spare-a", url: a }) };
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(onlyA, "/v1/chat/completions", spareChat(`swap-${i}`));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe("spare-a");
+    }
+    const versionA = (await stats()).fleetVersion;
+    const onlyB = { BACKENDS: fleet({ id: "spare-b", url: b }) };
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(onlyB, "/v1/chat/completions", spareChat(`swap-${i}`));
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe("spare-b");
+    }
+    const s = await stats();
+    expect(s.fleetVersion).not.toBe(versionA);
+    expect(s.backends.map((x) => x.id)).toEqual(["spare-b"]);
+  });
+
+  it("retries a refused connection once on another backend and marks the dead one unhealthy", async () => {
+    const [a] = spareUrls() as [string];
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused before any byte.
+    const withDead = { BACKENDS: fleet({ id: "dead", url: "http://127.0.0.1:9" }, { id: "alive", url: a }) };
+    for (let i = 0; i < 6; i++) {
+      const res = await gatewayWithEnv(
+        withDead,
+        "/v1/chat/completions",
+        spareChat(`dead-${i}`, { stream: true }),
+      );
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe("alive");
+      expect(await res.text()).toContain("data: [DONE]");
+    }
+    await settle(SPARE_MODEL);
+    const dead = (await stats()).backends.find((x) => x.id === "dead")!;
+    expect(dead.healthy).toBe(false);
+    expect(dead.consecutiveFailures).toBe(1);
+    expect(dead.nextProbeAt).toBeGreaterThan(0);
+    // The probe alarm (HEALTH_PROBE_SECONDS = 1) finds it still dead and backs off.
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    const after = (await stats()).backends.find((x) => x.id === "dead")!;
+    expect(after.healthy).toBe(false);
+    expect(after.consecutiveFailures).toBe(2);
+  });
+
+  it("restores a backend whose /health answers again after a failure", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const both = { BACKENDS: fleet({ id: "h-a", url: a }, { id: "h-b", url: b }) };
+    expect((await gatewayWithEnv(both, "/v1/chat/completions", spareChat("health"))).status).toBe(200);
+    const s = await stats();
+    // The Worker's own RPC: a lease on h-b that ends in a connect error (as a proxy failure would report).
+    let lease: string | undefined;
+    for (let i = 0; i < 32 && lease === undefined; i++) {
+      const r = await stub().route({
+        fleetVersion: s.fleetVersion,
+        blocks: [i * 7919 + 1],
+        promptTokens: 16,
+      });
+      if (!r.ok) throw new Error(r.message);
+      if (r.backendId === "h-b") lease = r.leaseId;
+      else await stub().complete(r.leaseId, { ok: true });
+    }
+    expect(lease).toBeDefined();
+    expect(await stub().complete(lease!, { ok: false, failure: "connect_error" })).toEqual({
+      ok: true,
+      backendId: "h-b",
+    });
+    expect((await stats()).backends.find((x) => x.id === "h-b")!.healthy).toBe(false);
+    // While h-b is down every request goes to h-a.
+    for (let i = 0; i < 3; i++) {
+      const res = await gatewayWithEnv(both, "/v1/chat/completions", spareChat(`down-${i}`));
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe("h-a");
+    }
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    const hb = (await stats()).backends.find((x) => x.id === "h-b")!;
+    expect(hb.healthy).toBe(true);
+    expect(hb.consecutiveFailures).toBe(0);
+  });
+
+  it("expires a lease that never completes, by alarm, releasing its in-flight slot", async () => {
+    const [a] = spareUrls() as [string];
+    const short = { BACKENDS: fleet({ id: "lease-a", url: a }), LEASE_TTL_SECONDS: "1" };
+    const ctx = createExecutionContext();
+    const held = await worker.fetch(
+      new Request(
+        "https://gateway.test/v1/chat/completions",
+        spareChat("lease", { stream: true, max_tokens: 2000 }),
+      ),
+      { ...env, ...short },
+      ctx,
+    );
+    expect(held.status).toBe(200);
+    const before = await stats();
+    expect(before.leases).toBe(1);
+    expect(before.backends[0]!.inflight).toBe(1);
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    const after = await stats();
+    expect(after.leases).toBe(0);
+    expect(after.backends[0]!.inflight).toBe(0);
+    expect(after.usage.expired).toBeGreaterThanOrEqual(1);
+    // The late completion of an expired lease is harmless.
+    await held.body?.cancel();
+    await waitOnExecutionContext(ctx);
+    expect((await stats()).backends[0]!.inflight).toBe(0);
+  });
+});
