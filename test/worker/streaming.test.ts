@@ -4,6 +4,7 @@
  * non-streamed and /v1/completions bodies pass through.
  */
 import { describe, expect, it } from "vitest";
+import { JsonTap, readUsage, SseTap } from "../../src/stream-tap";
 import {
   authHeaders,
   BACKEND_KEY,
@@ -115,5 +116,81 @@ describe("streaming relay", () => {
     const t = text(await readTimed(comp));
     expect(t).toContain('"text_completion"');
     await settle();
+  });
+});
+
+describe("stream tap (unit)", () => {
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  const ev = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const role = ev({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
+  const tok = ev({ choices: [{ index: 0, delta: { content: "hi" } }] });
+  const usage = ev({
+    choices: [],
+    usage: { prompt_tokens: 50, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 32 } },
+  });
+  const done = "data: [DONE]\n\n";
+  const stream = [role, tok, usage, done].join("");
+
+  /** Feeds `text` in pieces of `size` bytes (splitting events and even UTF-8 sequences). */
+  function feed(tap: SseTap, text: string, size: number): { out: string; contentAfterChunk: number } {
+    const bytes = enc.encode(text);
+    let out = "";
+    let contentAfterChunk = -1;
+    for (let i = 0; i < bytes.length; i += size) {
+      const chunk = bytes.subarray(i, i + size);
+      const fwd = tap.push(chunk);
+      if (fwd !== null) out += dec.decode(fwd, { stream: true });
+      if (contentAfterChunk < 0 && tap.sawContent) contentAfterChunk = i;
+    }
+    const rest = tap.end();
+    if (rest !== null) out += dec.decode(rest);
+    return { out, contentAfterChunk };
+  }
+
+  it.each([1, 7, 64, 4096])(
+    "pass-through forwards every chunk unchanged and reads usage (chunks of %i)",
+    (size) => {
+      const tap = new SseTap(false);
+      const { out } = feed(tap, stream, size);
+      expect(out).toBe(stream);
+      expect(tap.usage).toEqual({ promptTokens: 50, completionTokens: 1, cachedTokens: 32 });
+      expect(tap.sawContent).toBe(true);
+    },
+  );
+
+  it.each([1, 5, 33, 4096])("strip mode drops only the usage-only event (chunks of %i)", (size) => {
+    const tap = new SseTap(true);
+    const { out } = feed(tap, stream.replace(/\n\n/g, "\r\n\r\n"), size);
+    expect(out).toBe([role, tok, done].join("").replace(/\n\n/g, "\r\n\r\n"));
+    expect(tap.usage?.cachedTokens).toBe(32);
+  });
+
+  it("marks content at the first generated token, not the role preamble", () => {
+    const tap = new SseTap(false);
+    tap.push(enc.encode(role));
+    expect(tap.sawContent).toBe(false);
+    tap.push(enc.encode(tok));
+    expect(tap.sawContent).toBe(true);
+  });
+
+  it("keeps multi-byte characters intact across chunk splits in strip mode", () => {
+    const tap = new SseTap(true);
+    const text = ev({ choices: [{ index: 0, delta: { content: "héllo → 世界 🚀" } }] });
+    expect(feed(tap, text, 3).out).toBe(text);
+  });
+
+  it("reads usage from a non-streamed JSON body and forwards its bytes untouched", () => {
+    const tap = new JsonTap();
+    const body = JSON.stringify({
+      choices: [],
+      usage: { prompt_tokens: 9, prompt_tokens_details: { cached_tokens: 0 } },
+    });
+    const b = enc.encode(body);
+    expect(tap.push(b.subarray(0, 10))).toEqual(b.subarray(0, 10));
+    tap.push(b.subarray(10));
+    tap.end();
+    expect(tap.usage).toEqual({ promptTokens: 9, cachedTokens: 0 });
+    expect(readUsage({})).toBeUndefined();
   });
 });
