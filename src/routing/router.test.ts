@@ -120,6 +120,24 @@ describe("Router", () => {
   });
 });
 
+describe("Router with indexStride 4", () => {
+  it("indexes every 4th block: matches to 4 blocks' resolution, capacity and stats in blocks", () => {
+    const router = new Router([spec("a", 1, 16 * 1000)], { policy: "prefix_aware", indexStride: 4 });
+    const req = { blocks: Array.from({ length: 10 }, (_, j) => 100 + j), promptTokens: 170 };
+    router.complete(router.route(req, ctx).ticket, { ok: true, cachedTokens: 0 }, ctx);
+    const again = router.route(req, ctx);
+    expect(again.decision.expectedCachedTokens).toBe(8 * 16);
+    const s = router.stats();
+    expect(s.indexStride).toBe(4);
+    expect(s.backends[0]!.indexBlocks).toBe(8);
+    expect(s.backends[0]!.indexCapacityBlocks).toBe(1000);
+    // The engine hit 9 blocks (more than the 8 we resolve): no correction.
+    router.complete(again.ticket, { ok: true, cachedTokens: 9 * 16 }, ctx);
+    expect(router.stats().correctedBlocks).toBe(0);
+    expect(() => new Router([spec("a")], { policy: "random", indexStride: 0 })).toThrow(/indexStride/);
+  });
+});
+
 describe("registry", () => {
   it("creates every named policy, fresh each time, and rejects unknown names", () => {
     for (const name of [

@@ -35,6 +35,12 @@ export interface RouterOptions {
   blockTokens?: number;
   /** c in cap_i = ceil(c · w_i/Σw · (inflight + 1)). Default 1.25. */
   balanceFactor?: number;
+  /**
+   * Index every s-th block only (default 1: every block). s = 4 finds matches
+   * to 64 tokens' resolution with a quarter of the memory and of the work per
+   * request; see fleet-state.ts and bench/results/micro-routing.md.
+   */
+  indexStride?: number;
   /** prefix_aware's prefill rate before it has learned one, tokens/s (when `policy` is a name). */
   defaultPrefillTokensPerSec?: number;
   engineSignals?: (i: number) => EngineSignals;
@@ -62,10 +68,12 @@ export interface RouterStats {
   readonly policy: string;
   readonly blockTokens: number;
   readonly balanceFactor: number;
+  readonly indexStride: number;
   readonly totalInflight: number;
   readonly backends: readonly BackendStats[];
   /** Bytes held by all backends' affinity indexes. */
   readonly indexBytes: number;
+  /** Blocks the indexes cover (entries × indexStride). */
   readonly indexBlocks: number;
   /** Index entries dropped because a backend reported fewer cached tokens than expected. */
   readonly correctedBlocks: number;
@@ -119,6 +127,7 @@ export class Router {
   readonly policy: RoutingPolicy;
   readonly blockTokens: number;
   readonly balanceFactor: number;
+  readonly indexStride: number;
   private readonly fleet: FleetState;
   private slots: Slot[] = [];
   private byId = new Map<string, Slot>();
@@ -140,7 +149,13 @@ export class Router {
               : { defaultPrefillTokensPerSec: options.defaultPrefillTokensPerSec },
           )
         : options.policy;
-    this.fleet = new FleetState(this.blockTokens, this.balanceFactor, options.engineSignals);
+    this.indexStride = positiveInteger("indexStride", options.indexStride ?? 1);
+    this.fleet = new FleetState(
+      this.blockTokens,
+      this.balanceFactor,
+      this.indexStride,
+      options.engineSignals,
+    );
     this.setBackends(backends);
   }
 
@@ -155,7 +170,7 @@ export class Router {
     const affinity: BackendAffinity[] = [];
     let total = 0;
     backends.forEach((spec, i) => {
-      const capacity = Math.max(1, Math.floor(spec.kvCacheTokens / this.blockTokens));
+      const capacity = Math.max(1, Math.floor(spec.kvCacheTokens / (this.blockTokens * this.indexStride)));
       const old = this.byId.get(spec.id);
       const slot: Slot = old ?? {
         spec,
@@ -217,7 +232,7 @@ export class Router {
     f.inflight[i] = inflightAtDecision + 1;
     f.totalInflight++;
     slot.routed++;
-    const receipt = slot.affinity.record(req.blocks, matched);
+    const receipt = slot.affinity.record(f.anchors(req.blocks), matched / this.indexStride);
     this.policy.onRouted?.(req, i, f, ctx);
     const decision: RouteDecision = {
       backendId: slot.spec.id,
@@ -241,7 +256,12 @@ export class Router {
     const i = slot.index;
     f.inflight[i] = Math.max(0, f.inflight[i]! - 1);
     f.totalInflight = Math.max(0, f.totalInflight - 1);
-    const settled = slot.affinity.settle(receipt, outcome, this.blockTokens, req.promptTokens);
+    const settled = slot.affinity.settle(
+      receipt,
+      outcome,
+      this.blockTokens * this.indexStride,
+      req.promptTokens,
+    );
     this.corrected += settled.evicted;
     this.forgotten += settled.forgotten;
     if (settled.evicted + settled.forgotten > 0) f.forgetMatches();
@@ -262,16 +282,17 @@ export class Router {
     const f = this.fleet;
     let indexBytes = 0;
     let indexBlocks = 0;
+    const stride = this.indexStride;
     const backends = this.slots.map((s, i): BackendStats => {
       indexBytes += s.affinity.blocks.bytes();
-      indexBlocks += s.affinity.blocks.size;
+      indexBlocks += s.affinity.blocks.size * stride;
       return {
         id: s.spec.id,
         healthy: f.healthy[i]!,
         weight: s.spec.weight,
         inflight: f.inflight[i]!,
-        indexBlocks: s.affinity.blocks.size,
-        indexCapacityBlocks: s.affinity.blocks.capacity,
+        indexBlocks: s.affinity.blocks.size * stride,
+        indexCapacityBlocks: s.affinity.blocks.capacity * stride,
         routed: s.routed,
       };
     });
@@ -279,6 +300,7 @@ export class Router {
       policy: this.policy.name,
       blockTokens: this.blockTokens,
       balanceFactor: this.balanceFactor,
+      indexStride: this.indexStride,
       totalInflight: f.totalInflight,
       backends,
       indexBytes,

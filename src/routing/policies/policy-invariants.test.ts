@@ -53,9 +53,13 @@ function drive(
   steps: number,
   groups = 8,
   churnHealth = true,
+  indexStride = 1,
 ): Trace {
   const random = seededRandom(seedValue);
-  const router = new Router(FLEET, { policy: typeof policy === "string" ? createPolicy(policy) : policy() });
+  const router = new Router(FLEET, {
+    policy: typeof policy === "string" ? createPolicy(policy) : policy(),
+    indexStride,
+  });
   const make = requestMaker(random, groups);
   const open: RouteTicket[] = [];
   const healthy = new Map(FLEET.map((b) => [b.id, true]));
@@ -103,6 +107,10 @@ describe.each(POLICY_NAMES)("policy %s: shared invariants", (name) => {
       expect(trace.violations).toEqual([]);
       expect(trace.picks.length).toBeGreaterThan(1000);
     }
+  });
+
+  it("keeps health and cap invariants with a strided index (indexStride 4)", () => {
+    expect(drive(name, 5, 3000, 8, true, 4).violations).toEqual([]);
   });
 
   it("is deterministic for a seed", () => {
