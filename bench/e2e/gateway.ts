@@ -6,6 +6,14 @@
  * with --env-file, so the checkout's .dev.vars is never read or written) and
  * the Durable Object state (--persist-to), so each arm starts with an empty
  * RouterDO: no affinity carried over from the previous arm.
+ *
+ * The Worker is bundled once per bench run (`bundleWorker`: wrangler deploy
+ * --dry-run, the very bundle a deploy would upload) and served with
+ * --no-bundle from a config outside the checkout. wrangler dev pointed at the
+ * checkout watches its sources and rebuilds + reloads the isolate on every
+ * save — with other people editing, that resets the isolate (memo, RouterDO)
+ * mid-arm and burns CPU in esbuild. A frozen bundle also guarantees every
+ * arm runs the same code.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -47,6 +55,56 @@ export interface Gateway {
   /** Process group of wrangler and its workerd children (for CPU accounting). */
   readonly pgid: number;
   close(): Promise<void>;
+}
+
+export interface WorkerBundle {
+  /** wrangler config (in the bundle's dir) that serves the bundle as is. */
+  readonly configPath: string;
+  dispose(): Promise<void>;
+}
+
+/** Builds the project's Worker once into a temp dir, with a config that serves it unbundled. */
+export async function bundleWorker(projectDir = process.cwd()): Promise<WorkerBundle> {
+  const root = resolve(projectDir);
+  const dir = await mkdtemp(join(tmpdir(), "pgw-bundle-"));
+  const logFile = join(dir, "build.log");
+  const build = spawnGroup(
+    join(root, "node_modules", ".bin", "wrangler"),
+    ["deploy", "--dry-run", "--outdir", join(dir, "dist")],
+    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, logFile },
+  );
+  const code = await build.exited;
+  await build.stop();
+  if (code !== 0) {
+    const tail = (await readFile(logFile, "utf8").catch(() => "")).slice(-2000);
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`wrangler deploy --dry-run failed (${code}):\n${tail}`);
+  }
+  const toml = await readFile(join(root, "wrangler.toml"), "utf8");
+  const mainLine = /^main\s*=.*$/m;
+  if (!mainLine.test(toml)) throw new Error("wrangler.toml has no main = line");
+  const configPath = join(dir, "wrangler.toml");
+  await writeFile(configPath, toml.replace(mainLine, 'main = "dist/index.js"\nno_bundle = true'));
+  return { configPath, dispose: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A wrangler config serving passthrough-worker.js (the null gateway), with
+ * the same compatibility date as the product so the runtime is the same.
+ */
+export async function passthroughConfig(projectDir = process.cwd()): Promise<WorkerBundle> {
+  const root = resolve(projectDir);
+  const dir = await mkdtemp(join(tmpdir(), "pgw-passthrough-"));
+  const toml = await readFile(join(root, "wrangler.toml"), "utf8");
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  if (date === undefined) throw new Error("wrangler.toml has no compatibility_date");
+  const worker = join(root, "bench", "e2e", "passthrough-worker.js");
+  const configPath = join(dir, "wrangler.toml");
+  await writeFile(
+    configPath,
+    `name = "e2e-passthrough"\nmain = ${JSON.stringify(worker)}\nno_bundle = true\ncompatibility_date = "${date}"\n`,
+  );
+  return { configPath, dispose: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** dotenv value: single quotes keep JSON's double quotes literal. */

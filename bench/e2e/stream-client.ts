@@ -38,6 +38,7 @@ export interface StreamRequest {
   readonly body: string;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 interface Usage {
@@ -61,7 +62,7 @@ function numberHeader(h: Headers, name: string): number | undefined {
 
 export async function streamRequest(req: StreamRequest): Promise<RequestResult> {
   const t0 = performance.now();
-  const headers: Record<string, string> = { "content-type": "application/json" };
+  const headers: Record<string, string> = { ...req.headers, "content-type": "application/json" };
   if (req.apiKey !== undefined) headers.authorization = `Bearer ${req.apiKey}`;
   const timeout = AbortSignal.timeout(req.timeoutMs);
   const signal = req.signal === undefined ? timeout : AbortSignal.any([timeout, req.signal]);

@@ -1,0 +1,216 @@
+/**
+ * One arm of an e2e run, start to finish on this machine: fresh emulators
+ * (clean KV caches), the gateway under wrangler dev with the arm's policy
+ * (or nothing, for `direct`), a warm-up request, the open-loop replay, the
+ * emulators' KV counters, and teardown — always, also on error.
+ */
+import { startEmulator } from "../emulator/server";
+import type { EngineConfig } from "../model/types";
+import { type ArmResult, armResult, type KvCounters } from "./arm-result";
+import {
+  type BackendEntry,
+  type Gateway,
+  passthroughConfig,
+  startGateway,
+  type WorkerBundle,
+} from "./gateway";
+import { LeastOutstanding, type ReplayRecord, replayOpenLoop } from "./replay";
+import type { E2eItem } from "./requests";
+import { type RequestResult, streamRequest } from "./stream-client";
+
+export interface ArmConfig {
+  readonly backends: number;
+  readonly model: string;
+  readonly speed: number;
+  readonly engine: EngineConfig;
+  readonly requestTimeoutMs: number;
+  /** wrangler config serving a frozen bundle (gateway.ts bundleWorker); default: the checkout's. */
+  readonly configPath?: string;
+  /** Gateway vars besides ROUTING_POLICY (PREFIX_TOKENS, BLOCK_TOKENS, ...). */
+  readonly gatewayVars?: Readonly<Record<string, string>>;
+  readonly log?: (line: string) => void;
+}
+
+const GATEWAY_KEY = "e2e-gateway-key";
+const EMULATOR_KEY = "e2e-emulator-key";
+const CHAT = "/v1/chat/completions";
+
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+
+/** A short prompt no workload shares (it lands in one cache as a few blocks at most). */
+function warmupBody(model: string): string {
+  return JSON.stringify({
+    model,
+    messages: [{ role: "user", content: "warm up" }],
+    max_tokens: 1,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+}
+
+export async function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
+  const started: Emulator[] = [];
+  try {
+    for (let i = 0; i < cfg.backends; i++)
+      started.push(
+        await startEmulator({
+          port: 0,
+          host: "127.0.0.1",
+          model: cfg.model,
+          apiKey: EMULATOR_KEY,
+          speed: cfg.speed,
+          engine: cfg.engine,
+        }),
+      );
+    return started;
+  } catch (err) {
+    await Promise.allSettled(started.map((e) => e.close()));
+    throw err;
+  }
+}
+
+export function backendEntries(emulators: readonly Emulator[], cfg: ArmConfig): BackendEntry[] {
+  return emulators.map((e, i) => ({
+    id: `emu-${i + 1}`,
+    url: e.url,
+    models: [cfg.model],
+    apiKey: EMULATOR_KEY,
+    weight: 1,
+    kvCacheTokens: cfg.engine.kvCacheTokens,
+  }));
+}
+
+function kvCounters(emulators: readonly Emulator[]): KvCounters {
+  let queryTokens = 0;
+  let hitTokens = 0;
+  for (const e of emulators) {
+    const m = e.metrics();
+    queryTokens += m.prefixQueryTokens;
+    hitTokens += m.prefixHitTokens;
+  }
+  return { queryTokens, hitTokens };
+}
+
+async function warmUp(
+  url: string,
+  apiKey: string,
+  model: string,
+  headers?: Readonly<Record<string, string>>,
+): Promise<void> {
+  const r = await streamRequest({
+    url,
+    apiKey,
+    body: warmupBody(model),
+    timeoutMs: 60_000,
+    ...(headers !== undefined ? { headers } : {}),
+  });
+  if (r.outcome !== "ok") throw new Error(`warm-up request failed: ${r.status} ${r.error ?? ""}`);
+}
+
+/** Arms that are not routing policies. */
+export const DIRECT = "direct";
+export const PASSTHROUGH = "passthrough";
+
+/**
+ * Sends through a client-side least-outstanding pick: straight to the chosen
+ * emulator (direct), or through the null gateway naming it (passthrough).
+ */
+function clientBalanced(
+  emulators: readonly Emulator[],
+  ids: readonly string[],
+  picked: Map<E2eItem, string>,
+  cfg: ArmConfig,
+  via: Gateway | undefined,
+): (item: E2eItem) => Promise<RequestResult> {
+  const lo = new LeastOutstanding(emulators.length);
+  return async (item) => {
+    const i = lo.acquire();
+    picked.set(item, ids[i]!);
+    try {
+      return await streamRequest(
+        via === undefined
+          ? {
+              url: `${emulators[i]!.url}${CHAT}`,
+              apiKey: EMULATOR_KEY,
+              body: item.body,
+              timeoutMs: cfg.requestTimeoutMs,
+            }
+          : {
+              url: `${via.url}${CHAT}`,
+              body: item.body,
+              timeoutMs: cfg.requestTimeoutMs,
+              headers: { "x-e2e-backend": String(i) },
+            },
+      );
+    } finally {
+      lo.release(i);
+    }
+  };
+}
+
+export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmConfig): Promise<ArmResult> {
+  const log = cfg.log ?? (() => {});
+  const emulators = await startEmulators(cfg);
+  const entries = backendEntries(emulators, cfg);
+  const ids = entries.map((b) => b.id);
+  let gateway: Gateway | undefined;
+  let passthrough: WorkerBundle | undefined;
+  try {
+    let send: (item: E2eItem) => Promise<RequestResult>;
+    const picked = new Map<E2eItem, string>();
+    if (arm === DIRECT) {
+      for (const e of emulators) await warmUp(`${e.url}${CHAT}`, EMULATOR_KEY, cfg.model);
+      send = clientBalanced(emulators, ids, picked, cfg, undefined);
+    } else {
+      const t0 = performance.now();
+      if (arm === PASSTHROUGH) passthrough = await passthroughConfig();
+      const configPath = passthrough?.configPath ?? cfg.configPath;
+      gateway = await startGateway({
+        backends: entries,
+        policy: arm === PASSTHROUGH ? "least_outstanding" : arm,
+        apiKey: GATEWAY_KEY,
+        vars: cfg.gatewayVars,
+        ...(configPath !== undefined ? { configPath } : {}),
+      });
+      log(`  ${arm}: wrangler dev ready in ${(performance.now() - t0).toFixed(0)} ms`);
+      const url = `${gateway.url}${CHAT}`;
+      if (arm === PASSTHROUGH) {
+        send = clientBalanced(emulators, ids, picked, cfg, gateway);
+        // One warm-up per backend: each upstream connection is opened once before timing.
+        for (let i = 0; i < emulators.length; i++)
+          await warmUp(url, GATEWAY_KEY, cfg.model, { "x-e2e-backend": String(i) });
+      } else {
+        // The first request pays the isolate's lazy set-up (tokenizer ranks); keep it out of the figures.
+        await warmUp(url, GATEWAY_KEY, cfg.model);
+        const key = GATEWAY_KEY;
+        send = (item) =>
+          streamRequest({ url, apiKey: key, body: item.body, timeoutMs: cfg.requestTimeoutMs });
+      }
+    }
+    const before = kvCounters(emulators);
+    let done = 0;
+    const run = await replayOpenLoop({
+      items,
+      send,
+      onDone: (_rec, inflight) => {
+        done++;
+        if (done % 100 === 0) log(`  ${arm}: ${done}/${items.length} done, ${inflight} in flight`);
+      },
+    });
+    const after = kvCounters(emulators);
+    const kv = {
+      queryTokens: after.queryTokens - before.queryTokens,
+      hitTokens: after.hitTokens - before.hitTokens,
+    };
+    return armResult(
+      arm,
+      run,
+      kv,
+      (rec: ReplayRecord<E2eItem>) => rec.result.backend ?? picked.get(rec.item),
+    );
+  } finally {
+    await gateway?.close().catch((err: unknown) => log(`  ${arm}: closing wrangler: ${String(err)}`));
+    await passthrough?.dispose();
+    await Promise.allSettled(emulators.map((e) => e.close()));
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * `npm run bench:e2e`: the same workload replayed open-loop through each arm
+ * (routing policies through the real gateway in local workerd, and `direct`),
+ * back to back on fresh emulators; the report sets the measurement beside
+ * the simulator's prediction for the same requests. `--cost` runs the
+ * gateway cost profile instead (cost.ts).
+ */
+import { cpus } from "node:os";
+import { join, resolve } from "node:path";
+import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
+import type { EngineConfig } from "../model/types";
+import { loadWorkload } from "../workloads/index";
+import { generatedSharedPrefix } from "../workloads/shared-prefix";
+import type { Workload } from "../workloads/types";
+import { type E2eArgs, parseE2eArgs } from "./args";
+import type { ArmResult } from "./arm-result";
+import { DIRECT, PASSTHROUGH, runArm } from "./arms";
+import { runCost } from "./cost";
+import { bundleWorker } from "./gateway";
+import { type E2eReport, renderMarkdown, writeReport } from "./report";
+import { buildItems, selectWindow } from "./requests";
+import { predict } from "./sim-prediction";
+
+const PREFIX_TOKENS = 8192;
+
+async function workloadFor(a: E2eArgs): Promise<Workload> {
+  const shaped = a.systemTokens ?? a.questionTokens ?? a.outputTokens;
+  if (a.workload === "generated-shared-prefix" && shaped !== undefined)
+    return generatedSharedPrefix({
+      rate: a.rate,
+      seed: a.seed,
+      ...(a.systemTokens !== undefined ? { systemPromptTokens: a.systemTokens } : {}),
+      ...(a.questionTokens !== undefined ? { questionTokens: a.questionTokens } : {}),
+      ...(a.outputTokens !== undefined ? { outputTokens: a.outputTokens } : {}),
+    });
+  // Traces load at speed 1 (model time); the replay compresses time itself (requests.ts).
+  return loadWorkload(a.workload, {
+    rate: a.rate,
+    seed: a.seed,
+    speed: 1,
+    ...(a.requests !== undefined ? { requests: a.requests } : {}),
+  });
+}
+
+function machine(): string {
+  const c = cpus();
+  return `${c.length} × ${c[0]?.model ?? "cpu"}, Node ${process.version}`;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const a = parseE2eArgs(argv);
+  if (a.cost) {
+    await runCost(a);
+    return;
+  }
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const engine: EngineConfig = {
+    ...DEFAULT_ENGINE_CONFIG,
+    ...(a.kvCacheTokens !== undefined ? { kvCacheTokens: a.kvCacheTokens } : {}),
+  };
+  const workload = await workloadFor(a);
+  const window = selectWindow(workload.requests, {
+    speed: a.speed,
+    durationMs: a.durationS * 1000,
+    maxRequests: a.maxRequests,
+  });
+  if (window.length === 0) throw new Error(`no request of ${a.workload} falls in the window`);
+  log(`${a.workload}: ${window.length} requests in a ${a.durationS} s window at speed ×${a.speed}`);
+  const items = buildItems(window, a.model, a.speed);
+  const arms: ArmResult[] = [];
+  const bundle = a.arms.some((x) => x !== DIRECT && x !== PASSTHROUGH) ? await bundleWorker() : undefined;
+  try {
+    for (const arm of a.arms) {
+      log(`arm ${arm}`);
+      const r = await runArm(arm, items, {
+        backends: a.backends,
+        model: a.model,
+        speed: a.speed,
+        engine,
+        requestTimeoutMs: a.requestTimeoutS * 1000,
+        gatewayVars: { PREFIX_TOKENS: String(PREFIX_TOKENS), BLOCK_TOKENS: String(engine.blockTokens) },
+        ...(bundle !== undefined ? { configPath: bundle.configPath } : {}),
+        log,
+      });
+      log(
+        `  ${arm}: ok ${r.ok}/${r.sent}, TTFT p50 ${r.ttftMs.p50.toFixed(1)} ms, hit ${(100 * r.kv.hitRate).toFixed(1)}%`,
+      );
+      arms.push(r);
+    }
+  } finally {
+    await bundle?.dispose();
+  }
+  const simulator = a.sim
+    ? predict(
+        workload.name,
+        window,
+        a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
+        { backends: a.backends, engine, seed: a.seed },
+        PREFIX_TOKENS,
+      )
+    : undefined;
+  let promptTokens = 0;
+  let outputTokens = 0;
+  for (const r of window) {
+    promptTokens += r.promptTokens;
+    outputTokens += r.outputTokens;
+  }
+  const report: E2eReport = {
+    name: a.name,
+    command: `npm run bench:e2e -- ${argv.join(" ")}`,
+    startedAt: new Date().toISOString(),
+    machine: machine(),
+    config: {
+      workload: a.workload,
+      rate: a.rate,
+      backends: a.backends,
+      durationS: a.durationS,
+      speed: a.speed,
+      seed: a.seed,
+      model: a.model,
+      requests: window.length,
+      promptTokensMean: promptTokens / window.length,
+      outputTokensMean: outputTokens / window.length,
+      engine: { ...engine },
+    },
+    arms,
+    ...(simulator !== undefined ? { simulator } : {}),
+    notes: [],
+  };
+  const base = resolve("bench/results", `e2e-${a.name}`);
+  await writeReport(base, report);
+  process.stdout.write(renderMarkdown(report));
+  log(`wrote ${join("bench/results", `e2e-${a.name}`)}.{md,json}`);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
