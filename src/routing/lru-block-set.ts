@@ -85,7 +85,9 @@ export class LruBlockSet {
    * evictions maintain (a block is always more recent than its successors).
    */
   longestPrefix(blocks: readonly BlockKey[]): number {
-    let lo = 0;
+    // Most backends hold none of a given prefix: one lookup settles those.
+    if (blocks.length === 0 || this.find(blocks[0]!) === NIL) return 0;
+    let lo = 1;
     let hi = blocks.length;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
