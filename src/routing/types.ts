@@ -41,6 +41,11 @@ export interface RouteRequest {
  * - spill: the preferred backend (affinity or ring home) was at its bounded-load cap,
  *          so the next one in the key's probe sequence (or next-cheapest) took it.
  * - fallback: every healthy backend was at its cap; the least loaded took it.
+ * Policies that ignore affinity (least_outstanding, round_robin, random) report
+ * `ring` when their own placement rule chose and `spill` when the cap overrode it.
+ * prefix_aware also reports `spill` when its cost model sent a request to a
+ * backend with no match because the backends holding the prefix had too much
+ * prefill queued (they were costlier, though under their cap).
  */
 export type RouteReason = "affinity" | "ring" | "spill" | "fallback";
 

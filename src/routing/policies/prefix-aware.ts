@@ -16,6 +16,12 @@
  * measured warning: keying on where a prefix starts piles every conversation
  * of a shared system prompt onto one backend; keying on where the known
  * part ends spreads them, and still agrees across replicas).
+ *
+ * Reasons: `affinity` when the chosen backend holds part of the prefix and no
+ * backend with a longer match was at its cap; `spill` when one was, or when
+ * the chosen backend holds nothing useful while others do (their queues made
+ * them costlier); `ring`/`spill` from ring placement; `fallback` when every
+ * healthy backend is at its cap.
  */
 import { isEligible, leastOverloaded } from "../bounded-load";
 import type {
