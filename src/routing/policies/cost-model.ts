@@ -5,17 +5,30 @@
  *
  * - queueWait_i: a virtual prefill queue. Routing a request here pushes the
  *   backend's busy-until time by its uncached tokens / rate; it drains with
- *   `now`. This is what makes a hot prefix spill to a second home before the
- *   bounded cap does: saved prefill is weighed against prefill queued ahead.
- * - rate_i: prefill tokens per second, an EWMA of observed
- *   uncached tokens / (TTFT − the queue wait we predicted), starting at
- *   `defaultPrefillTokensPerSec` (10,000 tok/s: the order of an 8B model on
- *   one H100 with chunked prefill; the engine model in bench/ uses the same
- *   unit). Samples under `minSampleTokens` uncached tokens are skipped: their
- *   TTFT is mostly network and the first decode step, not prefill.
+ *   `now`, and a request that completes gives back whatever part of its slot
+ *   had not drained yet (it produced tokens, so its prefill is over: leaving
+ *   the slot in place made a backend look busy after a short request and
+ *   tie with an idle one). This is the gateway's view of NVIDIA Dynamo's
+ *   "active prefill tokens" (ai-dynamo/dynamo kv_router/sequence.rs), built
+ *   from our own leases instead of engine events.
+ * - rate_i: prefill tokens per second, starting at `defaultPrefillTokensPerSec`
+ *   (10,000 tok/s: the order of an 8B model on one H100 with chunked prefill)
+ *   times the backend's weight over the mean weight (weight is relative
+ *   capacity: a fleet configured 1:3 is assumed 1:3 until measured).
+ *   It is learned from TTFT = predicted wait + uncached / rate, but the gateway
+ *   cannot see the engine's own queue (running slots, batch budget, memory),
+ *   so every sample taken on a busy backend is too slow, never too fast. An
+ *   average of such samples learned 1.3k–18k tok/s for an engine doing 20k
+ *   (bench/results SUMMARY, Mooncake). So: a sample from a request that had
+ *   the backend to itself (nothing else of ours in flight there, no predicted
+ *   wait) moves the estimate both ways; any other sample can only raise it
+ *   (an upper envelope: queueing hides speed, it cannot fake it). See observe().
+ *   Samples under `minSampleTokens` uncached tokens are skipped: their TTFT
+ *   is mostly network and the first decode step, not prefill.
  * - decodeMsPerInflight: requests in flight slow every engine step a little
  *   (they decode in the same batch) and fill the running set; a small term
- *   that decides between backends with equal matches and equal queues.
+ *   that decides between backends with equal matches and equal queues,
+ *   divided by the backend's relative weight like the rate.
  */
 import type { BackendSpec } from "../types";
 
@@ -36,6 +49,20 @@ interface BackendCostState {
   busyUntil: number;
   /** Tokens per ms. */
   rate: number;
+  /** weight / mean weight: a weight-2 backend is assumed to prefill twice as fast until measured. */
+  share: number;
+}
+
+/** A request's place in its backend's virtual prefill queue, from routed() to released(). */
+export interface PrefillSlot {
+  /** Predicted queue wait when it was routed, ms. */
+  readonly wait: number;
+  /** Predicted end of its prefill (virtual time, ms). */
+  readonly end: number;
+  /** Predicted prefill duration, ms. */
+  readonly service: number;
+  /** Nothing else of ours was in flight on the backend when it was routed. */
+  readonly alone: boolean;
 }
 
 export class PrefillCostModel {
@@ -59,8 +86,11 @@ export class PrefillCostModel {
   /** Keeps learned state for backends that stay (matched by id). */
   setBackends(backends: readonly BackendSpec[]): void {
     const byId = new Map<string, BackendCostState>();
+    const meanWeight = backends.reduce((a, b) => a + b.weight, 0) / Math.max(1, backends.length);
     this.states = backends.map((b) => {
-      const s = this.byId.get(b.id) ?? { busyUntil: 0, rate: this.defaultRate };
+      const share = b.weight / meanWeight;
+      const s = this.byId.get(b.id) ?? { busyUntil: 0, rate: this.defaultRate * share, share };
+      s.share = share;
       byId.set(b.id, s);
       return s;
     });
@@ -82,27 +112,48 @@ export class PrefillCostModel {
 
   cost(i: number, uncachedTokens: number, inflight: number, now: number): number {
     const s = this.states[i]!;
-    return Math.max(0, s.busyUntil - now) + uncachedTokens / s.rate + this.decodeMsPerInflight * inflight;
+    return (
+      Math.max(0, s.busyUntil - now) +
+      uncachedTokens / s.rate +
+      (this.decodeMsPerInflight * inflight) / s.share
+    );
   }
 
-  /** A request was sent to i: its prefill joins the queue. Returns the queue wait it was predicted. */
-  routed(i: number, uncachedTokens: number, now: number): number {
+  /** A request was sent to i: its prefill joins the queue. */
+  routed(i: number, uncachedTokens: number, inflightBefore: number, now: number): PrefillSlot {
     const s = this.states[i]!;
     const wait = Math.max(0, s.busyUntil - now);
-    s.busyUntil = Math.max(s.busyUntil, now) + uncachedTokens / s.rate;
-    return wait;
+    const service = uncachedTokens / s.rate;
+    s.busyUntil = now + wait + service;
+    return { wait, end: s.busyUntil, service, alone: inflightBefore === 0 && wait === 0 };
   }
 
-  /** Learns i's prefill rate from one observed TTFT. */
-  observe(i: number, uncachedTokens: number, ttftMs: number, predictedWaitMs: number): void {
+  /**
+   * The request ended (any outcome): its prefill is no longer ahead of anyone.
+   * Gives back the part of its slot still in the future; the slots queued
+   * behind it move up by as much.
+   */
+  released(i: number, slot: PrefillSlot, now: number): void {
+    const s = this.states[i];
+    if (s === undefined) return;
+    const start = slot.end - slot.service;
+    const left = Math.max(0, slot.end - Math.max(now, start));
+    s.busyUntil = Math.max(now, s.busyUntil - left);
+  }
+
+  /**
+   * Learns i's prefill rate from one observed TTFT. uncached / TTFT is a lower
+   * bound of the rate whatever happened ahead of the request (TTFT ≥ its own
+   * prefill), so it may always raise the estimate; it may lower it only when
+   * the request had the backend to itself, where the bound is tight. (Taking
+   * TTFT minus our *predicted* wait instead learned 34k tok/s for a 20k
+   * engine on Mooncake: an overestimated wait makes the sample look fast.)
+   */
+  observe(i: number, slot: PrefillSlot, uncachedTokens: number, ttftMs: number): void {
     if (uncachedTokens < this.minSampleTokens || !(ttftMs > 0)) return;
-    const s = this.states[i]!;
-    // The queue estimate may be off either way; never attribute less than a quarter of TTFT to prefill.
-    const serviceMs = Math.max(ttftMs - predictedWaitMs, ttftMs / 4);
-    const sample = Math.min(
-      Math.max(uncachedTokens / serviceMs, this.defaultRate / 100),
-      this.defaultRate * 100,
-    );
-    s.rate += this.alpha * (sample - s.rate);
+    const s = this.states[i];
+    if (s === undefined) return;
+    const sample = Math.min(uncachedTokens / ttftMs, this.defaultRate * s.share * 100);
+    if (slot.alone || sample > s.rate) s.rate += this.alpha * (sample - s.rate);
   }
 }

@@ -71,15 +71,43 @@ describe("prefix_aware", () => {
   });
 
   it("weighs saved prefill against queued prefill: a hot prefix spills before any cap binds", () => {
-    const { router, ctx } = setup();
+    // A cap so loose it never binds: only the cost model can move the burst.
+    const router = new Router(FLEET, { policy: "prefix_aware", balanceFactor: 100 });
+    const random = seededRandom(1);
     const backends = new Set<string>();
-    // 40 long-prefix requests at the same instant, each completed at once (in-flight stays 0-1).
+    // 40 long-prefix requests at the same instant, none completed yet: prefill queues up on the home.
     for (let k = 0; k < 40; k++) {
-      const { decision, ticket } = router.route(prompt(9, 256, k, 64), ctx(0));
+      const { decision } = router.route(prompt(9, 256, k, 64), { now: 0, random });
       backends.add(decision.backendId);
-      router.complete(ticket, { ok: true }, ctx(0));
     }
     expect(backends.size).toBeGreaterThan(1);
+  });
+
+  it("a completed request no longer holds its backend's prefill queue (back-to-back stays home)", () => {
+    const { router, ctx } = setup();
+    const first = router.route(prompt(11, 256, 0, 64), ctx(0));
+    // Finished long before its predicted prefill (10k tok/s default) would have drained.
+    router.complete(first.ticket, { ok: true, cachedTokens: 0, ttftMs: 20 }, ctx(30));
+    const second = router.route(prompt(11, 256, 1, 64), ctx(31));
+    expect(second.decision.backendId).toBe(first.decision.backendId);
+    expect(second.decision.reason).toBe("affinity");
+  });
+
+  it("places a new prefix by load: an idle backend beats a busy ring home", () => {
+    const router = new Router(FLEET, { policy: "prefix_aware", balanceFactor: 100 });
+    const random = seededRandom(3);
+    const long = router.route(prompt(12, 512, 0, 0), { now: 0, random });
+    // A new prefix whose ring home is the busy backend still goes elsewhere.
+    let moved = 0;
+    let homedOnBusy = 0;
+    for (let p = 0; p < 40; p++) {
+      const { decision } = router.route(prompt(1000 + p, 8, p, 0), { now: 1, random });
+      if (decision.backendId === long.decision.backendId) homedOnBusy++;
+      else moved++;
+      expect(decision.reason).toBe("ring");
+    }
+    expect(moved).toBeGreaterThan(0);
+    expect(homedOnBusy).toBe(0);
   });
 
   it("tenants (different chain seeds) never share affinity", () => {
@@ -112,7 +140,7 @@ describe("prefix_aware", () => {
     for (const n of counts.values()) expect(n).toBeGreaterThan(25);
   });
 
-  it("a match shorter than 4 blocks (a template header) does not count as affinity", () => {
+  it("a match shorter than 64 tokens (a template header) does not count as affinity", () => {
     const { router, ctx } = setup();
     const header = prompt(4, 2, 0, 0);
     const h = router.route(header, ctx(0));

@@ -4,24 +4,32 @@
  * small in-flight term (cost-model.ts), and the uncached part comes from
  * the affinity index's longest cached prefix on each backend.
  *
- * A request whose best match anywhere is under `minMatchBlocks` (4 blocks,
- * 64 tokens: the span of the ring key) goes to the ring instead: so short a
- * match is a chat template header or a tenant-wide opener, it predicts
- * nothing about the rest of the prompt and saves under ~7 ms of prefill,
- * below the noise of the queue estimate. The ring gives a new prefix one
- * stable home that every gateway replica agrees on.
+ * Every request is placed by cost, cached prefix or not: a prefix nobody
+ * holds goes where its full prefill starts soonest. Placing new prefixes by
+ * the ring alone (load seen only through the bounded cap) set the p99 of
+ * no-shared-prefix traffic to consistent hashing's (572 ms against 421 for
+ * least_outstanding) and made Mooncake's long cold prompts queue behind each
+ * other (bench/results SUMMARY before this change).
  *
- * Equal costs are broken by the probe order of the request's divergence key:
- * the key of the first block past the longest known prefix (DESIGN.md's
- * measured warning: keying on where a prefix starts piles every conversation
- * of a shared system prompt onto one backend; keying on where the known
- * part ends spreads them, and still agrees across replicas).
+ * The ring still decides among near-equal costs (within `tieToleranceMs`):
+ * candidates are taken in the probe order of the request's key, so an idle
+ * fleet gives a new prefix one stable home that every gateway replica agrees
+ * on, and a hot prefix's burst spills to a stable second home. The key is
+ * - the ring key (first `ringKeyTokens` tokens) while no backend holds a
+ *   useful match (under `minMatchTokens`: a chat template header or a
+ *   tenant-wide opener predicts nothing about the rest of the prompt);
+ * - otherwise the divergence key, the first block past the longest known
+ *   prefix (DESIGN.md's measured warning: keying on where a prefix starts
+ *   piles every conversation of a shared system prompt onto one backend).
+ * Both thresholds are in tokens, not blocks: 4 blocks were 64 tokens at
+ * vLLM's 16-token blocks but 2,048 at Mooncake's 512, which sent half of the
+ * Mooncake trace down the no-match path.
  *
- * Reasons: `affinity` when the chosen backend holds part of the prefix and no
- * backend with a longer match was at its cap; `spill` when one was, or when
+ * Reasons: `affinity` when the chosen backend holds a useful match and no
+ * backend with a longer one was at its cap; `spill` when one was, or when
  * the chosen backend holds nothing useful while others do (their queues made
- * them costlier); `ring`/`spill` from ring placement; `fallback` when every
- * healthy backend is at its cap.
+ * them costlier); for a new prefix `ring`, or `spill` when its ring home was
+ * at its cap; `fallback` when every healthy backend is at its cap.
  */
 import { isEligible, leastOverloaded } from "../bounded-load";
 import type {
@@ -35,80 +43,108 @@ import type {
   RouteRequest,
   RoutingPolicy,
 } from "../types";
-import { type CostModelOptions, PrefillCostModel } from "./cost-model";
-import { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "./placement";
+import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "./cost-model";
+import { FleetRing, ringKey } from "./placement";
 
 export interface PrefixAwareOptions extends CostModelOptions {
-  /** Shortest match (blocks) worth routing on; below it the ring places. Default 4. */
-  readonly minMatchBlocks?: number;
-  /** Leading blocks forming the ring key. Default 4. */
-  readonly ringKeyBlocks?: number;
+  /** Shortest match (tokens) that counts as affinity and switches to the divergence key. Default 64. */
+  readonly minMatchTokens?: number;
+  /** Leading tokens forming the ring key of a new prefix. Default 64. */
+  readonly ringKeyTokens?: number;
+  /** Costs within this many ms of the cheapest are ties, decided by the key's probe order. Default 1. */
+  readonly tieToleranceMs?: number;
 }
+
+export const DEFAULT_MIN_MATCH_TOKENS = 64;
+export const DEFAULT_RING_KEY_TOKENS = 64;
+export const DEFAULT_TIE_TOLERANCE_MS = 1;
 
 interface Routed {
   readonly uncached: number;
-  readonly wait: number;
+  readonly slot: PrefillSlot;
+}
+
+/** Blocks spanning at least `tokens` tokens (at least one). */
+function blocksFor(tokens: number, blockTokens: number): number {
+  return Math.max(1, Math.ceil(tokens / blockTokens));
 }
 
 export class PrefixAwarePolicy implements RoutingPolicy {
   readonly name = "prefix_aware";
   readonly model: PrefillCostModel;
   private readonly ring = new FleetRing();
-  private readonly minMatchBlocks: number;
-  private readonly keyBlocks: number;
+  private readonly minMatchTokens: number;
+  private readonly keyTokens: number;
+  private readonly tolerance: number;
   private syncedTo: readonly BackendSpec[] | undefined;
   private readonly routed = new WeakMap<RouteRequest, Routed>();
+  private costs = new Float64Array(0);
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
-    this.minMatchBlocks = options.minMatchBlocks ?? RING_KEY_BLOCKS;
-    this.keyBlocks = options.ringKeyBlocks ?? RING_KEY_BLOCKS;
+    this.minMatchTokens = options.minMatchTokens ?? DEFAULT_MIN_MATCH_TOKENS;
+    this.keyTokens = options.ringKeyTokens ?? DEFAULT_RING_KEY_TOKENS;
+    this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
     this.sync(fleet.backends);
     const n = req.blocks.length;
     const bt = fleet.blockTokens;
-    const matched = n > 0 ? fleet.matchedBlocks(req.blocks) : new Int32Array(fleet.backends.length);
+    const size = fleet.backends.length;
+    const matched = n > 0 ? fleet.matchedBlocks(req.blocks) : new Int32Array(size);
     let longest = 0;
-    for (let i = 0; i < matched.length; i++)
-      if (fleet.healthy[i] && matched[i]! > longest) longest = matched[i]!;
+    for (let i = 0; i < size; i++) if (fleet.healthy[i] && matched[i]! > longest) longest = matched[i]!;
+    const minMatch = Math.min(blocksFor(this.minMatchTokens, bt), n);
+    const warm = n > 0 && longest >= minMatch;
+    const key: BlockKey = warm
+      ? req.blocks[Math.min(longest, n - 1)]!
+      : ringKey(req, blocksFor(this.keyTokens, bt));
 
-    if (n === 0 || longest < Math.min(this.minMatchBlocks, n)) {
-      const { index, reason } = placeOnRing(this.ring.of(fleet), ringKey(req, this.keyBlocks), fleet);
-      return { index, reason, expectedCachedTokens: Math.min(req.promptTokens, matched[index]! * bt) };
-    }
-
-    let best = -1;
+    if (this.costs.length !== size) this.costs = new Float64Array(size);
+    const costs = this.costs;
     let bestCost = Number.POSITIVE_INFINITY;
-    let ties = 0;
-    for (let i = 0; i < fleet.backends.length; i++) {
-      if (!isEligible(fleet, i)) continue;
+    let candidates = 0;
+    for (let i = 0; i < size; i++) {
+      if (!isEligible(fleet, i)) {
+        costs[i] = Number.POSITIVE_INFINITY;
+        continue;
+      }
       const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
       const cost = this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now);
-      if (cost < bestCost) {
-        best = i;
-        bestCost = cost;
-        ties = 1;
-      } else if (cost === bestCost) ties++;
+      costs[i] = cost;
+      candidates++;
+      if (cost < bestCost) bestCost = cost;
     }
 
-    const tieKey: BlockKey = req.blocks[Math.min(longest, n - 1)]!;
-    if (best < 0) {
-      const index = leastOverloaded(fleet, this.ring.of(fleet).ranks(tieKey));
+    const ring = this.ring.of(fleet);
+    if (candidates === 0) {
+      const index = leastOverloaded(fleet, ring.ranks(key));
       return {
         index,
         reason: "fallback",
         expectedCachedTokens: Math.min(req.promptTokens, matched[index]! * bt),
       };
     }
-    if (ties > 1) best = this.breakTie(fleet, matched, req, bestCost, tieKey, ctx.now);
+    // First in the key's probe order among the near-cheapest; the home is the first healthy one.
+    let home = -1;
+    const limit = bestCost + this.tolerance;
+    const found = ring.probe(key, (i) => {
+      if (!fleet.healthy[i]) return false;
+      if (home < 0) home = i;
+      return costs[i]! <= limit;
+    });
+    const best = found.index;
 
-    let reason: RouteReason = matched[best]! > 0 ? "affinity" : "spill";
-    for (let i = 0; i < fleet.backends.length; i++) {
-      if (fleet.healthy[i] && matched[i]! > matched[best]! && !isEligible(fleet, i)) {
-        reason = "spill";
-        break;
+    let reason: RouteReason;
+    if (!warm) reason = best !== home && !isEligible(fleet, home) ? "spill" : "ring";
+    else {
+      reason = matched[best]! >= minMatch ? "affinity" : "spill";
+      for (let i = 0; i < size; i++) {
+        if (fleet.healthy[i] && matched[i]! > matched[best]! && !isEligible(fleet, i)) {
+          reason = "spill";
+          break;
+        }
       }
     }
     return { index: best, reason, expectedCachedTokens: Math.min(req.promptTokens, matched[best]! * bt) };
@@ -118,19 +154,21 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.sync(fleet.backends);
     const cached = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! * fleet.blockTokens : 0;
     const uncached = Math.max(0, req.promptTokens - cached);
-    const wait = this.model.routed(index, uncached, ctx.now);
-    this.routed.set(req, { uncached, wait });
+    // The Router counted this request in flight before calling us.
+    const slot = this.model.routed(index, uncached, fleet.inflight[index]! - 1, ctx.now);
+    this.routed.set(req, { uncached, slot });
   }
 
-  onCompleted(req: RouteRequest, index: number, outcome: RouteOutcome): void {
+  onCompleted(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void {
     const routed = this.routed.get(req);
     this.routed.delete(req);
-    if (routed === undefined || !outcome.ok || outcome.ttftMs === undefined) return;
-    if (index < 0 || index >= this.model.size) return;
+    if (routed === undefined || index < 0 || index >= this.model.size) return;
+    this.model.released(index, routed.slot, ctx.now);
+    if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
-    this.model.observe(index, uncached, outcome.ttftMs, routed.wait);
+    this.model.observe(index, routed.slot, uncached, outcome.ttftMs);
   }
 
   onBackendsChanged(backends: readonly BackendSpec[]): void {
@@ -142,25 +180,5 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
-  }
-
-  /** Among eligible backends at the minimum cost, the earliest in the tie key's probe order. */
-  private breakTie(
-    fleet: FleetView,
-    matched: Int32Array,
-    req: RouteRequest,
-    bestCost: number,
-    tieKey: BlockKey,
-    now: number,
-  ): number {
-    const rank = this.ring.of(fleet).ranks(tieKey);
-    let best = -1;
-    for (let i = 0; i < fleet.backends.length; i++) {
-      if (!isEligible(fleet, i)) continue;
-      const uncached = Math.max(0, req.promptTokens - matched[i]! * fleet.blockTokens);
-      if (this.model.cost(i, uncached, fleet.inflight[i]!, now) !== bestCost) continue;
-      if (best < 0 || rank[i]! < rank[best]!) best = i;
-    }
-    return best;
   }
 }
