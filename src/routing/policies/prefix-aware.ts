@@ -111,7 +111,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         continue;
       }
       const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
-      const cost = this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now);
+      const cost = this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, req.outputTokens ?? 0);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -155,7 +155,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const cached = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! * fleet.blockTokens : 0;
     const uncached = Math.max(0, req.promptTokens - cached);
     // The Router counted this request in flight before calling us.
-    const slot = this.model.routed(index, uncached, fleet.inflight[index]! - 1, ctx.now);
+    const slot = this.model.routed(
+      index,
+      uncached,
+      req.outputTokens ?? 0,
+      fleet.inflight[index]! - 1,
+      ctx.now,
+    );
     this.routed.set(req, { uncached, slot });
   }
 
