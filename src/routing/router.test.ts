@@ -42,7 +42,10 @@ describe("Router", () => {
   });
 
   it("setBackends keeps index, health and in-flight of backends that stay; removed ones' tickets are no-ops", () => {
-    const router = new Router([spec("a"), spec("b"), spec("c")], { policy: "consistent_hash" });
+    const router = new Router([spec("a"), spec("b"), spec("c")], {
+      policy: "consistent_hash",
+      indexStride: 1,
+    });
     const blocks = [10, 11, 12, 13, 14];
     const first = router.route({ blocks, promptTokens: 80 }, ctx);
     const home = first.decision.backendId;
@@ -66,7 +69,7 @@ describe("Router", () => {
   });
 
   it("resizes a backend's index when its KV capacity changes", () => {
-    const router = new Router([spec("a", 1, 16 * 100)], { policy: "random" });
+    const router = new Router([spec("a", 1, 16 * 100)], { policy: "random", indexStride: 1 });
     router.route({ blocks: Array.from({ length: 80 }, (_, j) => j + 1), promptTokens: 1280 }, ctx);
     router.setBackends([spec("a", 1, 16 * 10)]);
     const b = router.stats().backends[0]!;
@@ -105,7 +108,7 @@ describe("Router", () => {
   });
 
   it("corrects the index from reported cached tokens and counts it in stats", () => {
-    const router = new Router([spec("a", 1, 16 * 1000)], { policy: "prefix_aware" });
+    const router = new Router([spec("a", 1, 16 * 1000)], { policy: "prefix_aware", indexStride: 1 });
     const old = { blocks: [1, 2, 3, 4, 5], promptTokens: 90 };
     router.complete(router.route(old, ctx).ticket, { ok: true, cachedTokens: 0 }, ctx);
     const convo = { blocks: [20, 21, 22, 23, 24, 25], promptTokens: 100 };
@@ -117,6 +120,15 @@ describe("Router", () => {
     expect(s.correctedBlocks).toBe(5);
     expect(s.backends[0]!.indexBlocks).toBe(6);
     expect(s.indexBytes).toBeGreaterThan(0);
+  });
+});
+
+describe("Router index stride default", () => {
+  it("indexes every 64 tokens: stride 4 at 16-token blocks, 1 at 64 or 512", () => {
+    expect(new Router([spec("a")], { policy: "random" }).indexStride).toBe(4);
+    expect(new Router([spec("a")], { policy: "random", blockTokens: 64 }).indexStride).toBe(1);
+    expect(new Router([spec("a")], { policy: "random", blockTokens: 512 }).indexStride).toBe(1);
+    expect(new Router([spec("a")], { policy: "random", blockTokens: 32 }).indexStride).toBe(2);
   });
 });
 

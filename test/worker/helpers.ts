@@ -80,20 +80,13 @@ export async function settle(model = MODEL, timeoutMs = 5000): Promise<void> {
   }
 }
 
-/**
- * prefix_aware's cost model keeps a time-based estimate of each backend's prefill queue (uncached
- * tokens / 10k tokens/s until it has learned a rate) that a completion does not clear. Pausing past it
- * makes back-to-back test requests see an idle fleet, as requests seconds apart do in production.
- */
-export const QUEUE_DRAIN_MS = 120;
-
 /** Sends a request, reads it to the end, waits for its lease to be released; returns the response. */
 export async function chatAndSettle(body: string, headers: Record<string, string> = {}): Promise<Response> {
   const res = await chat(body, headers);
   expect(res.status).toBe(200);
   await res.arrayBuffer();
+  // No pause after it: a completed request gives back its slot in prefix_aware's prefill queue.
   await settle();
-  await new Promise((r) => setTimeout(r, QUEUE_DRAIN_MS));
   return res;
 }
 

@@ -136,7 +136,8 @@ describe.each(POLICY_NAMES)("policy %s: shared invariants", (name) => {
   });
 
   it("reports the index's expected cached tokens for the backend it picked", () => {
-    const router = new Router(FLEET, { policy: name });
+    // Block resolution (stride 1): 6 blocks of 16 = 96 tokens; the default stride is covered in router.test.ts.
+    const router = new Router(FLEET, { policy: name, indexStride: 1 });
     const ctx = { now: 0, random: seededRandom(3) };
     const req: RouteRequest = { blocks: blockKeysFromIds([1, 2, 3, 4, 5, 6], seed), promptTokens: 100 };
     const first = router.route(req, ctx);
