@@ -37,9 +37,11 @@ export interface RouteRequest {
 /**
  * Why a backend was chosen.
  * - affinity: it holds (we believe) a cached prefix of this request and was the cheapest.
- * - ring: no useful cached prefix anywhere; placed at the ring home of the request's key.
- * - spill: the preferred backend (affinity or ring home) was at its bounded-load cap,
- *          so the next one in the key's probe sequence (or next-cheapest) took it.
+ * - ring: no useful cached prefix anywhere. consistent_hash: placed at the ring home of the
+ *         request's key. prefix_aware: placed by expected cost (queued prefill, KV in flight),
+ *         near-equal costs decided by the key's ring order.
+ * - spill: the preferred backend (affinity, or the ring home of a new prefix) was at its
+ *          bounded-load cap, so the next one in the key's probe sequence (or next-cheapest) took it.
  * - fallback: every healthy backend was at its cap; the least loaded took it.
  * Policies that ignore affinity (least_outstanding, round_robin, random) report
  * `ring` when their own placement rule chose and `spill` when the cap overrode it.
