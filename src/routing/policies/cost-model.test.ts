@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import type { BackendSpec } from "../types";
+import { PrefillCostModel } from "./cost-model";
+
+const FLEET: BackendSpec[] = [
+  { id: "a", weight: 1, kvCacheTokens: 100_000 },
+  { id: "b", weight: 1, kvCacheTokens: 100_000 },
+];
+
+function model(): PrefillCostModel {
+  const m = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000, kvWeight: 0, decodeMsPerInflight: 0 });
+  m.setBackends(FLEET);
+  return m;
+}
+
+describe("PrefillCostModel", () => {
+  it("queues prefill and gives back the unfinished part of a slot when its request completes", () => {
+    const m = model();
+    const first = m.routed(0, 10_000, 0, 0, 0); // 1000 ms at 10 tok/ms
+    m.routed(0, 5_000, 0, 1, 0); // behind it: busy until 1500
+    expect(m.queueWaitMs(0, 0)).toBe(1500);
+    // The first request finished at 200 ms: 800 ms of its slot were never needed.
+    m.released(0, first, 200);
+    expect(m.queueWaitMs(0, 200)).toBeCloseTo(500, 9);
+  });
+
+  it("a completion after the slot drained changes nothing", () => {
+    const m = model();
+    const slot = m.routed(0, 1_000, 0, 0, 0); // until 100
+    m.routed(0, 1_000, 0, 1, 50); // until 200
+    m.released(0, slot, 150);
+    expect(m.queueWaitMs(0, 150)).toBeCloseTo(50, 9);
+  });
+
+  it("learns the rate both ways from requests that had the backend alone, only upwards from others", () => {
+    const m = model();
+    // Alone, 2,000 tok/s observed: the estimate moves down.
+    for (let k = 0; k < 40; k++) {
+      const s = m.routed(0, 2_000, 0, 0, k * 10_000);
+      m.released(0, s, k * 10_000 + 1000);
+      m.observe(0, s, 2_000, 1000);
+    }
+    expect(m.prefillTokensPerSec(0)).toBeLessThan(2_500);
+    // Busy (others in flight), slow TTFTs: queueing, not speed — ignored.
+    const before = m.prefillTokensPerSec(1);
+    for (let k = 0; k < 40; k++) {
+      const s = m.routed(1, 5_000, 0, 3, k * 10_000);
+      m.observe(1, s, 5_000, 5_000);
+    }
+    expect(m.prefillTokensPerSec(1)).toBe(before);
+    // Busy but faster than believed: a lower bound above the estimate raises it.
+    for (let k = 0; k < 40; k++) {
+      const s = m.routed(1, 20_000, 0, 3, 1e6 + k * 10_000);
+      m.observe(1, s, 20_000, 1000);
+    }
+    expect(m.prefillTokensPerSec(1)).toBeGreaterThan(18_000);
+  });
+
+  it("charges a memory wait only past the backend's KV capacity, once it knows a residence time", () => {
+    const m = model();
+    const s = m.routed(0, 60_000, 20_000, 0, 0);
+    m.released(0, s, 4_000); // residence 4 s
+    m.routed(0, 60_000, 20_000, 0, 10_000); // 80k of 100k KV held
+    const fits = m.cost(0, 10_000, 1, 10_000, 0) - m.cost(1, 10_000, 0, 10_000, 0);
+    const overflows = m.cost(0, 30_000, 1, 10_000, 10_000) - m.cost(1, 30_000, 0, 10_000, 10_000);
+    const queue = m.queueWaitMs(0, 10_000);
+    expect(fits).toBeCloseTo(queue, 6);
+    // 80k + 40k − 100k = 20k over; drains at 80k per 4 s → 1 s more.
+    expect(overflows).toBeCloseTo(queue + 1000, 6);
+  });
+
+  it("scales a backend's assumed rate by its weight until measured", () => {
+    const m = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000 });
+    m.setBackends([
+      { id: "a", weight: 1, kvCacheTokens: 1 },
+      { id: "b", weight: 3, kvCacheTokens: 1 },
+    ]);
+    expect(m.prefillTokensPerSec(0)).toBe(5_000);
+    expect(m.prefillTokensPerSec(1)).toBe(15_000);
+  });
+});
