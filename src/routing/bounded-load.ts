@@ -6,7 +6,7 @@
  * c > 1, some healthy backend is always under its cap: `fallback` only
  * happens with c ≤ 1 or when the caller's view of in-flight work is odd.
  */
-import type { FleetView } from "./types";
+import type { FleetView, PolicyPick, RouteReason, RouteRequest } from "./types";
 
 export const DEFAULT_BALANCE_FACTOR = 1.25;
 
@@ -58,4 +58,33 @@ export function expectedCachedTokens(
 ): number {
   if (blocks.length === 0) return 0;
   return Math.min(promptTokens, fleet.matchedBlocks(blocks)[i]! * fleet.blockTokens);
+}
+
+/**
+ * The bounded-load step shared by the load-blind policies: their natural
+ * choice stands (`ring`) unless it is at its cap; then the eligible
+ * alternative they computed (`spill`); if none is eligible, the least
+ * overloaded healthy backend (`fallback`).
+ */
+export function boundedPick(
+  fleet: FleetView,
+  req: RouteRequest,
+  natural: number,
+  eligibleAlternative: () => number,
+): PolicyPick {
+  let index = natural;
+  let reason: RouteReason = "ring";
+  if (natural >= 0 && !isEligible(fleet, natural)) {
+    index = eligibleAlternative();
+    reason = "spill";
+    if (index < 0) {
+      index = leastOverloaded(fleet);
+      reason = "fallback";
+    }
+  }
+  return {
+    index,
+    reason,
+    expectedCachedTokens: expectedCachedTokens(fleet, req.blocks, req.promptTokens, index),
+  };
 }

@@ -13,6 +13,7 @@
  * Appleby, public domain) with Math.imul: 64 bits of chain state without
  * BigInt. The key handed out is the top 53 bits, an exact JS number.
  */
+import { fmix32 } from "./hash";
 import type { BlockKey } from "./types";
 
 /** 64 bits of chain state, as two unsigned 32-bit halves. */
@@ -29,15 +30,6 @@ const TWO_POW_21 = 0x200000;
 
 function rotl(x: number, r: number): number {
   return (x << r) | (x >>> (32 - r));
-}
-
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 /** Mutable state for one block's mixing; reused to avoid allocation on the hot path. */
@@ -76,8 +68,8 @@ class Lanes {
     let b = this.b ^ Math.imul(this.n, 0x27d4eb2f);
     a = (a + b) | 0;
     b = (b + a) | 0;
-    a = fmix(a);
-    b = fmix(b);
+    a = fmix32(a);
+    b = fmix32(b);
     a = (a + b) | 0;
     b = (b + a) | 0;
     return { hi: a >>> 0, lo: b >>> 0 };

@@ -2,8 +2,8 @@
  * random: a healthy backend drawn with probability ∝ weight from ctx.random.
  * If the draw is at its bounded cap, redraw among those under it (`spill`).
  */
-import { expectedCachedTokens, isEligible, leastOverloaded } from "../bounded-load";
-import type { FleetView, PolicyPick, RouteContext, RouteReason, RouteRequest, RoutingPolicy } from "../types";
+import { boundedPick, isEligible } from "../bounded-load";
+import type { FleetView, PolicyPick, RouteContext, RouteRequest, RoutingPolicy } from "../types";
 
 function weightedDraw(fleet: FleetView, ctx: RouteContext, accept: (i: number) => boolean): number {
   let total = 0;
@@ -24,20 +24,7 @@ export class RandomPolicy implements RoutingPolicy {
   readonly name = "random";
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
-    let index = weightedDraw(fleet, ctx, (i) => fleet.healthy[i] === true);
-    let reason: RouteReason = "ring";
-    if (index >= 0 && !isEligible(fleet, index)) {
-      index = weightedDraw(fleet, ctx, (i) => isEligible(fleet, i));
-      reason = "spill";
-      if (index < 0) {
-        index = leastOverloaded(fleet);
-        reason = "fallback";
-      }
-    }
-    return {
-      index,
-      reason,
-      expectedCachedTokens: expectedCachedTokens(fleet, req.blocks, req.promptTokens, index),
-    };
+    const natural = weightedDraw(fleet, ctx, (i) => fleet.healthy[i] === true);
+    return boundedPick(fleet, req, natural, () => weightedDraw(fleet, ctx, (i) => isEligible(fleet, i)));
   }
 }

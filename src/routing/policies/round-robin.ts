@@ -6,8 +6,8 @@
  * the largest credit (`spill`). The credits move in onRouted, so a pick that
  * the Router does not commit changes nothing.
  */
-import { expectedCachedTokens, isEligible, leastOverloaded } from "../bounded-load";
-import type { BackendSpec, FleetView, PolicyPick, RouteReason, RouteRequest, RoutingPolicy } from "../types";
+import { boundedPick, isEligible } from "../bounded-load";
+import type { BackendSpec, FleetView, PolicyPick, RouteRequest, RoutingPolicy } from "../types";
 
 export class RoundRobinPolicy implements RoutingPolicy {
   readonly name = "round_robin";
@@ -27,21 +27,7 @@ export class RoundRobinPolicy implements RoutingPolicy {
       )
         eligible = i;
     }
-    let index = natural;
-    let reason: RouteReason = "ring";
-    if (natural >= 0 && !isEligible(fleet, natural)) {
-      index = eligible;
-      reason = "spill";
-      if (eligible < 0) {
-        index = leastOverloaded(fleet);
-        reason = "fallback";
-      }
-    }
-    return {
-      index,
-      reason,
-      expectedCachedTokens: expectedCachedTokens(fleet, req.blocks, req.promptTokens, index),
-    };
+    return boundedPick(fleet, req, natural, () => eligible);
   }
 
   onRouted(_req: RouteRequest, index: number, fleet: FleetView): void {
