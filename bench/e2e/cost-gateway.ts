@@ -14,7 +14,7 @@
 import type { ArmConfig } from "./arms";
 import { backendEntries, startEmulators } from "./arms";
 import { corpusText, corpusTokens } from "./corpus";
-import { bundleWorker, type Gateway, startGateway } from "./gateway";
+import { bundleWorker, type Gateway, passthroughConfig, startGateway } from "./gateway";
 import { diffCpu, groupCpuByCommand } from "./proc-cpu";
 import { type Summary, summarize } from "./stats";
 import { streamRequest } from "./stream-client";
@@ -46,10 +46,8 @@ export interface ColdStart {
 export interface WorkerCpu {
   readonly label: string;
   readonly requests: number;
-  /** workerd CPU ms ÷ requests. */
-  readonly workerdCpuMsPerRequest: number;
-  /** wrangler's own node process (its dev proxy), ms ÷ requests. */
-  readonly wranglerCpuMsPerRequest: number;
+  /** CPU ms ÷ requests by process role: workerd:worker (Worker + RouterDO), workerd:proxy, node (wrangler). */
+  readonly cpuMsPerRequest: Readonly<Record<string, number>>;
   readonly ttftMs: Summary;
 }
 
@@ -70,31 +68,32 @@ export interface GatewayCost {
   readonly decisions: readonly DecisionRate[];
 }
 
-async function timedTtft(gw: Gateway, body: string): Promise<number> {
-  const r = await streamRequest({ url: `${gw.url}${CHAT}`, apiKey: KEY, body, timeoutMs: 60_000 });
+async function timedTtft(gw: Gateway, body: string, headers?: Record<string, string>): Promise<number> {
+  const r = await streamRequest({
+    url: `${gw.url}${CHAT}`,
+    apiKey: KEY,
+    body,
+    timeoutMs: 60_000,
+    ...(headers !== undefined ? { headers } : {}),
+  });
   if (r.outcome !== "ok" || r.ttftMs === undefined)
     throw new Error(`request failed: ${r.status} ${r.error ?? ""}`);
   return r.ttftMs;
 }
 
-async function cpuBatch(gw: Gateway, label: string, bodies: readonly string[]): Promise<WorkerCpu> {
+async function cpuBatch(
+  gw: Gateway,
+  label: string,
+  bodies: readonly string[],
+  headers?: Record<string, string>,
+): Promise<WorkerCpu> {
   const before = groupCpuByCommand(gw.pgid);
   const ttft: number[] = [];
-  for (const b of bodies) ttft.push(await timedTtft(gw, b));
+  for (const b of bodies) ttft.push(await timedTtft(gw, b, headers));
   const d = diffCpu(groupCpuByCommand(gw.pgid), before);
-  let workerd = 0;
-  let other = 0;
-  for (const [comm, ms] of Object.entries(d)) {
-    if (comm.includes("workerd")) workerd += ms;
-    else other += ms;
-  }
-  return {
-    label,
-    requests: bodies.length,
-    workerdCpuMsPerRequest: workerd / bodies.length,
-    wranglerCpuMsPerRequest: other / bodies.length,
-    ttftMs: summarize(ttft),
-  };
+  const cpuMsPerRequest: Record<string, number> = {};
+  for (const [role, ms] of Object.entries(d)) if (ms > 0) cpuMsPerRequest[role] = ms / bodies.length;
+  return { label, requests: bodies.length, cpuMsPerRequest, ttftMs: summarize(ttft) };
 }
 
 async function decisionRate(
@@ -196,12 +195,37 @@ export async function measureGatewayCost(
         Array.from({ length: n }, (_, i) => chatBody(cfg.model, "Be brief.", `Question ${i}.`, 1)),
       ),
     ];
-    for (const c of cpu) log(`  cpu ${c.label}: workerd ${c.workerdCpuMsPerRequest.toFixed(2)} ms/request`);
+    for (const c of cpu) log(`  cpu ${c.label}: ${JSON.stringify(c.cpuMsPerRequest)} ms/request`);
     const decisions: DecisionRate[] = [];
     for (const c of opts.clients) {
       const d = await decisionRate(gw, cfg.model, c, opts.seconds);
       log(`  decisions: ${c} clients → ${d.perSecond.toFixed(0)}/s (${d.failed} failed)`);
       decisions.push(d);
+    }
+    await gw.close();
+    gw = undefined;
+    // The same tiny requests through the null gateway: what wrangler dev + workerd cost by themselves.
+    const pass = await passthroughConfig(projectDir);
+    try {
+      gw = await startGateway({
+        backends: backendEntries(emulators, cfg),
+        policy: "least_outstanding",
+        apiKey: KEY,
+        configPath: pass.configPath,
+      });
+      await timedTtft(gw, chatBody(cfg.model, "Be brief.", "Warm up.", 1), { "x-e2e-backend": "0" });
+      cpu.push(
+        await cpuBatch(
+          gw,
+          "tiny prompt through the null gateway (passthrough-worker.js)",
+          Array.from({ length: n }, (_, i) => chatBody(cfg.model, "Be brief.", `Question ${i}.`, 1)),
+          { "x-e2e-backend": "0" },
+        ),
+      );
+      await gw.close();
+      gw = undefined;
+    } finally {
+      await pass.dispose();
     }
     return { cold, cpu, decisions };
   } finally {

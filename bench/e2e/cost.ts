@@ -5,10 +5,11 @@
  * route+complete ≤ 0.5 ms median at 16 backends; ≥ 2,000 decisions/s.
  */
 import { mkdir, writeFile } from "node:fs/promises";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
 import type { E2eArgs } from "./args";
+import { type DoRate, routerDoRates } from "./cost-do";
 import { type GatewayCost, measureGatewayCost } from "./cost-gateway";
 import { type PrefixCostRow, prefixKeysCost, type RouterCostRow, routerCost } from "./cost-local";
 
@@ -19,8 +20,10 @@ interface CostReport {
   readonly command: string;
   readonly startedAt: string;
   readonly machine: string;
+  readonly loadAverage: readonly number[];
   readonly prefixKeys: readonly PrefixCostRow[];
   readonly router: readonly RouterCostRow[];
+  readonly routerDo: readonly DoRate[];
   readonly gateway: GatewayCost;
 }
 
@@ -28,17 +31,15 @@ function verdict(ok: boolean): string {
   return ok ? "met" : "**missed**";
 }
 
-function render(r: CostReport): string {
-  const out: string[] = [];
-  out.push("# e2e: gateway cost", "", "Reproduce:", "", "```sh", r.command, "```", "");
-  out.push(`${r.startedAt} on ${r.machine}.`, "");
-  out.push(
+function prefixSection(r: CostReport): string[] {
+  const out = [
     "## Prefix keys (Worker CPU), per request",
     "",
     "`prefixKeysForRequest` (src/prefix.ts) on a chat body: system prompt of N−128 tokens + a 128-token " +
       "question, natural text (package READMEs). Timed call by call under Node on the same module the Worker " +
-      "runs: local workerd's clock ticks in whole ms, too coarse for sub-ms medians. *seen*: the isolate memo " +
-      "holds the system prompt; *unseen*: a new system prompt every call. Only the first 8192 tokens are keyed.",
+      "runs (same V8): local workerd's clock ticks in whole ms, too coarse for sub-ms medians. *seen*: the " +
+      "isolate memo holds the system prompt; *unseen*: a new system prompt every call. Only the first 8192 " +
+      "tokens are keyed. CPU = process CPU time of the call (robust to other load on the machine).",
     "",
     "| prompt tokens | system prompt | p50 ms | p90 | p99 | CPU p50 ms | CPU p90 | blocks |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -48,7 +49,7 @@ function render(r: CostReport): string {
         `${f3(p.cpuMs.p50)} | ${f3(p.cpuMs.p90)} | ${p.blocks} |`,
     ),
     "",
-  );
+  ];
   const seen8 = r.prefixKeys.find((p) => p.promptTokens === 8192 && p.systemPrompt === "seen");
   const unseen8 = r.prefixKeys.find((p) => p.promptTokens === 8192 && p.systemPrompt === "unseen");
   if (seen8 && unseen8)
@@ -57,66 +58,120 @@ function render(r: CostReport): string {
         `8k unseen p50 ${f3(unseen8.ms.p50)} ms ≤ 8 ms: ${verdict(unseen8.ms.p50 <= 8)}.`,
       "",
     );
-  out.push(
+  return out;
+}
+
+function routerSection(r: CostReport): string[] {
+  const out = [
     "## RouterDO route + complete",
     "",
-    "`Router.route` + `Router.complete` (src/routing, what the RouterDO's RPC methods run besides a UUID and an " +
-      "in-memory alarm check), steady state: 512-block (8k-token) prompts from 256 shared prefixes, 64 in flight.",
+    "`Router.route` + `Router.complete` (src/routing: what the RouterDO's RPC methods run besides a UUID and an " +
+      "in-memory alarm check), steady state: 512-block (8k-token) prompts from 256 shared prefixes, 64 in flight; " +
+      "timed under Node on the DO's own module.",
     "",
-    "| backends | policy | p50 ms | p90 | p99 | mean |",
-    "| --- | --- | --- | --- | --- | --- |",
+    "| backends | policy | p50 ms | p90 | p99 | CPU p50 ms | CPU p90 |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
     ...r.router.map(
       (x) =>
-        `| ${x.backends} | ${x.policy} | ${f3(x.ms.p50)} | ${f3(x.ms.p90)} | ${f3(x.ms.p99)} | ${f3(x.ms.mean)} |`,
+        `| ${x.backends} | ${x.policy} | ${f3(x.ms.p50)} | ${f3(x.ms.p90)} | ${f3(x.ms.p99)} | ` +
+        `${f3(x.cpuMs.p50)} | ${f3(x.cpuMs.p90)} |`,
     ),
     "",
-  );
+  ];
   const r16 = r.router.find((x) => x.backends === 16 && x.policy === "prefix_aware");
   if (r16)
     out.push(`Target: 16 backends p50 ${f3(r16.ms.p50)} ms ≤ 0.5 ms: ${verdict(r16.ms.p50 <= 0.5)}.`, "");
-  const g = r.gateway;
   out.push(
-    "## Through wrangler dev (local workerd)",
+    "### One RouterDO inside workerd, driven over RPC (no HTTP)",
+    "",
+    "bench/e2e/workerd/do-driver.js hosts the real RouterDO class under wrangler dev and calls route + complete " +
+      "(one decision = two RPCs, 16 backends, prefix_aware, 512-block prompts) from C concurrent callers in the " +
+      "same isolate. CPU: the Worker-runtime workerd process (caller and DO together), from /proc.",
+    "",
+    "| callers | decisions | ms | decisions/s | workerd CPU ms/decision |",
+    "| --- | --- | --- | --- | --- |",
+    ...r.routerDo.map(
+      (d) =>
+        `| ${d.clients} | ${d.decisions} | ${d.ms.toFixed(0)} | ${d.perSecond.toFixed(0)} | ${f3(d.workerdCpuMsPerDecision)} |`,
+    ),
+    "",
+  );
+  const best = Math.max(...r.routerDo.map((d) => d.perSecond));
+  out.push(`Target ≥ 2,000 decisions/s: best ${best.toFixed(0)}/s — ${verdict(best >= 2000)}.`, "");
+  return out;
+}
+
+function gatewaySection(g: GatewayCost): string[] {
+  const roles = [...new Set(g.cpu.flatMap((c) => Object.keys(c.cpuMsPerRequest)))].sort();
+  return [
+    "## Through wrangler dev (local workerd), HTTP end to end",
     "",
     `Cold start: \`wrangler dev\` ready after ${g.cold.readyMs.toFixed(0)} ms; first request (8k-token prompt, ` +
       `1 output token) TTFT ${f2(g.cold.firstTtftMs)} ms against warm p50 ${f2(g.cold.warmTtftMs.p50)} ms ` +
-      `(the difference is the isolate's first-use set-up: tokenizer ranks, RouterDO hydration).`,
+      "(the difference is the isolate's first-use set-up: tokenizer ranks, RouterDO hydration, first connections).",
     "",
-    "Worker CPU per request, whole workerd process (from /proc; Worker + RouterDO + proxying; 10 ms ticks over the batch):",
+    "CPU per request by process (from /proc, 10 ms ticks over the batch; sequential requests, 1 output token). " +
+      "`workerd:worker` runs the Worker and the RouterDO; `workerd:proxy` and `node` are wrangler dev's own " +
+      "entry proxy and CLI (log forwarding), which production does not have. The null gateway row is the same " +
+      "local stack with a Worker that only forwards.",
     "",
-    "| requests | workerd CPU ms/request | wrangler (node) ms/request | TTFT p50 ms |",
-    "| --- | --- | --- | --- |",
+    `| requests | ${roles.join(" | ")} | TTFT p50 ms |`,
+    `| --- | ${roles.map(() => "---").join(" | ")} | --- |`,
     ...g.cpu.map(
       (c) =>
-        `| ${c.label} ×${c.requests} | ${f2(c.workerdCpuMsPerRequest)} | ${f2(c.wranglerCpuMsPerRequest)} | ${f2(c.ttftMs.p50)} |`,
+        `| ${c.label} ×${c.requests} | ${roles.map((k) => f2(c.cpuMsPerRequest[k] ?? 0)).join(" | ")} | ${f2(c.ttftMs.p50)} |`,
     ),
     "",
-    "RouterDO decisions per second (closed-loop clients, distinct tiny prompts, 1 output token; every request is one " +
-      "route + one complete):",
+    "Decisions per second through the whole gateway over HTTP (closed-loop clients, distinct tiny prompts, " +
+      "1 output token, streamed; each request is one route + one complete):",
     "",
-    "| clients | s | completed | failed | decisions/s | latency p50 / p99 ms | CPU (cores) |",
+    "| clients | s | completed | failed | requests/s | latency p50 / p99 ms | CPU (cores) |",
     "| --- | --- | --- | --- | --- | --- | --- |",
     ...g.decisions.map(
       (d) =>
         `| ${d.clients} | ${d.seconds.toFixed(1)} | ${d.completed} | ${d.failed} | ${d.perSecond.toFixed(0)} | ` +
         `${f2(d.latencyMs.p50)} / ${f2(d.latencyMs.p99)} | ${Object.entries(d.cpuCores)
+          .filter(([, v]) => v >= 0.005)
           .map(([k, v]) => `${k} ${v.toFixed(2)}`)
           .join(", ")} |`,
     ),
     "",
-  );
-  const best = Math.max(...g.decisions.map((d) => d.perSecond));
-  out.push(`Target ≥ 2,000 decisions/s: best ${best.toFixed(0)}/s — ${verdict(best >= 2000)}.`, "");
-  return out.join("\n");
+  ];
+}
+
+function render(r: CostReport): string {
+  return [
+    "# e2e: gateway cost",
+    "",
+    "Reproduce:",
+    "",
+    "```sh",
+    r.command,
+    "```",
+    "",
+    `${r.startedAt} on ${r.machine}; load average at start ${r.loadAverage.map((x) => x.toFixed(2)).join(" / ")} ` +
+      "(the machine is shared: wall times include waiting for a core).",
+    "",
+    ...prefixSection(r),
+    ...routerSection(r),
+    ...gatewaySection(r.gateway),
+  ].join("\n");
 }
 
 export async function runCost(a: E2eArgs): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const projectDir = process.cwd();
+  const loadAverage = loadavg();
   log("prefix keys (node, same module as the Worker)");
   const prefixKeys = prefixKeysCost(projectDir, [1024, 8192, 32768], 200);
   log("router route+complete (node, same module as the RouterDO)");
   const router = routerCost([4, 16, 64], ["prefix_aware", "least_outstanding"], 5000);
+  log("RouterDO over RPC inside workerd");
+  const routerDo = await routerDoRates(projectDir, [
+    [1, 500],
+    [16, 2000],
+    [128, 4000],
+  ]);
   log("through wrangler dev");
   const gateway = await measureGatewayCost(
     {
@@ -136,8 +191,10 @@ export async function runCost(a: E2eArgs): Promise<void> {
     command: `npm run bench:e2e -- ${process.argv.slice(2).join(" ")}`,
     startedAt: new Date().toISOString(),
     machine: `${c.length} × ${c[0]?.model ?? "cpu"}, Node ${process.version}`,
+    loadAverage,
     prefixKeys,
     router,
+    routerDo,
     gateway,
   };
   const base = resolve("bench/results/e2e-cost");

@@ -89,22 +89,32 @@ export async function bundleWorker(projectDir = process.cwd()): Promise<WorkerBu
 }
 
 /**
- * A wrangler config serving passthrough-worker.js (the null gateway), with
- * the same compatibility date as the product so the runtime is the same.
+ * A wrangler config serving one of the bench's fixture Workers (plain JS,
+ * bundled by wrangler) with the product's compatibility date, so the runtime
+ * is the same; `extraToml` adds bindings.
  */
-export async function passthroughConfig(projectDir = process.cwd()): Promise<WorkerBundle> {
+export async function fixtureConfig(
+  name: string,
+  workerPath: string,
+  extraToml = "",
+  projectDir = process.cwd(),
+): Promise<WorkerBundle> {
   const root = resolve(projectDir);
-  const dir = await mkdtemp(join(tmpdir(), "pgw-passthrough-"));
+  const dir = await mkdtemp(join(tmpdir(), `pgw-${name}-`));
   const toml = await readFile(join(root, "wrangler.toml"), "utf8");
   const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
   if (date === undefined) throw new Error("wrangler.toml has no compatibility_date");
-  const worker = join(root, "bench", "e2e", "passthrough-worker.js");
   const configPath = join(dir, "wrangler.toml");
   await writeFile(
     configPath,
-    `name = "e2e-passthrough"\nmain = ${JSON.stringify(worker)}\nno_bundle = true\ncompatibility_date = "${date}"\n`,
+    `name = "${name}"\nmain = ${JSON.stringify(resolve(root, workerPath))}\ncompatibility_date = "${date}"\n${extraToml}`,
   );
   return { configPath, dispose: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The null gateway (passthrough-worker.js): what the local runtime adds by itself. */
+export function passthroughConfig(projectDir = process.cwd()): Promise<WorkerBundle> {
+  return fixtureConfig("e2e-passthrough", "bench/e2e/passthrough-worker.js", "", projectDir);
 }
 
 /** dotenv value: single quotes keep JSON's double quotes literal. */

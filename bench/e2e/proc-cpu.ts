@@ -47,10 +47,29 @@ export function groupProcesses(pgid: number): ProcStat[] {
   return out;
 }
 
-/** CPU ms by command name (workerd, node, esbuild ...) within a process group. */
+/**
+ * wrangler dev runs two workerd processes: an entry proxy (wrangler's own,
+ * on the public port) and the runtime of the Worker and its Durable Objects
+ * (the one with an inspector). Told apart by that flag.
+ */
+function role(p: ProcStat): string {
+  if (p.comm !== "workerd") return p.comm;
+  let cmd = "";
+  try {
+    cmd = readFileSync(`/proc/${p.pid}/cmdline`, "utf8");
+  } catch {
+    return "workerd";
+  }
+  return cmd.includes("--inspector-addr") ? "workerd:worker" : "workerd:proxy";
+}
+
+/** CPU ms by role (workerd:worker, workerd:proxy, node, esbuild ...) within a process group. */
 export function groupCpuByCommand(pgid: number): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of groupProcesses(pgid)) out[p.comm] = (out[p.comm] ?? 0) + p.cpuMs;
+  for (const p of groupProcesses(pgid)) {
+    const r = role(p);
+    out[r] = (out[r] ?? 0) + p.cpuMs;
+  }
   return out;
 }
 

@@ -1,0 +1,64 @@
+/**
+ * RouterDO decisions per second inside workerd, without HTTP: the fixture
+ * Worker workerd/do-driver.js hosts the real RouterDO class (bundled by
+ * wrangler from durable-objects/) and calls route + complete over RPC from
+ * C concurrent callers, as the gateway does once per request. Served by
+ * wrangler dev like the product; workerd CPU per decision from /proc.
+ */
+import { fixtureConfig, startGateway } from "./gateway";
+import { groupCpuByCommand } from "./proc-cpu";
+
+export interface DoRate {
+  readonly clients: number;
+  readonly decisions: number;
+  readonly ms: number;
+  readonly perSecond: number;
+  /** CPU of the Worker runtime process (caller Worker + RouterDO) per decision, ms. */
+  readonly workerdCpuMsPerDecision: number;
+}
+
+const DO_BINDING = `
+[[durable_objects.bindings]]
+name = "ROUTER"
+class_name = "RouterDO"
+
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["RouterDO"]
+`;
+
+export async function routerDoRates(
+  projectDir: string,
+  runs: readonly [number, number][],
+): Promise<DoRate[]> {
+  const cfg = await fixtureConfig("e2e-do-driver", "bench/e2e/workerd/do-driver.js", DO_BINDING, projectDir);
+  const gw = await startGateway({
+    backends: [],
+    policy: "prefix_aware",
+    apiKey: "unused",
+    configPath: cfg.configPath,
+  });
+  try {
+    // Warm-up: hydrate the DO, fill the affinity index, let V8 optimise.
+    await (await fetch(`${gw.url}/drive?clients=1&decisions=500`)).text();
+    const out: DoRate[] = [];
+    for (const [clients, decisions] of runs) {
+      const c0 = groupCpuByCommand(gw.pgid);
+      const res = await fetch(`${gw.url}/drive?clients=${clients}&decisions=${decisions}`);
+      if (!res.ok) throw new Error(`do-driver: ${res.status} ${await res.text()}`);
+      const r = (await res.json()) as { decisions: number; ms: number };
+      const cpu = (groupCpuByCommand(gw.pgid)["workerd:worker"] ?? 0) - (c0["workerd:worker"] ?? 0);
+      out.push({
+        clients,
+        decisions: r.decisions,
+        ms: r.ms,
+        perSecond: (r.decisions / r.ms) * 1000,
+        workerdCpuMsPerDecision: cpu / r.decisions,
+      });
+    }
+    return out;
+  } finally {
+    await gw.close();
+    await cfg.dispose();
+  }
+}
