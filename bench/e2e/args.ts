@@ -18,6 +18,8 @@ export interface E2eArgs {
   readonly systemTokens?: number;
   readonly questionTokens?: number;
   readonly outputTokens?: number;
+  /** Caps every request's output tokens (long trace replies; TTFT and hit rate do not depend on them). */
+  readonly maxOutputTokens?: number;
   /** Requests for synthetic generators that take a count. */
   readonly requests?: number;
   readonly sim: boolean;
@@ -29,7 +31,7 @@ export const USAGE = `npm run bench:e2e -- --workload <name|file:PATH> --rate R 
   [--arms prefix_aware,least_outstanding,round_robin,random,consistent_hash,direct] [--speed X] [--name NAME]
   [--seed 1] [--max-requests 2000] [--model M] [--kv-cache-tokens T] [--requests N]
   [--system-tokens T --question-tokens T --output-tokens T]   (generated-shared-prefix shape)
-  [--no-sim] [--request-timeout S]
+  [--max-output-tokens T] [--no-sim] [--request-timeout S]
 npm run bench:e2e -- --cost    (gateway cost: prefix keys, RouterDO, cold start, decisions/s)`;
 
 function num(name: string, v: string | undefined, def?: number): number {
@@ -65,6 +67,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
       "system-tokens": { type: "string" },
       "question-tokens": { type: "string" },
       "output-tokens": { type: "string" },
+      "max-output-tokens": { type: "string" },
       requests: { type: "string" },
       "no-sim": { type: "boolean", default: false },
       "request-timeout": { type: "string" },
@@ -96,6 +99,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
     systemTokens: optNum("system-tokens", values["system-tokens"]),
     questionTokens: optNum("question-tokens", values["question-tokens"]),
     outputTokens: optNum("output-tokens", values["output-tokens"]),
+    maxOutputTokens: optNum("max-output-tokens", values["max-output-tokens"]),
     requests: optNum("requests", values.requests),
     sim: values["no-sim"] !== true,
     requestTimeoutS: num("request-timeout", values["request-timeout"], 120),

@@ -43,6 +43,8 @@ export interface ArmResult {
   readonly routes: Readonly<Record<string, number>>;
   readonly wallMs: number;
   readonly peakInflight: number;
+  /** Per request, for analysis: [index, sentMs, status, outcome, ttftMs, e2eMs, backend, promptTokens, cachedTokens]. */
+  readonly records: readonly (readonly (string | number | null)[])[];
 }
 
 function bump(map: Record<string, number>, key: string): void {
@@ -111,5 +113,21 @@ export function armResult(
     routes,
     wallMs: run.wallMs,
     peakInflight: run.peakInflight,
+    records: run.records.map((rec) => {
+      const r = rec.result;
+      const round = (x: number | undefined): number | null =>
+        x === undefined ? null : Math.round(x * 10) / 10;
+      return [
+        rec.index,
+        round(rec.sentMs),
+        r.status,
+        r.outcome,
+        round(r.ttftMs),
+        round(r.e2eMs),
+        backendOf(rec) ?? null,
+        r.promptTokens ?? null,
+        r.cachedTokens ?? null,
+      ];
+    }),
   };
 }

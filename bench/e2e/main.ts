@@ -59,11 +59,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(a.kvCacheTokens !== undefined ? { kvCacheTokens: a.kvCacheTokens } : {}),
   };
   const workload = await workloadFor(a);
+  const cap = a.maxOutputTokens;
   const window = selectWindow(workload.requests, {
     speed: a.speed,
     durationMs: a.durationS * 1000,
     maxRequests: a.maxRequests,
-  });
+  }).map((r) => (cap !== undefined && r.outputTokens > cap ? { ...r, outputTokens: cap } : r));
   if (window.length === 0) throw new Error(`no request of ${a.workload} falls in the window`);
   log(`${a.workload}: ${window.length} requests in a ${a.durationS} s window at speed ×${a.speed}`);
   const items = buildItems(window, a.model, a.speed);
