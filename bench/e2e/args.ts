@@ -86,7 +86,8 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
   const base = workload.startsWith("file:") ? "file" : workload;
   return {
     workload,
-    rate: num("rate", values.rate, cost ? 1 : undefined),
+    // Traces carry their own arrival times: --rate only shapes synthetic workloads.
+    rate: num("rate", values.rate, cost || base === "mooncake" || base === "file" ? 1 : undefined),
     backends: Math.round(num("backends", values.backends, cost ? 4 : undefined)),
     durationS: num("duration", values.duration, cost ? 30 : undefined),
     arms,

@@ -65,7 +65,10 @@ export function renderMarkdown(r: E2eReport): string {
   out.push(
     `${r.startedAt} on ${r.machine}. Workload \`${c.workload}\`: ${c.requests} requests ` +
       `(mean ${f1(c.promptTokensMean)} prompt / ${f1(c.outputTokensMean)} output tokens), ` +
-      `rate ${c.rate}/s of model time, ${c.backends} emulators at speed ×${c.speed}, ` +
+      (c.workload === "mooncake" || c.workload.startsWith("file:")
+        ? `trace arrivals (model time ÷ ${c.speed}), `
+        : `Poisson arrivals at ${c.rate}/s of model time, `) +
+      `${c.backends} emulators at speed ×${c.speed}, ` +
       `${c.durationS} s window, seed ${c.seed}. Emulator engine: ` +
       Object.entries(c.engine)
         .map(([k, v]) => `${k} ${v}`)
