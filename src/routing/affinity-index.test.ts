@@ -29,6 +29,30 @@ describe("BackendAffinity correction", () => {
     expect(a.matched(next)).toBe(15); // this request's own blocks were just computed there
   });
 
+  it("reads the engine's hit in its own token units, and ignores a shortfall within tokenizer skew", () => {
+    const a = new BackendAffinity(1000);
+    const old = chain(1000, 4);
+    const c = chain(2000, 40);
+    a.settle(a.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 64);
+    a.settle(a.record(c, 0), { ok: true, cachedTokens: 0 }, BT, 40 * BT);
+    // Same 40 blocks hit, but the engine's tokenizer counts 10% fewer tokens: 576 of its 576 ≈ our 640.
+    const next = [...c, 2040];
+    const r1 = a.record(next, 40);
+    expect(a.settle(r1, { ok: true, promptTokens: 594, cachedTokens: 576 }, BT, 41 * BT + 2).evicted).toBe(0);
+    // One block short in our units: skew (a different chat template), not an eviction.
+    const r2 = a.record(next, 40);
+    expect(
+      a.settle(r2, { ok: true, promptTokens: 41 * BT + 2, cachedTokens: 39 * BT }, BT, 41 * BT + 2).evicted,
+    ).toBe(0);
+    expect(a.blocks.has(1000)).toBe(true);
+    // Half the prefix missing is an eviction, skew or not.
+    const r3 = a.record(next, 40);
+    expect(
+      a.settle(r3, { ok: true, promptTokens: 594, cachedTokens: 288 }, BT, 41 * BT + 2).evicted,
+    ).toBeGreaterThan(0);
+    expect(a.blocks.has(1000)).toBe(false);
+  });
+
   it("does not correct when the whole prompt hit but for the last block (the engine recomputes the last token)", () => {
     const a = new BackendAffinity(1000);
     const old = chain(1000, 4);

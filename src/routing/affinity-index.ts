@@ -8,7 +8,8 @@
  * which stamps belonged to requests still in flight at the time.
  *
  * `settle` runs when the request ends:
- * - ok and the backend hit LESS than we expected: the first missed block was
+ * - ok and the backend hit LESS than we expected (by more than tokenizer skew,
+ *   SKEW_TOLERANCE): the first missed block was
  *   evicted on the real engine before this request arrived, and engines evict
  *   in LRU order, so everything we hold that is at least as old as that
  *   block's previous stamp is gone too. Evict it. Two guards keep this from
@@ -49,6 +50,13 @@ export interface SettleResult {
 }
 
 const EMPTY = new Float64Array(0);
+
+/**
+ * Share of a prompt's reusable blocks (at least one block) by which a reported hit may fall short of
+ * the expected one before we call it an eviction: tokenizer and chat-template skew between the
+ * gateway and the engine, not lost cache. A real eviction loses the whole tail past the evicted block.
+ */
+export const SKEW_TOLERANCE = 0.05;
 
 export class BackendAffinity {
   readonly blocks: LruBlockSet;
@@ -102,10 +110,16 @@ export class BackendAffinity {
       return { evicted: 0, forgotten };
     }
     if (outcome.cachedTokens === undefined) return { evicted: 0, forgotten: 0 };
-    const hit = Math.floor(outcome.cachedTokens / blockTokens);
+    // The engine counts in its own tokens (its tokenizer, its chat template), we in ours: scale its hit
+    // by the two prompt counts, and call a shortfall an eviction only past a tolerance. Without this a
+    // systematic skew of a few tokens reads as an eviction on every request and empties the index.
+    const enginePrompt = outcome.promptTokens;
+    const scale = enginePrompt !== undefined && enginePrompt > 0 ? promptTokens / enginePrompt : 1;
+    const hit = Math.floor((outcome.cachedTokens * scale) / blockTokens);
     const reusable = Math.max(0, Math.floor((promptTokens - 1) / blockTokens));
     const expected = Math.min(receipt.matched, reusable);
-    if (hit >= expected) return { evicted: 0, forgotten: 0 };
+    const tolerance = Math.max(1, Math.ceil(SKEW_TOLERANCE * reusable));
+    if (hit + tolerance > expected) return { evicted: 0, forgotten: 0 };
     const before = receipt.previousStamps[hit]!;
     if (before < 0 || before >= receipt.pendingFrom) return { evicted: 0, forgotten: 0 };
     return { evicted: this.blocks.evictThrough(before), forgotten: 0 };
