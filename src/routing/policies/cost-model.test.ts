@@ -56,6 +56,20 @@ describe("PrefillCostModel", () => {
     expect(m.prefillTokensPerSec(1)).toBeGreaterThan(18_000);
   });
 
+  it("keeps one pooled rate per unit of weight: a slow first sample on one backend does not single it out", () => {
+    const m = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000 });
+    m.setBackends([
+      { id: "a", weight: 1, kvCacheTokens: 1 },
+      { id: "b", weight: 3, kvCacheTokens: 1 },
+    ]);
+    const s = m.routed(0, 4_000, 0, 0, 0);
+    m.observe(0, s, 4_000, 4_000); // alone, 1,000 tok/s (a cold connection, say)
+    const a = m.prefillTokensPerSec(0);
+    const b = m.prefillTokensPerSec(1);
+    expect(a).toBeLessThan(5_000);
+    expect(b).toBeCloseTo(3 * a, 6);
+  });
+
   it("charges a memory wait only past the backend's KV capacity, once it knows a residence time", () => {
     const m = model();
     const s = m.routed(0, 60_000, 20_000, 0, 0);

@@ -12,7 +12,8 @@
  *   tie with an idle one). This is the gateway's view of NVIDIA Dynamo's
  *   "active prefill tokens" (ai-dynamo/dynamo kv_router/sequence.rs), built
  *   from our own leases instead of engine events.
- * - rate_i: prefill tokens per second, starting at `defaultPrefillTokensPerSec`
+ * - rate_i: prefill tokens per second (one pooled estimate per unit of weight, see
+ *   ratePerShare), starting at `defaultPrefillTokensPerSec`
  *   (10,000 tok/s: the order of an 8B model on one H100 with chunked prefill)
  *   times the backend's weight over the mean weight (weight is relative
  *   capacity: a fleet configured 1:3 is assumed 1:3 until measured).
@@ -61,8 +62,6 @@ interface BackendCostState {
   busyUntil: number;
   /** KV tokens our in-flight requests hold here: uncached prompt + expected output. */
   kvTokens: number;
-  /** Tokens per ms. */
-  rate: number;
   /** weight / mean weight: a weight-2 backend is assumed to prefill twice as fast until measured. */
   share: number;
   /** Configured KV capacity, tokens. */
@@ -93,6 +92,13 @@ export class PrefillCostModel {
   private readonly alpha: number;
   private readonly minSampleTokens: number;
   readonly kvWeight: number;
+  /**
+   * Prefill rate per unit of share (tokens/ms): one estimate for the pool, scaled by each backend's
+   * weight. Per-backend estimates starve: one slow first sample (a cold connection) makes a backend look
+   * slow, cost-based placement then sends it none of the cold prompts that would prove otherwise — in
+   * the e2e replay one of four emulators fell to 8% of requests. Replicas of a pool differ by weight.
+   */
+  private ratePerShare: number;
   private byId = new Map<string, BackendCostState>();
   private states: BackendCostState[] = [];
 
@@ -101,6 +107,7 @@ export class PrefillCostModel {
     if (!(tps > 0) || !Number.isFinite(tps))
       throw new RangeError(`defaultPrefillTokensPerSec must be a finite number > 0, got ${tps}`);
     this.defaultRate = tps / 1000;
+    this.ratePerShare = this.defaultRate;
     this.decodeMsPerInflight = options.decodeMsPerInflight ?? 2;
     this.alpha = options.ewmaAlpha ?? 0.2;
     this.minSampleTokens = options.minSampleTokens ?? 1024;
@@ -116,7 +123,6 @@ export class PrefillCostModel {
       const s = this.byId.get(b.id) ?? {
         busyUntil: 0,
         kvTokens: 0,
-        rate: this.defaultRate * share,
         share,
         capacity: b.kvCacheTokens,
         residenceMs: 0,
@@ -139,7 +145,7 @@ export class PrefillCostModel {
 
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
-    return this.states[i]!.rate * 1000;
+    return this.rateOf(this.states[i]!) * 1000;
   }
 
   cost(i: number, uncachedTokens: number, inflight: number, now: number, outputTokens = 0): number {
@@ -147,7 +153,7 @@ export class PrefillCostModel {
     return (
       Math.max(0, s.busyUntil - now) +
       this.memoryWaitMs(s, uncachedTokens + outputTokens) +
-      (uncachedTokens + this.kvWeight * s.kvTokens) / s.rate +
+      (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );
   }
@@ -175,7 +181,7 @@ export class PrefillCostModel {
   ): PrefillSlot {
     const s = this.states[i]!;
     const wait = Math.max(0, s.busyUntil - now);
-    const service = uncachedTokens / s.rate;
+    const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
     const kvTokens = uncachedTokens + outputTokens;
     s.kvTokens += kvTokens;
@@ -217,7 +223,12 @@ export class PrefillCostModel {
     if (uncachedTokens < this.minSampleTokens || !(ttftMs > 0)) return;
     const s = this.states[i];
     if (s === undefined) return;
-    const sample = Math.min(uncachedTokens / ttftMs, this.defaultRate * s.share * 100);
-    if (slot.alone || sample > s.rate) s.rate += this.alpha * (sample - s.rate);
+    const sample = Math.min(uncachedTokens / ttftMs / s.share, this.defaultRate * 100);
+    if (slot.alone || sample > this.ratePerShare)
+      this.ratePerShare += this.alpha * (sample - this.ratePerShare);
+  }
+
+  private rateOf(s: BackendCostState): number {
+    return this.ratePerShare * s.share;
   }
 }
