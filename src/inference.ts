@@ -8,7 +8,7 @@ import type { GatewayEnv } from "./app-types";
 import type { BackendConfig } from "./config";
 import { backendUnreachable, GatewayError, modelNotFound } from "./errors";
 import { fingerprint } from "./log";
-import type { ChatBody, InferenceKind } from "./openai-schemas";
+import type { ChatBody, InferenceBody, InferenceKind } from "./openai-schemas";
 import { poolFor, type RouteOk, type RouterStub, routerStub, routeVia } from "./pools";
 import { prefixKeysForRequest } from "./prefix";
 import { callBackend, isRetryableStatus, type RelayEnd, relay, type UpstreamAttempt } from "./proxy";
@@ -39,7 +39,7 @@ export function inferenceHandler(kind: InferenceKind) {
     const config = c.get("config");
     const log = c.get("log");
     const requestId = c.get("requestId");
-    const { body, raw } = await readInferenceBody(c.req.raw, kind);
+    const { body, raw, text } = await readInferenceBody(c.req.raw, kind);
     const model = body.model;
     log.set({ model, stream: body.stream === true });
     if (!config.models.includes(model)) throw modelNotFound(model);
@@ -61,9 +61,7 @@ export function inferenceHandler(kind: InferenceKind) {
     // A streamed answer carries usage only if asked for; we ask, and strip that chunk if the client did not.
     const stream = body.stream === true;
     const strip = stream && body.stream_options?.include_usage !== true;
-    const upstreamBody = strip
-      ? JSON.stringify({ ...raw, stream_options: { ...(body.stream_options ?? {}), include_usage: true } })
-      : JSON.stringify(raw);
+    const upstreamBody = strip ? withIncludeUsage(text, raw, body.stream_options) : text;
 
     const pool = await poolFor(config, model);
     const stub = routerStub(c.env.ROUTER, model);
@@ -165,6 +163,26 @@ export function inferenceHandler(kind: InferenceKind) {
     });
     return new Response(out, { status: res.status, headers });
   };
+}
+
+/**
+ * The client's JSON with `stream_options.include_usage: true`. Without
+ * stream_options (what the OpenAI SDKs send) the field is appended to the
+ * text as is: the same bytes JSON.stringify({ ...raw, stream_options }) gives
+ * up to whitespace, without re-serialising a prompt of megabytes. Otherwise
+ * the object is rebuilt so the client's other stream_options survive.
+ */
+function withIncludeUsage(
+  text: string,
+  raw: Record<string, unknown>,
+  given: InferenceBody["stream_options"],
+): string {
+  if (!Object.hasOwn(raw, "stream_options")) {
+    // A validated body is a non-empty object, so its text ends with `}` (and maybe whitespace).
+    const close = text.lastIndexOf("}");
+    return `${text.slice(0, close)},"stream_options":{"include_usage":true}${text.slice(close)}`;
+  }
+  return JSON.stringify({ ...raw, stream_options: { ...(given ?? {}), include_usage: true } });
 }
 
 /** The completion report; failures are swallowed (the lease expires by itself) but never silently lost. */

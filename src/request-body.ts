@@ -1,7 +1,7 @@
 /**
  * Reading and validating an inference request body. Errors are typed
  * (400 with the offending field as `param`, 413 past the size cap), and the
- * raw parsed JSON is kept so unknown fields reach the backend unchanged.
+ * body text is kept so unknown fields reach the backend unchanged.
  */
 import type { z } from "zod";
 import { badRequest, GatewayError } from "./errors";
@@ -25,8 +25,9 @@ const tooLarge = () =>
 
 export interface ParsedBody {
   readonly body: InferenceBody;
-  /** The JSON exactly as parsed: what the backend receives (plus stream_options when we add it). */
+  /** The JSON exactly as parsed (unknown fields included). */
   readonly raw: Record<string, unknown>;
+  /** The body as received: what the backend receives (plus stream_options when we add it). */
   readonly text: string;
 }
 
