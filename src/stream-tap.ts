@@ -92,22 +92,33 @@ export class SseTap implements Tap {
   private readonly encoder = new TextEncoder();
   private pending = "";
   private parsing = true;
+  /** The previous chunk ended exactly at an event boundary (nothing carried over, as text or bytes). */
+  private aligned = true;
 
   constructor(private strip: boolean) {}
 
   push(chunk: Uint8Array): Uint8Array | null {
     if (!this.parsing) return chunk;
+    const wasAligned = this.aligned;
     this.pending += this.decoder.decode(chunk, { stream: true });
     let kept = "";
     let start = 0;
+    let dropped = false;
     EVENT_END.lastIndex = 0;
     for (let m = EVENT_END.exec(this.pending); m !== null; m = EVENT_END.exec(this.pending)) {
       const end = m.index + m[0].length;
       const event = this.pending.slice(start, end);
       if (!this.inspect(event) || !this.strip) kept += event;
+      else dropped = true;
       start = end;
     }
     this.pending = this.pending.slice(start);
+    // Ending on a line break (ASCII) with nothing pending: the decoder holds no partial character either.
+    const last = chunk[chunk.byteLength - 1];
+    this.aligned = this.pending === "" && (last === 0x0a || last === 0x0d);
+    // Strip mode, usual case: the chunk was exactly whole events, none dropped. Its own bytes are the
+    // answer, with no re-encoding (one chunk per token makes this the hot path of a long stream).
+    if (this.strip && wasAligned && this.aligned && !dropped && kept !== "") return chunk;
     if (this.pending.length > MAX_PENDING_CHARS) {
       // Not SSE as we know it: give up parsing, forward what we hold, relay the rest untouched.
       this.parsing = false;
@@ -136,6 +147,9 @@ export class SseTap implements Tap {
         data += (data === "" ? "" : "\n") + line.slice(line.startsWith("data: ") ? 6 : 5);
     }
     if (data === "" || data === "[DONE]") return false;
+    // Once content was seen only usage matters, and an event without the word cannot carry it:
+    // a long stream parses its first events and its tail, not one JSON per token.
+    if (this.sawContent && !data.includes("usage")) return false;
     let obj: unknown;
     try {
       obj = JSON.parse(data);
