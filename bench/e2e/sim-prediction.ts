@@ -8,18 +8,14 @@ import type { EngineConfig } from "../model/types";
 import { isSimPolicy, type SimPolicyName } from "../sim/policies";
 import { prepareWorkload } from "../sim/prepare";
 import { runPolicies } from "../sim/run";
+import type { PolicyResult } from "../sim/simulator";
 import type { WorkloadRequest } from "../workloads/types";
 
-export interface SimPrediction {
-  readonly policy: string;
-  readonly hitRate: number;
-  /** Model-time ms. */
-  readonly ttftP50Ms: number;
-  readonly ttftP90Ms: number;
-  readonly ttftP99Ms: number;
-  readonly e2eP50Ms: number;
-  readonly e2eP99Ms: number;
-}
+/** The simulator's figures the e2e report sets beside its measurements (TTFT/E2E in model-time ms). */
+export type SimPrediction = Pick<
+  PolicyResult,
+  "policy" | "hitRate" | "ttftP50Ms" | "ttftP90Ms" | "ttftP99Ms" | "e2eP50Ms" | "e2eP99Ms"
+>;
 
 export interface Prediction {
   readonly policies: readonly SimPrediction[];
