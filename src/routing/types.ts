@@ -73,7 +73,7 @@ export interface RouteOutcome {
 
 /** Per-call environment: the only source of time and randomness in the core. */
 export interface RouteContext {
-  /** Milliseconds on any monotonic-enough clock (the DO passes Date.now(), the simulator its virtual time). */
+  /** Milliseconds on any monotonic-enough clock (the DO passes the wall clock, the simulator its virtual time). */
   readonly now: number;
   /** Uniform [0, 1). */
   readonly random: () => number;
