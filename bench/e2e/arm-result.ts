@@ -3,9 +3,10 @@
  * ms as the client measured them; `modelScale` (= speed) converts them to the
  * model time the simulator predicts in.
  */
+
+import { type Summary, summarize } from "../latency-summary";
 import type { ReplayRecord, ReplayRun } from "./replay";
 import type { E2eItem } from "./requests";
-import { type Summary, summarize } from "./stats";
 
 export interface KvCounters {
   /** Σ over emulators of prompt tokens looked up in the prefix cache. */

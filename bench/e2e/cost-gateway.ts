@@ -11,12 +11,13 @@
  *   tiny prompts and one output token, so each request is little more than
  *   one route + one complete; CPU shares say what limits the rate.
  */
+
+import { type Summary, summarize } from "../latency-summary";
 import type { ArmConfig } from "./arms";
 import { backendEntries, startEmulators } from "./arms";
 import { corpusText, corpusTokens } from "./corpus";
 import { bundleWorker, type Gateway, passthroughConfig, startGateway } from "./gateway";
 import { diffCpu, groupCpuByCommand } from "./proc-cpu";
-import { type Summary, summarize } from "./stats";
 import { streamRequest } from "./stream-client";
 
 const KEY = "cost-gateway-key";

@@ -13,8 +13,8 @@
 import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix";
 import { Router } from "../../src/routing/index";
 import type { BackendSpec, PolicyName, RouteContext } from "../../src/routing/types";
+import { type Summary, summarize } from "../latency-summary";
 import { corpusText, corpusTokens } from "./corpus";
-import { type Summary, summarize } from "./stats";
 
 export interface PrefixCostRow {
   readonly promptTokens: number;

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { summarize } from "../latency-summary";
 
 type Mode = "js-tiktoken" | "ours";
 interface Timing {
@@ -84,11 +85,6 @@ async function child(mode: Mode, promptsFile: string): Promise<void> {
     timing.secondMs = performance.now() - t;
   }
   process.stdout.write(JSON.stringify(timing));
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((x, y) => x - y);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 function bundleSize(entrySource: string, dir: string, name: string): { raw: number; gzip: number } {
@@ -173,7 +169,7 @@ async function main(): Promise<void> {
   const kb = (b: number) => `${(b / 1024).toFixed(0)} KiB`;
   const row = (mode: Mode, label: string) => {
     const r = results[mode];
-    const m = (k: keyof Timing) => median(r.map((x) => x[k]));
+    const m = (k: keyof Timing) => summarize(r.map((x) => x[k])).p50;
     return `| ${label} | ${fmt(m("importMs"))} | ${fmt(m("buildMs"))} | ${fmt(m("firstMs"))} | ${fmt(m("buildMs") + m("firstMs"))} | ${fmt(m("buildFirstCpuMs"))} | ${fmt(m("secondMs"))} |`;
   };
   const lines = [

@@ -17,6 +17,7 @@ import { performance } from "node:perf_hooks";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { type ChatBody, prefixKeysForRequest, prefixMemoStats } from "../../src/prefix";
+import { summarize } from "../latency-summary";
 import { textOfTokens } from "./text-source";
 
 const quick = process.argv.includes("--quick");
@@ -30,11 +31,6 @@ function chat(system: string, question: string): ChatBody {
       { role: "user", content: question },
     ],
   };
-}
-
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
 
 interface Row {
@@ -61,13 +57,14 @@ function time(bodies: readonly ChatBody[], size: number, scenario: string): Row 
     const c1 = process.cpuUsage(c0);
     cpu.push((c1.user + c1.system) / 1000);
   }
+  const wall = summarize(ms);
   return {
     size,
     scenario,
-    median: quantile(ms, 0.5),
-    p90: quantile(ms, 0.9),
-    min: quantile(ms, 0),
-    cpuMedian: quantile(cpu, 0.5),
+    median: wall.p50,
+    p90: wall.p90,
+    min: wall.min,
+    cpuMedian: summarize(cpu).p50,
     promptTokens: last.promptTokens,
     blocks: last.blocks.length,
     runs: ms.length,
@@ -107,6 +104,7 @@ for (let i = 0; i < (quick ? 3 : 7); i++) {
   reference.encode(text, [], []);
   refMs.push(performance.now() - t0);
 }
+const ref = summarize(refMs);
 
 const fmt = (x: number) => x.toFixed(3);
 const memo = prefixMemoStats();
@@ -131,7 +129,7 @@ const lines = [
     (r) =>
       `| ${r.size / 1024}k | ${r.scenario} | ${fmt(r.median)} | ${fmt(r.p90)} | ${fmt(r.min)} | ${fmt(r.cpuMedian)} | ${r.runs} | ${r.promptTokens} | ${r.blocks} |`,
   ),
-  `| 8k | before: js-tiktoken \`encode()\` alone, unseen, warm | ${fmt(quantile(refMs, 0.5))} | ${fmt(quantile(refMs, 0.9))} | ${fmt(quantile(refMs, 0))} | | ${refMs.length} | | |`,
+  `| 8k | before: js-tiktoken \`encode()\` alone, unseen, warm | ${fmt(ref.p50)} | ${fmt(ref.p90)} | ${fmt(ref.min)} | | ${refMs.length} | | |`,
   "",
   "Targets (issue #4, Worker CPU): 8k seen ≤ 1 ms, 8k unseen ≤ 8 ms (medians).",
   "",

@@ -23,6 +23,7 @@ import { blockKeysFromIds, chainSeed } from "../../src/routing/prefix-keys";
 import { Router, type RouteTicket } from "../../src/routing/router";
 import { seededRandom } from "../../src/routing/seeded-random";
 import { type BackendSpec, POLICY_NAMES, type PolicyName, type RouteRequest } from "../../src/routing/types";
+import { summarize } from "../latency-summary";
 
 const BACKENDS = 16;
 const BLOCKS = 512;
@@ -132,14 +133,14 @@ function run(policy: PolicyName, stride = 1): Result {
       prompt += req.promptTokens;
     }
   }
-  const sorted = [...times].sort((a, b) => a - b);
+  const summary = summarize(Array.from(times));
   const stats = router.stats();
   return {
     policy,
     stride,
-    medianUs: sorted[Math.floor(sorted.length / 2)]!,
-    p99Us: sorted[Math.floor(sorted.length * 0.99)]!,
-    meanUs: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+    medianUs: summary.p50,
+    p99Us: summary.p99,
+    meanUs: summary.mean,
     cpuUs: cpuUs / MEASURED_OPS,
     expectedHit: expected / prompt,
     bytesPerBlock: stats.indexBytes / stats.indexBlocks,

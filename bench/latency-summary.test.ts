@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { percentileSorted, summarize } from "./stats";
+import { percentileSorted, summarize } from "./latency-summary";
 
 describe("percentileSorted", () => {
   it("uses nearest rank", () => {

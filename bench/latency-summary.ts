@@ -1,5 +1,5 @@
 /**
- * Latency summaries for the e2e report. Percentiles use the nearest-rank
+ * Latency summaries for the e2e reports and the micro-benchmarks (one definition for both). Percentiles use the nearest-rank
  * definition (the value at rank ceil(p·n)): with a few hundred samples per arm
  * it never invents a latency that no request had, which interpolation would.
  */
@@ -7,6 +7,7 @@
 export interface Summary {
   readonly count: number;
   readonly mean: number;
+  readonly min: number;
   readonly p50: number;
   readonly p90: number;
   readonly p99: number;
@@ -30,6 +31,7 @@ export function summarize(values: readonly number[]): Summary {
   return {
     count: n,
     mean: n === 0 ? Number.NaN : sum / n,
+    min: n === 0 ? Number.NaN : sorted[0]!,
     p50: percentileSorted(sorted, 0.5),
     p90: percentileSorted(sorted, 0.9),
     p99: percentileSorted(sorted, 0.99),
