@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { type CliIO, simulateCommand } from "./cli";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../..");
@@ -112,4 +113,67 @@ describe("prefix-gateway simulate (spawned)", () => {
     expect(help.code).toBe(0);
     expect(help.out).toMatch(/--kv-tokens/);
   }, 120_000);
+});
+
+describe("prefix-gateway simulate --sample-families (in-process)", () => {
+  function capture(): CliIO & { text(): string; errText(): string } {
+    let out = "";
+    let err = "";
+    return { out: (s) => (out += s), err: (s) => (err += s), text: () => out, errText: () => err };
+  }
+  // 40 conversations behind one shared block 1: families are keyed on the block after it.
+  const dir = mkdtempSync(join(tmpdir(), "pg-cli-sf-"));
+  const trace = join(dir, "mc.jsonl");
+  writeFileSync(
+    trace,
+    Array.from(
+      { length: 80 },
+      (_, i) =>
+        `{"timestamp": ${i * 50}, "input_length": 1100, "output_length": 4, "hash_ids": [1, ${100 + (i % 40)}, ${1000 + i}]}`,
+    ).join("\n"),
+  );
+
+  it("replays whole sampled families and says so", async () => {
+    const io = capture();
+    const code = await simulateCommand(
+      [
+        "--trace",
+        trace,
+        "--backends",
+        "2",
+        "--policies",
+        "round_robin",
+        "--sample-families",
+        "1/2",
+        "--json",
+      ],
+      io,
+    );
+    expect(io.errText()).toBe("");
+    expect(code).toBe(0);
+    const requests = (JSON.parse(io.text()) as { requests: number }).requests;
+    // Each family has exactly 2 requests: an odd count would mean a family was split.
+    expect(requests % 2).toBe(0);
+    expect(requests).toBeGreaterThan(0);
+    expect(requests).toBeLessThan(80);
+    const table = capture();
+    await simulateCommand(
+      ["--trace", trace, "--backends", "2", "--policies", "round_robin", "--sample-families", "0.5"],
+      table,
+    );
+    expect(table.text()).toMatch(
+      new RegExp(`families sampled at 1/2 \\(${requests / 2} of 40 kept, SHARDS\\)`),
+    );
+  });
+
+  it("rejects a rate outside (0, 1] and documents KV scaling", async () => {
+    const io = capture();
+    expect(await simulateCommand(["--trace", trace, "--backends", "2", "--sample-families", "2"], io)).toBe(
+      2,
+    );
+    expect(io.errText()).toMatch(/--sample-families: sampling rate must be in \(0, 1\]/);
+    const help = capture();
+    await simulateCommand(["--help"], help);
+    expect(help.text()).toMatch(/--kv-tokens R x T/);
+  });
 });

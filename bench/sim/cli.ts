@@ -8,7 +8,9 @@
 import { access } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
+import { parseSampleRate, sampleWorkloadFamilies } from "../workloads/sample-families";
 import { readTraceFile } from "../workloads/trace-file";
+import type { Workload } from "../workloads/types";
 import { fmtMs, fmtPct, table } from "./format";
 import { ALL_POLICIES, parsePolicies } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
@@ -31,7 +33,15 @@ routing policy and reports KV-cache hit rate, TTFT and load balance.
   --kv-tokens T     KV-cache capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
   --speed X         replay X times faster than recorded (default 1)
   --policies LIST   comma list or "all" (default all): ${ALL_POLICIES.join(", ")}
-  --seed S          seed of the routers' randomness (default 1)
+  --seed S          seed of the routers' randomness and of --sample-families (default 1)
+  --sample-families R
+                    replay only the prefix families (requests sharing the key after the
+                    prefix common to all requests) whose seeded hash falls below R, e.g.
+                    0.25 or 1/4: spatially hashed sampling (SHARDS, Waldspurger et al.,
+                    FAST'15) for a shorter replay of a long trace. Mooncake traces only
+                    (OpenAI logs carry token ids, not keyed segments). The KV capacity is
+                    NOT scaled for you: SHARDS preserves cache behaviour only if you also
+                    scale it by R (--kv-tokens R x T), and --speed 1/R keeps the request rate
   --json            print one JSON object instead of the table
   -h, --help        this help
 `;
@@ -124,6 +134,13 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     const speed = positive("speed", values.speed, 1);
     const seed = values.seed === undefined ? 1 : Number(values.seed);
     if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got "${values.seed}"`);
+    let sampleRate: number | undefined;
+    try {
+      const v = values["sample-families"];
+      sampleRate = v === undefined ? undefined : parseSampleRate(v);
+    } catch (e) {
+      throw new UsageError(`--sample-families: ${e instanceof Error ? e.message : String(e)}`);
+    }
     let policies: ReturnType<typeof parsePolicies>;
     try {
       policies = parsePolicies(values.policies ?? "all");
@@ -143,14 +160,21 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
       );
       return 1;
     }
-    const prepared = prepareWorkload(w, DEFAULT_PREFIX_TOKENS);
+    let replayed: Workload = w;
+    let sampled = "";
+    if (sampleRate !== undefined) {
+      const s = sampleWorkloadFamilies(w, sampleRate, seed);
+      replayed = s.workload;
+      sampled = `, ${s.description}`;
+    }
+    const prepared = prepareWorkload(replayed, DEFAULT_PREFIX_TOKENS);
     const report = runPolicies(prepared, { backends, kvCacheTokens: kvTokens, seed }, policies);
     if (values.json) {
       io.out(`${JSON.stringify(toJson(report))}\n`);
       return 0;
     }
     const lines = [
-      `${report.requests} requests from ${values.trace} (${report.malformed} malformed lines skipped${w.malformedSamples.length > 0 ? `: ${w.malformedSamples.join("; ")}` : ""}), ${backends} backends × ${kvTokens} KV tokens, blocks of ${report.blockTokens} tokens.`,
+      `${report.requests} requests from ${values.trace}${sampled} (${report.malformed} malformed lines skipped${w.malformedSamples.length > 0 ? `: ${w.malformedSamples.join("; ")}` : ""}), ${backends} backends × ${kvTokens} KV tokens, blocks of ${report.blockTokens} tokens.`,
       "",
       table(SUMMARY_HEAD, summaryRows(report)),
       "",
@@ -181,6 +205,7 @@ function parse(argv: string[]) {
       speed: { type: "string" },
       policies: { type: "string" },
       seed: { type: "string" },
+      "sample-families": { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },

@@ -1,7 +1,8 @@
 /**
  * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--speed X] [--requests N]
- *   [--kv-tokens T] [--prefix-tokens P] [--name NAME] [--out DIR]
+ *   [--kv-tokens T] [--prefix-tokens P] [--sample-families R] [--duration-s D]
+ *   [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
  * fleet. The figures that matter: TTFT p50/p99 and hit rate per policy, and
@@ -14,6 +15,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
 import { loadWorkload } from "../workloads/index";
+import { parseSampleRate, sampleWorkloadFamilies } from "../workloads/sample-families";
+import type { Workload } from "../workloads/types";
 import { fmtMs, fmtPct } from "./format";
 import { ALL_POLICIES, parsePolicies } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
@@ -30,6 +33,13 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --requests     request count (synthetic) or cap (traces)
   --kv-tokens    KV capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
   --prefix-tokens  tokens the router hashes (default ${DEFAULT_PREFIX_TOKENS})
+  --sample-families R  keep only the prefix families whose seeded hash falls below R
+                 (0.25 or 1/4; SHARDS, Waldspurger et al. FAST'15), applied to the loaded
+                 workload before anything else. The KV capacity is NOT scaled for you:
+                 SHARDS keeps cache behaviour only if you also pass --kv-tokens = R x the
+                 full-trace capacity (e.g. 1/4 -> --kv-tokens 110592 for the default 442368),
+                 and --speed 1/R keeps the unsampled request rate
+  --duration-s D traces: keep the first D seconds of recorded time (before --speed), after sampling
   --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>])
   --out          output directory (default bench/results)`;
 
@@ -41,6 +51,12 @@ function num(name: string, v: string | undefined, fallback?: number): number {
   const x = Number(v);
   if (!Number.isFinite(x) || x <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
   return x;
+}
+
+/** Requests that arrived in the first `seconds` of recorded time (arrivals are already divided by speed). */
+function firstSeconds(w: Workload, seconds: number, speed: number): Workload {
+  const endMs = (seconds * 1000) / speed;
+  return { ...w, requests: w.requests.filter((r) => r.arrivalMs < endMs) };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -57,6 +73,8 @@ async function main(argv: string[]): Promise<void> {
       requests: { type: "string" },
       "kv-tokens": { type: "string" },
       "prefix-tokens": { type: "string" },
+      "sample-families": { type: "string" },
+      "duration-s": { type: "string" },
       name: { type: "string" },
       out: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -78,16 +96,37 @@ async function main(argv: string[]): Promise<void> {
   const kvTokens = num("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
   const prefixTokens = num("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = parsePolicies(values.policies ?? "all");
+  const sampleRate =
+    values["sample-families"] === undefined ? undefined : parseSampleRate(values["sample-families"]);
+  const durationS = values["duration-s"] === undefined ? undefined : num("duration-s", values["duration-s"]);
+  if (durationS !== undefined && !isTrace) throw new Error("--duration-s applies to traces only");
   const base = workload.startsWith("file:") ? "trace" : workload;
-  const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}`;
+  const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
+  const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../results");
 
-  const w = await loadWorkload(workload, {
+  let w: Workload = await loadWorkload(workload, {
     rate,
     seed,
     speed,
     ...(requests !== undefined ? { requests } : {}),
   });
+  const notes: string[] = [];
+  if (sampleRate !== undefined) {
+    const s = sampleWorkloadFamilies(w, sampleRate, seed);
+    w = s.workload;
+    notes.push(s.description);
+  }
+  if (durationS !== undefined) {
+    w = firstSeconds(w, durationS, speed);
+    notes.push(`first ${durationS} s of recorded time`);
+  }
+  const note = notes.length > 0 ? `Replayed subset: ${notes.join("; ")}.` : undefined;
+  if (note !== undefined) {
+    // The name carries the sampling too, so the report title and the JSON say what was replayed.
+    w = { ...w, name: `${w.name} [${notes.join("; ")}]` };
+    console.error(note);
+  }
   const prepared = prepareWorkload(w, prefixTokens);
   console.error(
     `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
@@ -102,8 +141,14 @@ async function main(argv: string[]): Promise<void> {
   );
   const command = `npm run bench:sim -- ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, `${name}.md`), renderMarkdown(report, { command }));
-  await writeFile(join(outDir, `${name}.json`), renderJson(report, { command }));
+  await writeFile(
+    join(outDir, `${name}.md`),
+    renderMarkdown(report, { command, ...(note !== undefined ? { note } : {}) }),
+  );
+  await writeFile(
+    join(outDir, `${name}.json`),
+    renderJson(report, { command, ...(note !== undefined ? { note } : {}) }),
+  );
   console.error(`wrote ${join(outDir, `${name}.md`)} and .json`);
 }
 
