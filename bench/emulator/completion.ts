@@ -20,6 +20,16 @@ export interface CompletionContext {
   readonly nextId: () => string;
 }
 
+/**
+ * The request's own clock, for measuring what lies outside the backend: when
+ * it arrived (headers parsed) and a sink for when its first non-empty content
+ * chunk was written (the moment a client's TTFT stops).
+ */
+export interface ServerTiming {
+  readonly receivedAt: number;
+  readonly firstContent: (msSinceReceived: number) => void;
+}
+
 interface Choice {
   readonly index: number;
   readonly engineId: string;
@@ -70,8 +80,10 @@ export function runCompletion(
   input: PromptInput,
   req: IncomingMessage,
   res: ServerResponse,
+  timing?: ServerTiming,
 ): void {
   const { driver, blockTokens } = ctx;
+  let contentWritten = false;
   const prompts = tokensOf(input);
   for (const p of prompts) {
     if (p.tokens.length === 0) throw badRequest("The prompt is empty.", chat ? "messages" : "prompt");
@@ -189,7 +201,12 @@ export function runCompletion(
           if (!params.stream) return;
           for (; c.sent < tokens; c.sent++) {
             const piece = c.gen.pieces[c.sent]!;
-            if (piece !== "") chunk(c, { content: piece }, null);
+            if (piece === "") continue;
+            chunk(c, { content: piece }, null);
+            if (!contentWritten) {
+              contentWritten = true;
+              timing?.firstContent(performance.now() - timing.receivedAt);
+            }
           }
         },
         onDone(cachedTokens) {

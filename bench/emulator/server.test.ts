@@ -163,6 +163,25 @@ describe("emulator: chat completions", () => {
     expect(distinct.size).toBeGreaterThan(3);
   });
 
+  it("records its own time to first content per x-request-id, within the client's TTFT", async () => {
+    const sentAt = performance.now();
+    const res = await fetch(`${slow.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-request-id": "server-ttft-test-1" },
+      body: JSON.stringify(chat("time me", { stream: true, max_tokens: 3 })),
+    });
+    const headersAfter = performance.now() - sentAt;
+    const sse = await readSse(res);
+    // chunk 0 is the role chunk (empty content); chunk 1 carries the first token.
+    const clientTtft = headersAfter + sse.times[1]!;
+    const server = slow.serverTtftMs("server-ttft-test-1");
+    expect(server).toBeDefined();
+    // The server's span starts after the send and ends before the client reads the chunk.
+    expect(server!).toBeGreaterThan(0);
+    expect(server!).toBeLessThanOrEqual(clientTtft);
+    expect(slow.serverTtftMs("never-sent-id")).toBeUndefined();
+  });
+
   it("returns n choices and honours stop strings", async () => {
     const res = await post("/v1/chat/completions", chat("many", { n: 3, max_tokens: 30 }));
     const body = (await res.json()) as { choices: Choice[]; usage: Usage };

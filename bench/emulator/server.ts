@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { DEFAULT_ENGINE_CONFIG } from "../model/presets";
 import type { EngineConfig, EngineMetrics } from "../model/types";
-import { type CompletionContext, runCompletion } from "./completion";
+import { type CompletionContext, runCompletion, type ServerTiming } from "./completion";
 import { EngineDriver } from "./engine-driver";
 import { HttpError } from "./http-error";
 import { renderMetrics } from "./metrics-text";
@@ -40,7 +40,17 @@ export interface Emulator {
   readonly port: number;
   close(): Promise<void>;
   metrics(): EngineMetrics;
+  /**
+   * ms from a streamed request's arrival to its first content chunk, by the
+   * request's x-request-id (requests without one are not recorded). The
+   * e2e bench subtracts it from the client's TTFT: what remains is the time
+   * spent outside the backend (network, client, gateway).
+   */
+  serverTtftMs(requestId: string): number | undefined;
 }
+
+/** Recorded server TTFTs kept (oldest dropped first): a bench arm's worth and then some. */
+const MAX_TIMINGS = 200_000;
 
 /** Request bodies above this are refused (a 1M-token prompt is ~4 MB of text). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -94,7 +104,20 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       );
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const serverTtft = new Map<string, number>();
+  const timingFor = (req: IncomingMessage, receivedAt: number): ServerTiming | undefined => {
+    const id = req.headers["x-request-id"];
+    if (typeof id !== "string") return undefined;
+    return {
+      receivedAt,
+      firstContent: (ms) => {
+        if (serverTtft.size >= MAX_TIMINGS) serverTtft.delete(serverTtft.keys().next().value as string);
+        serverTtft.set(id, ms);
+      },
+    };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, receivedAt: number): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0];
     const method = req.method ?? "GET";
     if (method === "GET" && path === "/health") return send(res, 200, "", "text/plain");
@@ -129,14 +152,14 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
           "model_not_found",
         );
       const input = chat ? parseChatPrompt(body) : parseCompletionPrompt(body);
-      runCompletion(ctx, chat, params, input, req, res);
+      runCompletion(ctx, chat, params, input, req, res, timingFor(req, receivedAt));
       return;
     }
     throw new HttpError(404, `No route for ${method} ${path}.`, "invalid_request_error", null, "not_found");
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(req, res, performance.now()).catch((err: unknown) => {
       const e =
         err instanceof HttpError
           ? err
@@ -162,6 +185,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     metrics: () => driver.metrics(),
+    serverTtftMs: (requestId) => serverTtft.get(requestId),
     close: () =>
       new Promise<void>((resolve) => {
         driver.close();
