@@ -1,5 +1,6 @@
 /** Command line of `npm run bench:e2e`. */
 import { parseArgs } from "node:util";
+import { GATEWAY_RUNTIMES, type GatewayRuntime } from "./gateway";
 
 export interface E2eArgs {
   readonly workload: string;
@@ -25,13 +26,15 @@ export interface E2eArgs {
   readonly sim: boolean;
   readonly requestTimeoutS: number;
   readonly cost: boolean;
+  /** How the gateway is served (gateway.ts): workerd alone (default) or wrangler dev. */
+  readonly runtime: GatewayRuntime;
 }
 
 export const USAGE = `npm run bench:e2e -- --workload <name|file:PATH> --rate R --backends N --duration S
   [--arms prefix_aware,least_outstanding,round_robin,random,consistent_hash,direct] [--speed X] [--name NAME]
   [--seed 1] [--max-requests 2000] [--model M] [--kv-cache-tokens T] [--requests N]
   [--system-tokens T --question-tokens T --output-tokens T]   (generated-shared-prefix shape)
-  [--max-output-tokens T] [--no-sim] [--request-timeout S]
+  [--max-output-tokens T] [--no-sim] [--request-timeout S] [--runtime workerd|wrangler]
 npm run bench:e2e -- --cost    (gateway cost: prefix keys, RouterDO, cold start, decisions/s)`;
 
 function num(name: string, v: string | undefined, def?: number): number {
@@ -72,6 +75,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
       "no-sim": { type: "boolean", default: false },
       "request-timeout": { type: "string" },
       cost: { type: "boolean", default: false },
+      runtime: { type: "string", default: "workerd" },
       help: { type: "boolean", default: false },
     },
   });
@@ -82,6 +86,9 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
     .map((s) => s.trim())
     .filter(Boolean);
   if (arms.length === 0) throw new Error("--arms: give at least one arm");
+  const runtime = values.runtime as GatewayRuntime;
+  if (!GATEWAY_RUNTIMES.includes(runtime))
+    throw new Error(`--runtime must be one of ${GATEWAY_RUNTIMES.join(", ")}, got "${values.runtime}"`);
   const workload = values.workload;
   const base = workload.startsWith("file:") ? "file" : workload;
   return {
@@ -105,5 +112,6 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
     sim: values["no-sim"] !== true,
     requestTimeoutS: num("request-timeout", values["request-timeout"], 120),
     cost,
+    runtime,
   };
 }

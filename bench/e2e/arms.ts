@@ -10,6 +10,7 @@ import { type ArmResult, armResult, type KvCounters } from "./arm-result";
 import {
   type BackendEntry,
   type Gateway,
+  type GatewayRuntime,
   passthroughConfig,
   startGateway,
   type WorkerBundle,
@@ -24,6 +25,7 @@ export interface ArmConfig {
   readonly speed: number;
   readonly engine: EngineConfig;
   readonly requestTimeoutMs: number;
+  readonly runtime: GatewayRuntime;
   /** wrangler config serving a frozen bundle (gateway.ts bundleWorker); default: the checkout's. */
   readonly configPath?: string;
   /** Gateway vars besides ROUTING_POLICY (PREFIX_TOKENS, BLOCK_TOKENS, ...). */
@@ -107,6 +109,23 @@ async function warmUp(
   if (r.outcome !== "ok") throw new Error(`warm-up request failed: ${r.status} ${r.error ?? ""}`);
 }
 
+/**
+ * Every replayed request carries its own id: the gateway forwards it, and the
+ * emulator that served it records its own time to first content under it.
+ */
+function requestId(index: number): string {
+  return `e2e-request-${index}`;
+}
+
+/** The serving emulator's own TTFT for a request (the gateway may have retried it on another). */
+function serverTtft(emulators: readonly Emulator[], index: number): number | undefined {
+  for (const e of emulators) {
+    const ms = e.serverTtftMs(requestId(index));
+    if (ms !== undefined) return ms;
+  }
+  return undefined;
+}
+
 /** Arms that are not routing policies. */
 export const DIRECT = "direct";
 export const PASSTHROUGH = "passthrough";
@@ -121,9 +140,9 @@ function clientBalanced(
   picked: Map<E2eItem, string>,
   cfg: ArmConfig,
   via: Gateway | undefined,
-): (item: E2eItem) => Promise<RequestResult> {
+): (item: E2eItem, index: number) => Promise<RequestResult> {
   const lo = new LeastOutstanding(emulators.length);
-  return async (item) => {
+  return async (item, index) => {
     const i = lo.acquire();
     picked.set(item, ids[i]!);
     try {
@@ -134,12 +153,13 @@ function clientBalanced(
               apiKey: EMULATOR_KEY,
               body: item.body,
               timeoutMs: cfg.requestTimeoutMs,
+              headers: { "x-request-id": requestId(index) },
             }
           : {
               url: `${via.url}${CHAT}`,
               body: item.body,
               timeoutMs: cfg.requestTimeoutMs,
-              headers: { "x-e2e-backend": String(i) },
+              headers: { "x-e2e-backend": String(i), "x-request-id": requestId(index) },
             },
       );
     } finally {
@@ -156,7 +176,7 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
   let gateway: Gateway | undefined;
   let passthrough: WorkerBundle | undefined;
   try {
-    let send: (item: E2eItem) => Promise<RequestResult>;
+    let send: (item: E2eItem, index: number) => Promise<RequestResult>;
     const picked = new Map<E2eItem, string>();
     if (arm === DIRECT) {
       for (const e of emulators) await warmUp(`${e.url}${CHAT}`, EMULATOR_KEY, cfg.model);
@@ -169,10 +189,11 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
         backends: entries,
         policy: arm === PASSTHROUGH ? "least_outstanding" : arm,
         apiKey: GATEWAY_KEY,
+        runtime: cfg.runtime,
         vars: cfg.gatewayVars,
         ...(configPath !== undefined ? { configPath } : {}),
       });
-      log(`  ${arm}: wrangler dev ready in ${(performance.now() - t0).toFixed(0)} ms`);
+      log(`  ${arm}: ${cfg.runtime} ready in ${(performance.now() - t0).toFixed(0)} ms`);
       const url = `${gateway.url}${CHAT}`;
       if (arm === PASSTHROUGH) {
         send = clientBalanced(emulators, ids, picked, cfg, gateway);
@@ -183,8 +204,14 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
         // The first request pays the isolate's lazy set-up (tokenizer ranks); keep it out of the figures.
         await warmUp(url, GATEWAY_KEY, cfg.model);
         const key = GATEWAY_KEY;
-        send = (item) =>
-          streamRequest({ url, apiKey: key, body: item.body, timeoutMs: cfg.requestTimeoutMs });
+        send = (item, index) =>
+          streamRequest({
+            url,
+            apiKey: key,
+            body: item.body,
+            timeoutMs: cfg.requestTimeoutMs,
+            headers: { "x-request-id": requestId(index) },
+          });
       }
     }
     const before = kvCounters(emulators);
@@ -207,9 +234,10 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
       run,
       kv,
       (rec: ReplayRecord<E2eItem>) => rec.result.backend ?? picked.get(rec.item),
+      (rec: ReplayRecord<E2eItem>) => serverTtft(emulators, rec.index),
     );
   } finally {
-    await gateway?.close().catch((err: unknown) => log(`  ${arm}: closing wrangler: ${String(err)}`));
+    await gateway?.close().catch((err: unknown) => log(`  ${arm}: closing the gateway: ${String(err)}`));
     await passthrough?.dispose();
     await Promise.allSettled(emulators.map((e) => e.close()));
   }

@@ -3,9 +3,9 @@
  * Worker workerd/do-driver.js hosts the real RouterDO class (bundled by
  * wrangler from durable-objects/) and calls route + complete over RPC from
  * C concurrent callers, as the gateway does once per request. Served by
- * wrangler dev like the product; workerd CPU per decision from /proc.
+ * workerd (or wrangler dev) like the product; workerd CPU per decision from /proc.
  */
-import { fixtureConfig, startGateway } from "./gateway";
+import { fixtureConfig, type GatewayRuntime, startGateway } from "./gateway";
 import { groupCpuByCommand } from "./proc-cpu";
 
 export interface DoRate {
@@ -30,6 +30,7 @@ new_sqlite_classes = ["RouterDO"]
 export async function routerDoRates(
   projectDir: string,
   runs: readonly [number, number][],
+  runtime: GatewayRuntime,
 ): Promise<DoRate[]> {
   const cfg = await fixtureConfig("e2e-do-driver", "bench/e2e/workerd/do-driver.js", DO_BINDING, projectDir);
   const gw = await startGateway({
@@ -37,6 +38,7 @@ export async function routerDoRates(
     policy: "prefix_aware",
     apiKey: "unused",
     configPath: cfg.configPath,
+    runtime,
   });
   try {
     // Warm-up: hydrate the DO, fill the affinity index, let V8 optimise.

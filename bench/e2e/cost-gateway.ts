@@ -1,8 +1,8 @@
 /**
- * Gateway cost measured on the running thing: wrangler dev (the real Worker
+ * Gateway cost measured on the running thing: workerd or wrangler dev (the real Worker
  * and RouterDO in local workerd) in front of in-process emulators.
  *
- * - cold start: wrangler dev spawn → ready, then the first request (the
+ * - cold start: runtime spawn → ready, then the first request (the
  *   isolate builds its tokenizer lazily on first use) against warm ones;
  * - Worker CPU per request: CPU of the workerd processes (from /proc) over a
  *   batch of sequential requests ÷ requests — everything the gateway does
@@ -160,6 +160,7 @@ export async function measureGatewayCost(
       policy: "prefix_aware",
       apiKey: KEY,
       configPath: bundle.configPath,
+      runtime: cfg.runtime,
     });
     const readyMs = performance.now() - t0;
     const unseen = (i: number): string =>
@@ -205,7 +206,7 @@ export async function measureGatewayCost(
     }
     await gw.close();
     gw = undefined;
-    // The same tiny requests through the null gateway: what wrangler dev + workerd cost by themselves.
+    // The same tiny requests through the null gateway: what the runtime costs by itself.
     const pass = await passthroughConfig(projectDir);
     try {
       gw = await startGateway({
@@ -213,6 +214,7 @@ export async function measureGatewayCost(
         policy: "least_outstanding",
         apiKey: KEY,
         configPath: pass.configPath,
+        runtime: cfg.runtime,
       });
       await timedTtft(gw, chatBody(cfg.model, "Be brief.", "Warm up.", 1), { "x-e2e-backend": "0" });
       cpu.push(

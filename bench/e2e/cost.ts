@@ -4,6 +4,7 @@
  * ≤ 1 ms (8k, system prompt seen) and ≤ 8 ms (8k unseen); RouterDO
  * route+complete ≤ 0.5 ms median at 16 backends; ≥ 2,000 decisions/s.
  */
+
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
@@ -12,6 +13,7 @@ import type { E2eArgs } from "./args";
 import { type DoRate, routerDoRates } from "./cost-do";
 import { type GatewayCost, measureGatewayCost } from "./cost-gateway";
 import { type PrefixCostRow, prefixKeysCost, type RouterCostRow, routerCost } from "./cost-local";
+import type { GatewayRuntime } from "./gateway";
 
 const f2 = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : "–");
 const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : "–");
@@ -21,6 +23,8 @@ interface CostReport {
   readonly startedAt: string;
   readonly machine: string;
   readonly loadAverage: readonly number[];
+  /** How the gateway and the DO driver were served (gateway.ts GatewayRuntime). */
+  readonly runtime: GatewayRuntime;
   readonly prefixKeys: readonly PrefixCostRow[];
   readonly router: readonly RouterCostRow[];
   readonly routerDo: readonly DoRate[];
@@ -84,7 +88,7 @@ function routerSection(r: CostReport): string[] {
   out.push(
     "### One RouterDO inside workerd, driven over RPC (no HTTP)",
     "",
-    "bench/e2e/workerd/do-driver.js hosts the real RouterDO class under wrangler dev and calls route + complete " +
+    `bench/e2e/workerd/do-driver.js hosts the real RouterDO class (served by ${SERVED_BY[r.runtime]}) and calls route + complete ` +
       "(one decision = two RPCs, 16 backends, prefix_aware, 512-block prompts) from C concurrent callers in the " +
       "same isolate. CPU: the Worker-runtime workerd process (caller and DO together), from /proc.",
     "",
@@ -101,19 +105,26 @@ function routerSection(r: CostReport): string[] {
   return out;
 }
 
-function gatewaySection(g: GatewayCost): string[] {
+const SERVED_BY: Readonly<Record<GatewayRuntime, string>> = {
+  workerd: "workerd alone, as in production",
+  wrangler: "wrangler dev, with its entry proxy, inspector and log forwarding",
+};
+
+function gatewaySection(g: GatewayCost, runtime: GatewayRuntime): string[] {
   const roles = [...new Set(g.cpu.flatMap((c) => Object.keys(c.cpuMsPerRequest)))].sort();
   return [
-    "## Through wrangler dev (local workerd), HTTP end to end",
+    `## Through the gateway served by ${SERVED_BY[runtime]}: HTTP end to end`,
     "",
-    `Cold start: \`wrangler dev\` ready after ${g.cold.readyMs.toFixed(0)} ms; first request (8k-token prompt, ` +
+    `Cold start: ${runtime === "wrangler" ? "`wrangler dev`" : "workerd"} ready after ${g.cold.readyMs.toFixed(0)} ms; first request (8k-token prompt, ` +
       `1 output token) TTFT ${f2(g.cold.firstTtftMs)} ms against warm p50 ${f2(g.cold.warmTtftMs.p50)} ms ` +
       "(the difference is the isolate's first-use set-up: tokenizer ranks, RouterDO hydration, first connections).",
     "",
     "CPU per request by process (from /proc, 10 ms ticks over the batch; sequential requests, 1 output token). " +
-      "`workerd:worker` runs the Worker and the RouterDO; `workerd:proxy` and `node` are wrangler dev's own " +
-      "entry proxy and CLI (log forwarding), which production does not have. The null gateway row is the same " +
-      "local stack with a Worker that only forwards.",
+      "`workerd:worker` runs the Worker and the RouterDO" +
+      (runtime === "wrangler"
+        ? "; `workerd:proxy` and `node` are wrangler dev's own entry proxy and CLI (log forwarding), which production does not have"
+        : "") +
+      ". The null gateway row is the same runtime with a Worker that only forwards.",
     "",
     `| requests | ${roles.join(" | ")} | TTFT p50 ms |`,
     `| --- | ${roles.map(() => "---").join(" | ")} | --- |`,
@@ -154,7 +165,7 @@ function render(r: CostReport): string {
     "",
     ...prefixSection(r),
     ...routerSection(r),
-    ...gatewaySection(r.gateway),
+    ...gatewaySection(r.gateway, r.runtime),
   ].join("\n");
 }
 
@@ -167,12 +178,16 @@ export async function runCost(a: E2eArgs): Promise<void> {
   log("router route+complete (node, same module as the RouterDO)");
   const router = routerCost([4, 16, 64], ["prefix_aware", "least_outstanding"], 5000);
   log("RouterDO over RPC inside workerd");
-  const routerDo = await routerDoRates(projectDir, [
-    [1, 500],
-    [16, 2000],
-    [128, 4000],
-  ]);
-  log("through wrangler dev");
+  const routerDo = await routerDoRates(
+    projectDir,
+    [
+      [1, 500],
+      [16, 2000],
+      [128, 4000],
+    ],
+    a.runtime,
+  );
+  log(`through the gateway (${a.runtime})`);
   const gateway = await measureGatewayCost(
     {
       backends: a.backends,
@@ -181,6 +196,7 @@ export async function runCost(a: E2eArgs): Promise<void> {
       speed: Math.max(a.speed, 100),
       engine: DEFAULT_ENGINE_CONFIG,
       requestTimeoutMs: 30_000,
+      runtime: a.runtime,
       log,
     },
     projectDir,
@@ -192,12 +208,14 @@ export async function runCost(a: E2eArgs): Promise<void> {
     startedAt: new Date().toISOString(),
     machine: `${c.length} × ${c[0]?.model ?? "cpu"}, Node ${process.version}`,
     loadAverage,
+    runtime: a.runtime,
     prefixKeys,
     router,
     routerDo,
     gateway,
   };
-  const base = resolve("bench/results/e2e-cost");
+  // workerd alone is the headline; other runtimes get their own report beside it.
+  const base = resolve(`bench/results/e2e-cost${a.runtime === "workerd" ? "" : `-${a.runtime}`}`);
   await mkdir(resolve("bench/results"), { recursive: true });
   await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
   const md = render(report);

@@ -19,7 +19,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "./ports";
-import { type GroupProcess, spawnGroup } from "./process-group";
+import { spawnGroup } from "./process-group";
+import { serveWithWorkerd } from "./workerd-runtime";
 
 /** One entry of the BACKENDS secret, as the Worker's config expects it. */
 export interface BackendEntry {
@@ -44,15 +45,26 @@ export interface StartGatewayOptions {
   /** Another wrangler config than the project's (tests of this harness). */
   readonly configPath?: string;
   readonly readyTimeoutMs?: number;
+  /**
+   * `workerd` (default): the bundle in workerd alone, production's shape (workerd-runtime.ts).
+   * `wrangler`: under `wrangler dev`, with its entry proxy, inspector and log forwarding.
+   */
+  readonly runtime?: GatewayRuntime;
+  /** workerd runtime only: expose the isolate's V8 inspector on this port (profiling). */
+  readonly inspectorPort?: number;
 }
+
+export type GatewayRuntime = "workerd" | "wrangler";
+export const GATEWAY_RUNTIMES: readonly GatewayRuntime[] = ["workerd", "wrangler"];
 
 export interface Gateway {
   readonly url: string;
   readonly port: number;
   readonly apiKey: string;
-  /** wrangler's stdout+stderr (worker logs included). */
+  /** The runtime's stdout+stderr (worker logs included). */
   readonly logFile: string;
-  /** Process group of wrangler and its workerd children (for CPU accounting). */
+  readonly runtime: GatewayRuntime;
+  /** Process group of the runtime (wrangler and its workerd children, or workerd alone) for CPU accounting. */
   readonly pgid: number;
   close(): Promise<void>;
 }
@@ -123,10 +135,14 @@ function envLine(key: string, value: string): string {
   return `${key}='${value}'\n`;
 }
 
-export async function waitForHttp(url: string, timeoutMs: number, proc?: GroupProcess): Promise<void> {
+export async function waitForHttp(
+  url: string,
+  timeoutMs: number,
+  processExited?: Promise<unknown>,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let exited = false;
-  void proc?.exited.then(() => {
+  void processExited?.then(() => {
     exited = true;
   });
   let lastError = "";
@@ -144,16 +160,44 @@ export async function waitForHttp(url: string, timeoutMs: number, proc?: GroupPr
   throw new Error(`${url} not ready after ${timeoutMs} ms (${lastError})`);
 }
 
+function secrets(opts: StartGatewayOptions): Record<string, string> {
+  return {
+    BACKENDS: JSON.stringify(opts.backends),
+    GATEWAY_API_KEYS: opts.apiKey,
+    ADMIN_TOKEN: opts.adminToken ?? "e2e-admin-token-0123456789",
+  };
+}
+
 export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> {
   const projectDir = resolve(opts.projectDir ?? process.cwd());
+  if ((opts.runtime ?? "workerd") === "workerd") {
+    const server = await serveWithWorkerd(
+      {
+        configPath: opts.configPath ?? join(projectDir, "wrangler.toml"),
+        projectDir,
+        text: { ...secrets(opts), ROUTING_POLICY: opts.policy, ...opts.vars },
+        ...(opts.inspectorPort !== undefined ? { inspectorPort: opts.inspectorPort } : {}),
+      },
+      (url, exited) => waitForHttp(`${url}/`, opts.readyTimeoutMs ?? 60_000, exited),
+    );
+    return {
+      url: server.url,
+      port: server.port,
+      apiKey: opts.apiKey,
+      logFile: server.logFile,
+      runtime: "workerd",
+      pgid: server.pgid,
+      close: server.close,
+    };
+  }
   const dir = await mkdtemp(join(tmpdir(), "pgw-e2e-"));
   const envFile = join(dir, "gateway.env");
   const logFile = join(dir, "wrangler.log");
   await writeFile(
     envFile,
-    envLine("BACKENDS", JSON.stringify(opts.backends)) +
-      envLine("GATEWAY_API_KEYS", opts.apiKey) +
-      envLine("ADMIN_TOKEN", opts.adminToken ?? "e2e-admin-token-0123456789"),
+    Object.entries(secrets(opts))
+      .map(([k, v]) => envLine(k, v))
+      .join(""),
     { mode: 0o600 },
   );
   const port = await freePort();
@@ -188,11 +232,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitForHttp(`${url}/`, opts.readyTimeoutMs ?? 60_000, proc);
+    await waitForHttp(`${url}/`, opts.readyTimeoutMs ?? 60_000, proc.exited);
   } catch (err) {
     const tail = (await readFile(logFile, "utf8").catch(() => "")).slice(-2000);
     await close();
     throw new Error(`wrangler dev did not start: ${(err as Error).message}\n${tail}`);
   }
-  return { url, port, apiKey: opts.apiKey, logFile, pgid: proc.pid, close };
+  return { url, port, apiKey: opts.apiKey, logFile, runtime: "wrangler", pgid: proc.pid, close };
 }

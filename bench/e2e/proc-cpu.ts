@@ -4,6 +4,7 @@
  * one clock tick (10 ms), so callers measure over batches.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { WORKERD_CONFIG_NAME } from "./workerd-runtime";
 
 /** Linux USER_HZ; getconf CLK_TCK is 100 on every mainstream kernel config. */
 const TICKS_PER_SEC = 100;
@@ -50,7 +51,8 @@ export function groupProcesses(pgid: number): ProcStat[] {
 /**
  * wrangler dev runs two workerd processes: an entry proxy (wrangler's own,
  * on the public port) and the runtime of the Worker and its Durable Objects
- * (the one with an inspector). Told apart by that flag.
+ * (the one with an inspector). Told apart by that flag. Served by workerd
+ * alone (workerd-runtime.ts), the one process runs the Worker.
  */
 function role(p: ProcStat): string {
   if (p.comm !== "workerd") return p.comm;
@@ -60,7 +62,9 @@ function role(p: ProcStat): string {
   } catch {
     return "workerd";
   }
-  return cmd.includes("--inspector-addr") ? "workerd:worker" : "workerd:proxy";
+  return cmd.includes("--inspector-addr") || cmd.includes(WORKERD_CONFIG_NAME)
+    ? "workerd:worker"
+    : "workerd:proxy";
 }
 
 /** CPU ms by role (workerd:worker, workerd:proxy, node, esbuild ...) within a process group. */

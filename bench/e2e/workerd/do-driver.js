@@ -1,7 +1,7 @@
 // Bench fixture (plain JS, like ../passthrough-worker.js): a Worker that
 // hosts the real RouterDO class and drives it over RPC from inside workerd,
 // for the decisions-per-second figure without HTTP, backends or streaming.
-// GET /drive?clients=C&decisions=N → JSON timing. Served by wrangler dev from
+// GET /drive?clients=C&decisions=N → JSON timing. Served by workerd or wrangler dev from
 // a generated config (cost-do.ts); never deployed.
 export { RouterDO } from "../../../durable-objects/router-do";
 
