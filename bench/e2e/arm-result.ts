@@ -28,6 +28,13 @@ export interface ArmResult {
   /** Wall ms, successful requests only. */
   readonly ttftMs: Summary;
   readonly e2eMs: Summary;
+  /**
+   * Per request, client TTFT minus the serving emulator's own arrival-to-first-
+   * content time: what the request spent outside the backend (client, network,
+   * gateway). Queueing and prefill are inside the backend's span, so placement
+   * does not move this figure; arm minus direct is the gateway-added latency.
+   */
+  readonly outsideBackendMs: Summary;
   /** ms each send went out after its scheduled time (client lag; should stay ~0). */
   readonly sendLagMs: Summary;
   /** KV hit rate from the emulators' own counters (hitTokens / queryTokens). */
@@ -44,7 +51,7 @@ export interface ArmResult {
   readonly routes: Readonly<Record<string, number>>;
   readonly wallMs: number;
   readonly peakInflight: number;
-  /** Per request, for analysis: [index, sentMs, status, outcome, ttftMs, e2eMs, backend, promptTokens, cachedTokens]. */
+  /** Per request, for analysis: [index, sentMs, status, outcome, ttftMs, e2eMs, backend, promptTokens, cachedTokens, serverTtftMs]. */
   readonly records: readonly (readonly (string | number | null)[])[];
 }
 
@@ -57,6 +64,7 @@ export function armResult(
   run: ReplayRun<E2eItem>,
   kv: KvCounters,
   backendOf: (r: ReplayRecord<E2eItem>) => string | undefined,
+  serverTtftOf: (r: ReplayRecord<E2eItem>) => number | undefined = () => undefined,
 ): ArmResult {
   const failures: Record<string, number> = {};
   const samples: string[] = [];
@@ -64,6 +72,7 @@ export function armResult(
   const routes: Record<string, number> = {};
   const ttft: number[] = [];
   const e2e: number[] = [];
+  const outside: number[] = [];
   let ok = 0;
   let errors = 0;
   let lost = 0;
@@ -79,6 +88,8 @@ export function armResult(
     if (r.outcome === "ok") {
       ok++;
       if (r.ttftMs !== undefined) ttft.push(r.ttftMs);
+      const server = serverTtftOf(rec);
+      if (r.ttftMs !== undefined && server !== undefined) outside.push(r.ttftMs - server);
       e2e.push(r.e2eMs);
       promptTokens += r.promptTokens ?? 0;
       cachedTokens += r.cachedTokens ?? 0;
@@ -104,6 +115,7 @@ export function armResult(
     failureSamples: samples,
     ttftMs: summarize(ttft),
     e2eMs: summarize(e2e),
+    outsideBackendMs: summarize(outside),
     sendLagMs: summarize(run.records.map((r) => r.sentMs - r.item.atMs)),
     kv: { ...kv, hitRate: kv.queryTokens > 0 ? kv.hitTokens / kv.queryTokens : 0 },
     reportedHitRate: promptTokens > 0 ? cachedTokens / promptTokens : 0,
@@ -128,6 +140,7 @@ export function armResult(
         backendOf(rec) ?? null,
         r.promptTokens ?? null,
         r.cachedTokens ?? null,
+        round(serverTtftOf(rec)),
       ];
     }),
   };

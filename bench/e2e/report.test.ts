@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { segmentRequest } from "../workloads/request";
 import { armResult } from "./arm-result";
 import type { ReplayRecord, ReplayRun } from "./replay";
-import { addedLatency, type E2eReport, renderMarkdown } from "./report";
+import { addedLatency, type E2eReport, renderMarkdown, ttftVersusDirect } from "./report";
 import type { E2eItem } from "./requests";
 import type { RequestResult } from "./stream-client";
 
@@ -58,20 +58,27 @@ describe("armResult", () => {
 });
 
 describe("report", () => {
-  it("subtracts direct TTFT and states the command", () => {
+  it("subtracts the backend's own TTFT per request, then direct's, and states the command", () => {
+    // Direct: 2 ms outside the backend on each request.
     const direct = armResult(
       "direct",
       run([ok(10, "emu-1"), ok(30, "emu-1")]),
       { queryTokens: 0, hitTokens: 0 },
       () => "emu-1",
+      (rec) => [8, 28][rec.index],
     );
+    // Through the gateway the second request queued much longer inside the backend (placement):
+    // its TTFT is far worse, but only 3 ms were spent outside the backend.
     const lo = armResult(
       "least_outstanding",
-      run([ok(11, "emu-1"), ok(33, "emu-2")]),
+      run([ok(13, "emu-1"), ok(90, "emu-2")]),
       { queryTokens: 0, hitTokens: 0 },
       (r) => r.result.backend,
+      (rec) => [10, 87][rec.index],
     );
-    expect(addedLatency([lo, direct])).toEqual([{ arm: "least_outstanding", p50: 1, p99: 3 }]);
+    expect(lo.outsideBackendMs.p50).toBe(3);
+    expect(addedLatency([lo, direct])).toEqual([{ arm: "least_outstanding", p50: 1, p99: 1 }]);
+    expect(ttftVersusDirect([lo, direct])).toEqual([{ arm: "least_outstanding", p50: 3, p99: 60 }]);
     const report: E2eReport = {
       name: "t",
       command: "npm run bench:e2e -- --workload x",
@@ -85,6 +92,7 @@ describe("report", () => {
         speed: 1,
         seed: 1,
         model: "m",
+        runtime: "workerd",
         requests: 2,
         promptTokensMean: 32,
         outputTokensMean: 4,
@@ -96,5 +104,7 @@ describe("report", () => {
     const md = renderMarkdown(report);
     expect(md).toContain("npm run bench:e2e -- --workload x");
     expect(md).toContain("None: every request sent in every arm completed.");
+    expect(md).toContain("| least_outstanding | 3.0 | 3.0 | 3.0 | 1.0 | 1.0 | 2 |");
+    expect(md).toContain("workerd alone");
   });
 });
