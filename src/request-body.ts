@@ -31,6 +31,9 @@ export interface ParsedBody {
   readonly text: string;
 }
 
+/** One decoder for every request: a one-shot decode keeps no state, and constructing one per request costs. */
+const UTF8 = new TextDecoder();
+
 function pathOf(issue: z.core.$ZodIssue): string {
   return issue.path
     .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
@@ -43,7 +46,7 @@ export async function readInferenceBody(req: Request, kind: InferenceKind): Prom
   if (declared > MAX_BODY_BYTES) throw tooLarge();
   const bytes = await req.arrayBuffer();
   if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
-  const text = new TextDecoder().decode(bytes);
+  const text = UTF8.decode(bytes);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

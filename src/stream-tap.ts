@@ -85,11 +85,13 @@ function isUsageOnly(obj: unknown): boolean {
 
 const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
 
+/** Encoding keeps no state: one for every tap. (Decoding a stream does, so each tap has its own decoder.) */
+const UTF8_ENCODER = new TextEncoder();
+
 export class SseTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
   private readonly decoder = new TextDecoder();
-  private readonly encoder = new TextEncoder();
   private pending = "";
   private parsing = true;
   /** The previous chunk ended exactly at an event boundary (nothing carried over, as text or bytes). */
@@ -124,10 +126,10 @@ export class SseTap implements Tap {
       this.parsing = false;
       kept += this.pending;
       this.pending = "";
-      return this.strip ? this.encoder.encode(kept) : chunk;
+      return this.strip ? UTF8_ENCODER.encode(kept) : chunk;
     }
     if (!this.strip) return chunk;
-    return kept === "" ? null : this.encoder.encode(kept);
+    return kept === "" ? null : UTF8_ENCODER.encode(kept);
   }
 
   end(): Uint8Array | null {
@@ -136,7 +138,7 @@ export class SseTap implements Tap {
     this.pending = "";
     const drop = rest !== "" && this.inspect(rest);
     if (!this.strip || rest === "" || drop) return null;
-    return this.encoder.encode(rest);
+    return UTF8_ENCODER.encode(rest);
   }
 
   /** Parses one event's data; returns true when it is a usage-only event (strippable). */
