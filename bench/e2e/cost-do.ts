@@ -10,6 +10,8 @@ import { groupCpuByCommand } from "./proc-cpu";
 
 export interface DoRate {
   readonly clients: number;
+  /** A new stub per decision (as per request in the gateway) instead of one stub for the whole run. */
+  readonly freshStub: boolean;
   readonly decisions: number;
   readonly ms: number;
   readonly perSecond: number;
@@ -29,7 +31,7 @@ new_sqlite_classes = ["RouterDO"]
 
 export async function routerDoRates(
   projectDir: string,
-  runs: readonly [number, number][],
+  runs: readonly (readonly [clients: number, decisions: number, freshStub: boolean])[],
   runtime: GatewayRuntime,
 ): Promise<DoRate[]> {
   const cfg = await fixtureConfig("e2e-do-driver", "bench/e2e/workerd/do-driver.js", DO_BINDING, projectDir);
@@ -44,14 +46,17 @@ export async function routerDoRates(
     // Warm-up: hydrate the DO, fill the affinity index, let V8 optimise.
     await (await fetch(`${gw.url}/drive?clients=1&decisions=500`)).text();
     const out: DoRate[] = [];
-    for (const [clients, decisions] of runs) {
+    for (const [clients, decisions, freshStub] of runs) {
       const c0 = groupCpuByCommand(gw.pgid);
-      const res = await fetch(`${gw.url}/drive?clients=${clients}&decisions=${decisions}`);
+      const res = await fetch(
+        `${gw.url}/drive?clients=${clients}&decisions=${decisions}${freshStub ? "&fresh=1" : ""}`,
+      );
       if (!res.ok) throw new Error(`do-driver: ${res.status} ${await res.text()}`);
       const r = (await res.json()) as { decisions: number; ms: number };
       const cpu = (groupCpuByCommand(gw.pgid)["workerd:worker"] ?? 0) - (c0["workerd:worker"] ?? 0);
       out.push({
         clients,
+        freshStub,
         decisions: r.decisions,
         ms: r.ms,
         perSecond: (r.decisions / r.ms) * 1000,

@@ -90,18 +90,26 @@ function routerSection(r: CostReport): string[] {
     "",
     `bench/e2e/workerd/do-driver.js hosts the real RouterDO class (served by ${SERVED_BY[r.runtime]}) and calls route + complete ` +
       "(one decision = two RPCs, 16 backends, prefix_aware, 512-block prompts) from C concurrent callers in the " +
-      "same isolate. CPU: the Worker-runtime workerd process (caller and DO together), from /proc.",
+      "same isolate. CPU: the Worker-runtime workerd process (caller and DO together), from /proc. " +
+      "*stub*: one for the whole run, or a fresh one per decision — what the gateway does, since a stub " +
+      "cannot outlive the request that made it.",
     "",
-    "| callers | decisions | ms | decisions/s | workerd CPU ms/decision |",
-    "| --- | --- | --- | --- | --- |",
+    "| callers | stub | decisions | ms | decisions/s | ms per decision per caller | workerd CPU ms/decision |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
     ...r.routerDo.map(
       (d) =>
-        `| ${d.clients} | ${d.decisions} | ${d.ms.toFixed(0)} | ${d.perSecond.toFixed(0)} | ${f3(d.workerdCpuMsPerDecision)} |`,
+        `| ${d.clients} | ${d.freshStub ? "fresh per decision" : "one"} | ${d.decisions} | ${d.ms.toFixed(0)} | ` +
+        `${d.perSecond.toFixed(0)} | ${f3((d.ms / d.decisions) * d.clients)} | ${f3(d.workerdCpuMsPerDecision)} |`,
     ),
     "",
   );
-  const best = Math.max(...r.routerDo.map((d) => d.perSecond));
-  out.push(`Target ≥ 2,000 decisions/s: best ${best.toFixed(0)}/s — ${verdict(best >= 2000)}.`, "");
+  const best = (fresh: boolean): number =>
+    Math.max(0, ...r.routerDo.filter((d) => d.freshStub === fresh).map((d) => d.perSecond));
+  out.push(
+    `Target ≥ 2,000 decisions/s, counted the way the gateway calls (a fresh stub per decision): ` +
+      `best ${best(true).toFixed(0)}/s — ${verdict(best(true) >= 2000)} (one long-lived stub: ${best(false).toFixed(0)}/s).`,
+    "",
+  );
   return out;
 }
 
@@ -181,9 +189,11 @@ export async function runCost(a: E2eArgs): Promise<void> {
   const routerDo = await routerDoRates(
     projectDir,
     [
-      [1, 500],
-      [16, 2000],
-      [128, 4000],
+      [1, 500, false],
+      [16, 2000, false],
+      [128, 4000, false],
+      [1, 500, true],
+      [16, 2000, true],
     ],
     a.runtime,
   );

@@ -1,7 +1,9 @@
 // Bench fixture (plain JS, like ../passthrough-worker.js): a Worker that
 // hosts the real RouterDO class and drives it over RPC from inside workerd,
 // for the decisions-per-second figure without HTTP, backends or streaming.
-// GET /drive?clients=C&decisions=N → JSON timing. Served by workerd or wrangler dev from
+// GET /drive?clients=C&decisions=N[&fresh=1] → JSON timing. fresh=1 takes a new
+// stub for every decision, as the gateway must (a stub cannot outlive the
+// request that made it), to show what opening one costs. Served by workerd or wrangler dev from
 // a generated config (cost-do.ts); never deployed.
 export { RouterDO } from "../../../durable-objects/router-do";
 
@@ -53,15 +55,17 @@ export default {
     const url = new URL(request.url);
     const clients = Number(url.searchParams.get("clients") ?? 1);
     const decisions = Number(url.searchParams.get("decisions") ?? 1000);
-    const stub = env.ROUTER.getByName("bench-pool");
+    const fresh = url.searchParams.get("fresh") === "1";
+    const shared = env.ROUTER.getByName("bench-pool");
+    const stubFor = () => (fresh ? env.ROUTER.getByName("bench-pool") : shared);
     const perClient = Math.ceil(decisions / clients);
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: clients }, async () => {
-        for (let k = 0; k < perClient; k++) await decide(stub, next++);
+        for (let k = 0; k < perClient; k++) await decide(stubFor(), next++);
       }),
     );
     const ms = performance.now() - t0;
-    return Response.json({ backends: BACKENDS, clients, decisions: perClient * clients, ms });
+    return Response.json({ backends: BACKENDS, clients, fresh, decisions: perClient * clients, ms });
   },
 };
