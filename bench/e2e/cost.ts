@@ -14,6 +14,7 @@ import { type DoRate, routerDoRates } from "./cost-do";
 import { type GatewayCost, measureGatewayCost } from "./cost-gateway";
 import { type PrefixCostRow, prefixKeysCost, type RouterCostRow, routerCost } from "./cost-local";
 import type { GatewayRuntime } from "./gateway";
+import { profileSection, profileWorker, type WorkerProfile } from "./profile-worker";
 
 const f2 = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : "–");
 const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : "–");
@@ -29,6 +30,8 @@ interface CostReport {
   readonly router: readonly RouterCostRow[];
   readonly routerDo: readonly DoRate[];
   readonly gateway: GatewayCost;
+  /** V8 profile of the isolate (workerd runtime only: its inspector is what we attach to). */
+  readonly profile?: WorkerProfile;
 }
 
 function verdict(ok: boolean): string {
@@ -174,6 +177,7 @@ function render(r: CostReport): string {
     ...prefixSection(r),
     ...routerSection(r),
     ...gatewaySection(r.gateway, r.runtime),
+    ...(r.profile !== undefined ? profileSection(r.profile) : []),
   ].join("\n");
 }
 
@@ -212,6 +216,17 @@ export async function runCost(a: E2eArgs): Promise<void> {
     projectDir,
     { cpuRequests: 40, clients: [16, 64], seconds: Math.min(a.durationS, 15) },
   );
+  let profile: WorkerProfile | undefined;
+  if (a.runtime === "workerd") {
+    log("CPU profile of the gateway isolate (workerd inspector)");
+    profile = await profileWorker(projectDir, {
+      model: a.model,
+      engine: DEFAULT_ENGINE_CONFIG,
+      requests: 300,
+      systemTokens: 3968,
+      samplingIntervalUs: 200,
+    });
+  }
   const c = cpus();
   const report: CostReport = {
     command: `npm run bench:e2e -- ${process.argv.slice(2).join(" ")}`,
@@ -223,6 +238,7 @@ export async function runCost(a: E2eArgs): Promise<void> {
     router,
     routerDo,
     gateway,
+    ...(profile !== undefined ? { profile } : {}),
   };
   // workerd alone is the headline; other runtimes get their own report beside it.
   const base = resolve(`bench/results/e2e-cost${a.runtime === "workerd" ? "" : `-${a.runtime}`}`);
