@@ -105,7 +105,10 @@ async function main(argv: string[]): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       for (const [arm, configPath] of configs.entries()) {
         const gw = await startGateway({
-          backends: backendEntries(emulators, cfg),
+          backends: backendEntries(
+            emulators.map((e) => e.url),
+            cfg,
+          ),
           policy: "least_outstanding",
           apiKey: "ab-key",
           configPath,

@@ -4,7 +4,8 @@
  * (or nothing, for `direct`), a warm-up request, the open-loop replay, the
  * emulators' KV counters, and teardown — always, also on error.
  */
-import { startEmulator } from "../emulator/server";
+import { type EmulatorFleet, startEmulatorFleet } from "../emulator/fleet";
+import { type EmulatorOptions, startEmulator } from "../emulator/server";
 import type { EngineConfig } from "../model/types";
 import { type ArmResult, armResult, type KvCounters } from "./arm-result";
 import {
@@ -50,20 +51,22 @@ function warmupBody(model: string): string {
   });
 }
 
+function emulatorOptions(cfg: ArmConfig): EmulatorOptions[] {
+  return Array.from({ length: cfg.backends }, () => ({
+    port: 0,
+    host: "127.0.0.1",
+    model: cfg.model,
+    apiKey: EMULATOR_KEY,
+    speed: cfg.speed,
+    engine: cfg.engine,
+  }));
+}
+
+/** Emulators in this process, for sequential measurements that read them synchronously. */
 export async function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
   const started: Emulator[] = [];
   try {
-    for (let i = 0; i < cfg.backends; i++)
-      started.push(
-        await startEmulator({
-          port: 0,
-          host: "127.0.0.1",
-          model: cfg.model,
-          apiKey: EMULATOR_KEY,
-          speed: cfg.speed,
-          engine: cfg.engine,
-        }),
-      );
+    for (const o of emulatorOptions(cfg)) started.push(await startEmulator(o));
     return started;
   } catch (err) {
     await Promise.allSettled(started.map((e) => e.close()));
@@ -71,10 +74,10 @@ export async function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
   }
 }
 
-export function backendEntries(emulators: readonly Emulator[], cfg: ArmConfig): BackendEntry[] {
-  return emulators.map((e, i) => ({
+export function backendEntries(urls: readonly string[], cfg: ArmConfig): BackendEntry[] {
+  return urls.map((url, i) => ({
     id: `emu-${i + 1}`,
-    url: e.url,
+    url,
     models: [cfg.model],
     apiKey: EMULATOR_KEY,
     weight: 1,
@@ -82,11 +85,10 @@ export function backendEntries(emulators: readonly Emulator[], cfg: ArmConfig): 
   }));
 }
 
-function kvCounters(emulators: readonly Emulator[]): KvCounters {
+async function kvCounters(fleet: EmulatorFleet): Promise<KvCounters> {
   let queryTokens = 0;
   let hitTokens = 0;
-  for (const e of emulators) {
-    const m = e.metrics();
+  for (const m of await fleet.metrics()) {
     queryTokens += m.prefixQueryTokens;
     hitTokens += m.prefixHitTokens;
   }
@@ -117,15 +119,6 @@ function requestId(index: number): string {
   return `e2e-request-${index}`;
 }
 
-/** The serving emulator's own TTFT for a request (the gateway may have retried it on another). */
-function serverTtft(emulators: readonly Emulator[], index: number): number | undefined {
-  for (const e of emulators) {
-    const ms = e.serverTtftMs(requestId(index));
-    if (ms !== undefined) return ms;
-  }
-  return undefined;
-}
-
 /** Arms that are not routing policies. */
 export const DIRECT = "direct";
 export const PASSTHROUGH = "passthrough";
@@ -135,13 +128,13 @@ export const PASSTHROUGH = "passthrough";
  * emulator (direct), or through the null gateway naming it (passthrough).
  */
 function clientBalanced(
-  emulators: readonly Emulator[],
+  urls: readonly string[],
   ids: readonly string[],
   picked: Map<E2eItem, string>,
   cfg: ArmConfig,
   via: Gateway | undefined,
 ): (item: E2eItem, index: number) => Promise<RequestResult> {
-  const lo = new LeastOutstanding(emulators.length);
+  const lo = new LeastOutstanding(urls.length);
   return async (item, index) => {
     const i = lo.acquire();
     picked.set(item, ids[i]!);
@@ -149,7 +142,7 @@ function clientBalanced(
       return await streamRequest(
         via === undefined
           ? {
-              url: `${emulators[i]!.url}${CHAT}`,
+              url: `${urls[i]!}${CHAT}`,
               apiKey: EMULATOR_KEY,
               body: item.body,
               timeoutMs: cfg.requestTimeoutMs,
@@ -170,8 +163,10 @@ function clientBalanced(
 
 export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmConfig): Promise<ArmResult> {
   const log = cfg.log ?? (() => {});
-  const emulators = await startEmulators(cfg);
-  const entries = backendEntries(emulators, cfg);
+  // On their own thread: the client timing requests must not share an event loop with them (fleet.ts).
+  const fleet = await startEmulatorFleet(emulatorOptions(cfg), { thread: true });
+  const urls = fleet.urls;
+  const entries = backendEntries(urls, cfg);
   const ids = entries.map((b) => b.id);
   let gateway: Gateway | undefined;
   let passthrough: WorkerBundle | undefined;
@@ -179,8 +174,8 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
     let send: (item: E2eItem, index: number) => Promise<RequestResult>;
     const picked = new Map<E2eItem, string>();
     if (arm === DIRECT) {
-      for (const e of emulators) await warmUp(`${e.url}${CHAT}`, EMULATOR_KEY, cfg.model);
-      send = clientBalanced(emulators, ids, picked, cfg, undefined);
+      for (const u of urls) await warmUp(`${u}${CHAT}`, EMULATOR_KEY, cfg.model);
+      send = clientBalanced(urls, ids, picked, cfg, undefined);
     } else {
       const t0 = performance.now();
       if (arm === PASSTHROUGH) passthrough = await passthroughConfig();
@@ -196,9 +191,9 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
       log(`  ${arm}: ${cfg.runtime} ready in ${(performance.now() - t0).toFixed(0)} ms`);
       const url = `${gateway.url}${CHAT}`;
       if (arm === PASSTHROUGH) {
-        send = clientBalanced(emulators, ids, picked, cfg, gateway);
+        send = clientBalanced(urls, ids, picked, cfg, gateway);
         // One warm-up per backend: each upstream connection is opened once before timing.
-        for (let i = 0; i < emulators.length; i++)
+        for (let i = 0; i < urls.length; i++)
           await warmUp(url, GATEWAY_KEY, cfg.model, { "x-e2e-backend": String(i) });
       } else {
         // The first request pays the isolate's lazy set-up (tokenizer ranks); keep it out of the figures.
@@ -214,7 +209,7 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
           });
       }
     }
-    const before = kvCounters(emulators);
+    const before = await kvCounters(fleet);
     let done = 0;
     const run = await replayOpenLoop({
       items,
@@ -224,21 +219,23 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
         if (done % 100 === 0) log(`  ${arm}: ${done}/${items.length} done, ${inflight} in flight`);
       },
     });
-    const after = kvCounters(emulators);
+    const after = await kvCounters(fleet);
     const kv = {
       queryTokens: after.queryTokens - before.queryTokens,
       hitTokens: after.hitTokens - before.hitTokens,
     };
+    const served = await fleet.serverTtftMs(run.records.map((r) => requestId(r.index)));
+    const serverTtfts = new Map(run.records.map((r, i) => [r.index, served[i]]));
     return armResult(
       arm,
       run,
       kv,
       (rec: ReplayRecord<E2eItem>) => rec.result.backend ?? picked.get(rec.item),
-      (rec: ReplayRecord<E2eItem>) => serverTtft(emulators, rec.index),
+      (rec: ReplayRecord<E2eItem>) => serverTtfts.get(rec.index),
     );
   } finally {
     await gateway?.close().catch((err: unknown) => log(`  ${arm}: closing the gateway: ${String(err)}`));
     await passthrough?.dispose();
-    await Promise.allSettled(emulators.map((e) => e.close()));
+    await fleet.close();
   }
 }

@@ -156,7 +156,10 @@ export async function measureGatewayCost(
   try {
     const t0 = performance.now();
     gw = await startGateway({
-      backends: backendEntries(emulators, cfg),
+      backends: backendEntries(
+        emulators.map((e) => e.url),
+        cfg,
+      ),
       policy: "prefix_aware",
       apiKey: KEY,
       configPath: bundle.configPath,
@@ -210,7 +213,10 @@ export async function measureGatewayCost(
     const pass = await passthroughConfig(projectDir);
     try {
       gw = await startGateway({
-        backends: backendEntries(emulators, cfg),
+        backends: backendEntries(
+          emulators.map((e) => e.url),
+          cfg,
+        ),
         policy: "least_outstanding",
         apiKey: KEY,
         configPath: pass.configPath,

@@ -186,7 +186,10 @@ export async function profileWorker(
   const bundle = await bundleWorker(projectDir);
   const inspectorPort = await freePort();
   const gw = await startGateway({
-    backends: backendEntries(emulators, cfg),
+    backends: backendEntries(
+      emulators.map((e) => e.url),
+      cfg,
+    ),
     policy: "prefix_aware",
     apiKey: "profile-key",
     configPath: bundle.configPath,
