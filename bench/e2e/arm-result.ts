@@ -51,7 +51,10 @@ export interface ArmResult {
   readonly routes: Readonly<Record<string, number>>;
   readonly wallMs: number;
   readonly peakInflight: number;
-  /** Per request, for analysis: [index, sentMs, status, outcome, ttftMs, e2eMs, backend, promptTokens, cachedTokens, serverTtftMs]. */
+  /**
+   * Per request, for analysis: [index, sentMs, status, outcome, ttftMs, e2eMs, backend, promptTokens,
+   * cachedTokens, serverTtftMs, route, expectedCachedTokens] (the last two from the gateway's headers).
+   */
   readonly records: readonly (readonly (string | number | null)[])[];
 }
 
@@ -141,6 +144,8 @@ export function armResult(
         r.promptTokens ?? null,
         r.cachedTokens ?? null,
         round(serverTtftOf(rec)),
+        r.route ?? null,
+        r.expectedCachedTokens ?? null,
       ];
     }),
   };
