@@ -53,6 +53,22 @@ describe("BackendAffinity correction", () => {
     expect(a.blocks.has(1000)).toBe(false);
   });
 
+  it("an exact hit read through a skew just under 1 is not an eviction (64-token entries, short prompt)", () => {
+    // The e2e Mooncake replay's case: 8 entries (512 tokens, the prefix every request shares) expected,
+    // the engine reports exactly those 512 tokens, but its prompt counts 923 tokens to our 919, so the
+    // hit reads as 7.97 entries and floors to 7: one entry short, within the tolerance of one.
+    const entry = 64;
+    const a = new BackendAffinity(1000);
+    const older = chain(5000, 20);
+    a.settle(a.record(older, 0), { ok: true, cachedTokens: 0 }, entry, 20 * entry);
+    const shared = chain(1, 8);
+    a.settle(a.record(shared, 0), { ok: true, cachedTokens: 0 }, entry, 8 * entry);
+    const next = [...shared, ...chain(9000, 6)];
+    const r = a.record(next, 8);
+    expect(a.settle(r, { ok: true, promptTokens: 923, cachedTokens: 512 }, entry, 919).evicted).toBe(0);
+    expect(a.blocks.has(5000)).toBe(true);
+  });
+
   it("does not correct when the whole prompt hit but for the last block (the engine recomputes the last token)", () => {
     const a = new BackendAffinity(1000);
     const old = chain(1000, 4);
