@@ -1,56 +1,15 @@
-/**
- * A/B of Worker bundles on gateway-added latency, for judging an
- * optimisation (or a diagnostic build with a stage cut out) against the
- * current code on the same machine in the same minutes:
- *
- *   npx tsx bench/e2e/ab-bundles.ts [--requests 300] [--rounds 3] [--system-tokens 3968] DIR_A DIR_B ...
- *
- * Each DIR holds a bundle made by `wrangler deploy --dry-run --outdir DIR/dist`
- * from some checkout (`--snapshot DIR` makes one of the current checkout);
- * the word `passthrough` instead of a DIR is the null gateway
- * (passthrough-worker.js), the floor any Worker in front of the backends pays.
- * Arms run interleaved — A B A B … — each on workerd alone against the same
- * two fast emulators, with sequential streamed requests; the figure is the
- * time outside the backend (client TTFT − emulator TTFT) per request, so
- * the emulators' own speed cancels out. Sequential requests isolate the
- * per-request cost from queueing; run-to-run drift of this shared machine
- * is spread over every arm by the interleaving.
- */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { summarize } from "../latency-summary";
 import { DEFAULT_ENGINE_CONFIG } from "../model/presets";
 import { backendEntries, startEmulators } from "./arms";
-import { corpusText, corpusTokens } from "./corpus";
+import { corpusTokens, sharedSystemChatBodies } from "./corpus";
 import { passthroughConfig, startGateway } from "./gateway";
-import { spawnGroup } from "./process-group";
 import { streamRequest } from "./stream-client";
+import { configServingBundle, wranglerDryRun } from "./wrangler-build";
 
 const MODEL = "llama-3.1-8b-instruct";
 const PASSTHROUGH = "passthrough";
-
-/** Bundles the current checkout into dir/dist with a config serving it as is. */
-async function snapshot(projectDir: string, dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const logFile = join(dir, "build.log");
-  const build = spawnGroup(
-    join(projectDir, "node_modules", ".bin", "wrangler"),
-    ["deploy", "--dry-run", "--outdir", join(dir, "dist")],
-    { cwd: projectDir, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, logFile },
-  );
-  const code = await build.exited;
-  await build.stop();
-  if (code !== 0) throw new Error(`wrangler deploy --dry-run failed (${code}); see ${logFile}`);
-}
-
-/** A wrangler config beside the bundle (project's bindings and vars, main = the bundle). */
-async function configFor(projectDir: string, dir: string): Promise<string> {
-  const toml = await readFile(join(projectDir, "wrangler.toml"), "utf8");
-  const path = join(dir, "wrangler.toml");
-  await writeFile(path, toml.replace(/^main\s*=.*$/m, 'main = "dist/index.js"\nno_bundle = true'));
-  return path;
-}
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -65,7 +24,7 @@ async function main(argv: string[]): Promise<void> {
   });
   const projectDir = process.cwd();
   if (values.snapshot !== undefined) {
-    await snapshot(projectDir, resolve(values.snapshot));
+    await wranglerDryRun(projectDir, resolve(values.snapshot));
     process.stdout.write(`bundled the checkout into ${resolve(values.snapshot)}\n`);
     return;
   }
@@ -75,7 +34,9 @@ async function main(argv: string[]): Promise<void> {
     throw new Error("usage: ab-bundles.ts [--requests N] [--rounds R] DIR_A DIR_B … | --snapshot DIR");
   const pass = positionals.includes(PASSTHROUGH) ? await passthroughConfig(projectDir) : undefined;
   const configs = await Promise.all(
-    positionals.map((d) => (d === PASSTHROUGH ? pass!.configPath : configFor(projectDir, resolve(d)))),
+    positionals.map((d) =>
+      d === PASSTHROUGH ? pass!.configPath : configServingBundle(projectDir, resolve(d)),
+    ),
   );
   const cfg = {
     backends: 2,
@@ -86,18 +47,7 @@ async function main(argv: string[]): Promise<void> {
     runtime: "workerd" as const,
   };
   const corpus = corpusTokens(projectDir);
-  const system = corpusText(corpus, 3, Number(values["system-tokens"]));
-  const body = (i: number): string =>
-    JSON.stringify({
-      model: MODEL,
-      messages: [
-        { role: "system", content: system },
-        { role: "user", content: corpusText(corpus, 60_000 + 131 * i, 128) },
-      ],
-      max_tokens: 2,
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+  const body = sharedSystemChatBodies(corpus, MODEL, Number(values["system-tokens"]));
   const emulators = await startEmulators(cfg);
   const outside = positionals.map((): number[] => []);
   let seq = 0;

@@ -34,3 +34,26 @@ export function corpusText(corpus: Uint32Array, at: number, n: number): string {
   for (let i = 0; i < n; i++) ids[i] = corpus[(at + i) % corpus.length]!;
   return o200k().decode(ids);
 }
+
+/**
+ * Streamed chat bodies that share one system prompt of `systemTokens` corpus tokens, each with its own
+ * 128-token question (body i), 2 output tokens: what the sequential gateway measurements send.
+ */
+export function sharedSystemChatBodies(
+  corpus: Uint32Array,
+  model: string,
+  systemTokens: number,
+): (i: number) => string {
+  const system = corpusText(corpus, 3, systemTokens);
+  return (i) =>
+    JSON.stringify({
+      model,
+      messages: [
+        { role: "system", content: system },
+        { role: "user", content: corpusText(corpus, 60_000 + 131 * i, 128) },
+      ],
+      max_tokens: 2,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+}

@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import { freePort } from "./ports";
 import { spawnGroup } from "./process-group";
 import { serveWithWorkerd } from "./workerd-runtime";
+import { configServingBundle, wranglerDryRun } from "./wrangler-build";
 
 /** One entry of the BACKENDS secret, as the Worker's config expects it. */
 export interface BackendEntry {
@@ -77,27 +78,15 @@ export interface WorkerBundle {
 
 /** Builds the project's Worker once into a temp dir, with a config that serves it unbundled. */
 export async function bundleWorker(projectDir = process.cwd()): Promise<WorkerBundle> {
-  const root = resolve(projectDir);
   const dir = await mkdtemp(join(tmpdir(), "pgw-bundle-"));
-  const logFile = join(dir, "build.log");
-  const build = spawnGroup(
-    join(root, "node_modules", ".bin", "wrangler"),
-    ["deploy", "--dry-run", "--outdir", join(dir, "dist")],
-    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, logFile },
-  );
-  const code = await build.exited;
-  await build.stop();
-  if (code !== 0) {
-    const tail = (await readFile(logFile, "utf8").catch(() => "")).slice(-2000);
-    await rm(dir, { recursive: true, force: true });
-    throw new Error(`wrangler deploy --dry-run failed (${code}):\n${tail}`);
+  const dispose = () => rm(dir, { recursive: true, force: true });
+  try {
+    await wranglerDryRun(projectDir, dir);
+    return { configPath: await configServingBundle(projectDir, dir), dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
   }
-  const toml = await readFile(join(root, "wrangler.toml"), "utf8");
-  const mainLine = /^main\s*=.*$/m;
-  if (!mainLine.test(toml)) throw new Error("wrangler.toml has no main = line");
-  const configPath = join(dir, "wrangler.toml");
-  await writeFile(configPath, toml.replace(mainLine, 'main = "dist/index.js"\nno_bundle = true'));
-  return { configPath, dispose: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /**

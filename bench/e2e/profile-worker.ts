@@ -13,7 +13,7 @@
 import { summarize } from "../latency-summary";
 import type { EngineConfig } from "../model/types";
 import { backendEntries, startEmulators } from "./arms";
-import { corpusText, corpusTokens } from "./corpus";
+import { corpusTokens, sharedSystemChatBodies } from "./corpus";
 import { bundleWorker, startGateway } from "./gateway";
 import { freePort } from "./ports";
 import { streamRequest } from "./stream-client";
@@ -170,18 +170,7 @@ export async function profileWorker(
     runtime: "workerd" as const,
   };
   const corpus = corpusTokens(projectDir);
-  const system = corpusText(corpus, 3, opts.systemTokens);
-  const body = (i: number): string =>
-    JSON.stringify({
-      model: opts.model,
-      messages: [
-        { role: "system", content: system },
-        { role: "user", content: corpusText(corpus, 60_000 + 131 * i, 128) },
-      ],
-      max_tokens: 2,
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+  const body = sharedSystemChatBodies(corpus, opts.model, opts.systemTokens);
   const emulators = await startEmulators(cfg);
   const bundle = await bundleWorker(projectDir);
   const inspectorPort = await freePort();

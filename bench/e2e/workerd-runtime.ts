@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { unstable_readConfig } from "wrangler";
 import { freePort } from "./ports";
 import { spawnGroup } from "./process-group";
+import { wranglerDryRun } from "./wrangler-build";
 
 /** Name of the generated config file (proc-cpu.ts tells this workerd from wrangler dev's by it). */
 export const WORKERD_CONFIG_NAME = "gateway.capnp";
@@ -109,18 +110,7 @@ async function bundledScript(configPath: string, projectDir: string, outDir: str
   const cfg = unstable_readConfig({ config: configPath });
   if (cfg.main === undefined) throw new Error(`${configPath}: no main`);
   if (cfg.no_bundle === true) return resolve(dirname(configPath), cfg.main);
-  const logFile = join(outDir, "build.log");
-  const build = spawnGroup(
-    join(projectDir, "node_modules", ".bin", "wrangler"),
-    ["deploy", "--dry-run", "--config", configPath, "--outdir", join(outDir, "dist")],
-    { cwd: projectDir, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, logFile },
-  );
-  const code = await build.exited;
-  await build.stop();
-  if (code !== 0)
-    throw new Error(
-      `bundling ${configPath} failed (${code}):\n${(await readFile(logFile, "utf8")).slice(-2000)}`,
-    );
+  await wranglerDryRun(projectDir, outDir, configPath);
   // wrangler names the output after the entry file: take the one module it wrote.
   const modules = (await readdir(join(outDir, "dist"))).filter(
     (f) => f.endsWith(".js") || f.endsWith(".mjs"),
