@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { servedTtftMs } from "../emulator/fleet";
 import { summarize } from "../latency-summary";
 import { DEFAULT_ENGINE_CONFIG } from "../model/presets";
 import { backendEntries, startEmulators } from "./arms";
@@ -77,7 +78,7 @@ async function main(argv: string[]): Promise<void> {
                 ...(positionals[arm] === PASSTHROUGH ? { "x-e2e-backend": "0" } : {}),
               },
             });
-            const server = emulators.map((e) => e.serverTtftMs(id)).find((x) => x !== undefined);
+            const server = servedTtftMs(emulators, id);
             if (r.outcome !== "ok" || r.ttftMs === undefined || server === undefined)
               throw new Error(`${positionals[arm]}: request failed: ${r.status} ${r.error ?? ""}`);
             if (i >= 10) outside[arm]!.push(r.ttftMs - server); // the first 10 warm the isolate

@@ -4,8 +4,8 @@
  * (or nothing, for `direct`), a warm-up request, the open-loop replay, the
  * emulators' KV counters, and teardown — always, also on error.
  */
-import { type EmulatorFleet, startEmulatorFleet } from "../emulator/fleet";
-import { type EmulatorOptions, startEmulator } from "../emulator/server";
+import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../emulator/fleet";
+import type { Emulator, EmulatorOptions } from "../emulator/server";
 import type { EngineConfig } from "../model/types";
 import { type ArmResult, armResult, type KvCounters } from "./arm-result";
 import {
@@ -38,8 +38,6 @@ const GATEWAY_KEY = "e2e-gateway-key";
 const EMULATOR_KEY = "e2e-emulator-key";
 const CHAT = "/v1/chat/completions";
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-
 /** A short prompt no workload shares (it lands in one cache as a few blocks at most). */
 function warmupBody(model: string): string {
   return JSON.stringify({
@@ -63,15 +61,8 @@ function emulatorOptions(cfg: ArmConfig): EmulatorOptions[] {
 }
 
 /** Emulators in this process, for sequential measurements that read them synchronously. */
-export async function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
-  const started: Emulator[] = [];
-  try {
-    for (const o of emulatorOptions(cfg)) started.push(await startEmulator(o));
-    return started;
-  } catch (err) {
-    await Promise.allSettled(started.map((e) => e.close()));
-    throw err;
-  }
+export function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
+  return startEmulatorsHere(emulatorOptions(cfg));
 }
 
 export function backendEntries(urls: readonly string[], cfg: ArmConfig): BackendEntry[] {

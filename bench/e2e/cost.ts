@@ -13,7 +13,7 @@ import type { E2eArgs } from "./args";
 import { type DoRate, routerDoRates } from "./cost-do";
 import { type GatewayCost, measureGatewayCost } from "./cost-gateway";
 import { type PrefixCostRow, prefixKeysCost, type RouterCostRow, routerCost } from "./cost-local";
-import type { GatewayRuntime } from "./gateway";
+import { type GatewayRuntime, RUNTIME_DESCRIPTION } from "./gateway";
 import { profileSection, profileWorker, type WorkerProfile } from "./profile-worker";
 
 const f2 = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : "–");
@@ -91,7 +91,7 @@ function routerSection(r: CostReport): string[] {
   out.push(
     "### One RouterDO inside workerd, driven over RPC (no HTTP)",
     "",
-    `bench/e2e/workerd/do-driver.js hosts the real RouterDO class (served by ${SERVED_BY[r.runtime]}) and calls route + complete ` +
+    `bench/e2e/workerd/do-driver.js hosts the real RouterDO class (served by ${RUNTIME_DESCRIPTION[r.runtime]}) and calls route + complete ` +
       "(one decision = two RPCs, 16 backends, prefix_aware, 512-block prompts) from C concurrent callers in the " +
       "same isolate. CPU: the Worker-runtime workerd process (caller and DO together), from /proc. " +
       "*stub*: one for the whole run, or a fresh one per decision — what the gateway does, since a stub " +
@@ -116,15 +116,10 @@ function routerSection(r: CostReport): string[] {
   return out;
 }
 
-const SERVED_BY: Readonly<Record<GatewayRuntime, string>> = {
-  workerd: "workerd alone, as in production",
-  wrangler: "wrangler dev, with its entry proxy, inspector and log forwarding",
-};
-
 function gatewaySection(g: GatewayCost, runtime: GatewayRuntime): string[] {
   const roles = [...new Set(g.cpu.flatMap((c) => Object.keys(c.cpuMsPerRequest)))].sort();
   return [
-    `## Through the gateway served by ${SERVED_BY[runtime]}: HTTP end to end`,
+    `## Through the gateway served by ${RUNTIME_DESCRIPTION[runtime]}: HTTP end to end`,
     "",
     `Cold start: ${runtime === "wrangler" ? "`wrangler dev`" : "workerd"} ready after ${g.cold.readyMs.toFixed(0)} ms; first request (8k-token prompt, ` +
       `1 output token) TTFT ${f2(g.cold.firstTtftMs)} ms against warm p50 ${f2(g.cold.warmTtftMs.p50)} ms ` +

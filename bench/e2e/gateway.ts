@@ -58,6 +58,13 @@ export interface StartGatewayOptions {
 export type GatewayRuntime = "workerd" | "wrangler";
 export const GATEWAY_RUNTIMES: readonly GatewayRuntime[] = ["workerd", "wrangler"];
 
+/** How each runtime serves the gateway, in the words the reports use. */
+export const RUNTIME_DESCRIPTION: Readonly<Record<GatewayRuntime, string>> = {
+  workerd:
+    "workerd alone (wrangler's workerd binary, the frozen bundle, SQLite Durable Objects; no dev proxy or inspector)",
+  wrangler: "`wrangler dev` (its entry-proxy workerd, inspector and log forwarding in front of the Worker)",
+};
+
 export interface Gateway {
   readonly url: string;
   readonly port: number;

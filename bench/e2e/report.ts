@@ -6,6 +6,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Summary } from "../latency-summary";
 import type { ArmResult } from "./arm-result";
+import { type GatewayRuntime, RUNTIME_DESCRIPTION } from "./gateway";
 import type { Prediction } from "./sim-prediction";
 
 export interface E2eReport {
@@ -22,7 +23,7 @@ export interface E2eReport {
     readonly seed: number;
     readonly model: string;
     /** How the gateway was served: workerd alone, or wrangler dev. */
-    readonly runtime: string;
+    readonly runtime: GatewayRuntime;
     readonly requests: number;
     readonly promptTokensMean: number;
     readonly outputTokensMean: number;
@@ -64,12 +65,6 @@ export function ttftVersusDirect(arms: readonly ArmResult[]): VersusDirect[] {
   return versusDirect(arms, (a) => a.ttftMs);
 }
 
-const RUNTIME_LABEL: Readonly<Record<string, string>> = {
-  workerd:
-    "workerd alone (wrangler's workerd binary, the frozen bundle, SQLite Durable Objects; no dev proxy or inspector)",
-  wrangler: "`wrangler dev` (its entry-proxy workerd, inspector and log forwarding in front of the Worker)",
-};
-
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : "–");
 const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–");
 
@@ -90,7 +85,7 @@ export function renderMarkdown(r: E2eReport): string {
         ? `trace arrivals (model time ÷ ${c.speed}), `
         : `Poisson arrivals at ${c.rate}/s of model time, `) +
       `${c.backends} emulators at speed ×${c.speed}, ` +
-      `${c.durationS} s window, seed ${c.seed}. Gateway served by ${RUNTIME_LABEL[c.runtime] ?? c.runtime}. Emulator engine: ` +
+      `${c.durationS} s window, seed ${c.seed}. Gateway served by ${RUNTIME_DESCRIPTION[c.runtime]}. Emulator engine: ` +
       Object.entries(c.engine)
         .map(([k, v]) => `${k} ${v}`)
         .join(", ") +

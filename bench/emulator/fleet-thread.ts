@@ -1,5 +1,6 @@
 /** The emulator thread of an EmulatorFleet (fleet.ts): starts the emulators, answers the handle. */
 import { parentPort, workerData } from "node:worker_threads";
+import { servedTtftMs } from "./fleet";
 import type { FleetReply, FleetRequest } from "./fleet-protocol";
 import { type Emulator, type EmulatorOptions, startEmulator } from "./server";
 
@@ -19,13 +20,7 @@ async function handle(req: FleetRequest): Promise<FleetReply> {
       return {
         id: req.id,
         kind: "ttft",
-        ms: req.ids.map((rid) => {
-          for (const e of emulators) {
-            const ms = e.serverTtftMs(rid);
-            if (ms !== undefined) return ms;
-          }
-          return null;
-        }),
+        ms: req.ids.map((rid) => servedTtftMs(emulators, rid) ?? null),
       };
     case "close":
       await Promise.allSettled(emulators.map((e) => e.close()));

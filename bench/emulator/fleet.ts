@@ -11,7 +11,7 @@
 import { Worker } from "node:worker_threads";
 import type { EngineMetrics } from "../model/types";
 import type { FleetReply, FleetRequest } from "./fleet-protocol";
-import { type EmulatorOptions, startEmulator } from "./server";
+import { type Emulator, type EmulatorOptions, startEmulator } from "./server";
 
 export interface EmulatorFleet {
   readonly urls: readonly string[];
@@ -22,25 +22,33 @@ export interface EmulatorFleet {
   close(): Promise<void>;
 }
 
-async function startInProcess(options: readonly EmulatorOptions[]): Promise<EmulatorFleet> {
-  const started: Awaited<ReturnType<typeof startEmulator>>[] = [];
+/** Starts the emulators in this process, one after another; on failure closes those already up. */
+export async function startEmulatorsHere(options: readonly EmulatorOptions[]): Promise<Emulator[]> {
+  const started: Emulator[] = [];
   try {
     for (const o of options) started.push(await startEmulator(o));
   } catch (err) {
     await Promise.allSettled(started.map((e) => e.close()));
     throw err;
   }
+  return started;
+}
+
+/** The server TTFT of a request id from whichever emulator served it (a gateway may retry elsewhere). */
+export function servedTtftMs(emulators: readonly Emulator[], requestId: string): number | undefined {
+  for (const e of emulators) {
+    const ms = e.serverTtftMs(requestId);
+    if (ms !== undefined) return ms;
+  }
+  return undefined;
+}
+
+async function startInProcess(options: readonly EmulatorOptions[]): Promise<EmulatorFleet> {
+  const started = await startEmulatorsHere(options);
   return {
     urls: started.map((e) => e.url),
     metrics: async () => started.map((e) => e.metrics()),
-    serverTtftMs: async (ids) =>
-      ids.map((id) => {
-        for (const e of started) {
-          const ms = e.serverTtftMs(id);
-          if (ms !== undefined) return ms;
-        }
-        return undefined;
-      }),
+    serverTtftMs: async (ids) => ids.map((id) => servedTtftMs(started, id)),
     close: async () => {
       await Promise.allSettled(started.map((e) => e.close()));
     },
