@@ -13,7 +13,11 @@
  * would only churn the LRU.
  *
  * An entry may hold only the leading tokens of its text (the caller asked for
- * at most N); a later call that needs more re-tokenizes and replaces it.
+ * at most N tokens or M characters); a later call that needs more
+ * re-tokenizes and replaces it. An entry serves a call only when encoding
+ * afresh would have given the same leading tokens: it holds at least the
+ * tokens asked for (or all of them), and it stopped before the call's
+ * character limit, which therefore could not have cut it shorter.
  *
  * Note on V8: strings longer than 16383 chars hash by length only, so long
  * keys of equal length share a bucket; Map then compares them, which stops at
@@ -60,18 +64,27 @@ export class TokenMemo {
   private counters = { hits: 0, misses: 0, bypassed: 0, evictions: 0 };
 
   constructor(
-    private readonly encode: (text: string, maxTokens: number) => EncodedText,
+    private readonly encode: (text: string, maxTokens: number, maxChars: number) => EncodedText,
     private readonly limits: TokenMemoLimits = DEFAULT_MEMO_LIMITS,
   ) {}
 
-  /** The leading tokens of `text` — at least min(maxTokens, all of them) — from the memo when possible. */
-  get(text: string, maxTokens: number): MemoEntry {
-    if (text.length < this.limits.minChars) {
+  /**
+   * The leading tokens of `text` — encoding stopped at the first piece
+   * boundary with at least `maxTokens` tokens or `maxChars` characters, or at
+   * the end — from the memo when possible. A memo entry may hold more tokens
+   * than asked for, never fewer.
+   */
+  get(text: string, maxTokens: number, maxChars: number = Number.POSITIVE_INFINITY): MemoEntry {
+    if (text.length < this.limits.minChars || text.length > this.limits.maxChars) {
       this.counters.bypassed++;
-      return toEntry(this.encode(text, maxTokens));
+      return toEntry(this.encode(text, maxTokens, maxChars));
     }
     const hit = this.map.get(text);
-    if (hit !== undefined && (hit.complete || hit.tokens.length >= maxTokens)) {
+    if (
+      hit !== undefined &&
+      (hit.complete || hit.tokens.length >= maxTokens) &&
+      hit.charsConsumed < maxChars
+    ) {
       this.counters.hits++;
       // Refresh recency: Map iterates in insertion order, so re-insert at the end.
       this.map.delete(text);
@@ -79,9 +92,9 @@ export class TokenMemo {
       return hit;
     }
     this.counters.misses++;
-    const entry = toEntry(this.encode(text, maxTokens));
+    const entry = toEntry(this.encode(text, maxTokens, maxChars));
     if (hit !== undefined) this.drop(text, hit);
-    if (entry.tokens.length > this.limits.maxTokens || text.length > this.limits.maxChars) {
+    if (entry.tokens.length > this.limits.maxTokens) {
       this.counters.bypassed++;
       return entry;
     }

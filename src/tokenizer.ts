@@ -10,9 +10,17 @@
  *   /healthz or admin routes never pays for it;
  * - pre-tokenization is the same regex (`pat_str`, flags "gu") and merging
  *   follows the same rule (tokenizer-bpe.ts), so ids match exactly;
- * - encoding can stop after `maxTokens`: tiktoken pieces are matched left to
- *   right and merged independently, so the first N tokens of a text do not
- *   depend on anything after the piece that reaches N.
+ * - encoding can stop after `maxTokens` tokens or `maxChars` characters:
+ *   tiktoken pieces are matched left to right and merged independently, so
+ *   the first N tokens of a text do not depend on anything after the piece
+ *   that reaches N;
+ * - no piece is longer than MAX_PIECE_RUN code points per repeated class
+ *   (tokenizer-pattern.ts), so one regex match and one merge cost a bounded
+ *   amount whatever the text: encoding K characters costs O(K), never the
+ *   length of a run that happens to start there. Text whose runs are all
+ *   shorter (every ordinary text; the corpus tests hold it) tokenizes
+ *   exactly as js-tiktoken does; a longer run is cut into pieces of
+ *   MAX_PIECE_RUN, which js-tiktoken would merge as one.
  *
  * Special tokens ("<|endoftext|>") in user text are encoded as ordinary text,
  * like js-tiktoken with allowedSpecial = disallowedSpecial = []: a prompt
@@ -20,7 +28,16 @@
  */
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { bytePairEncode } from "./tokenizer-bpe";
+import { boundPattern } from "./tokenizer-pattern";
 import { type BpeRanks, BpeVocab } from "./tokenizer-vocab";
+
+/**
+ * Longest run of one repeated character class inside a piece, in code
+ * points. Above the longest run in ordinary text (a CJK sentence without
+ * punctuation, a ruler of "=" — the corpus has 700-byte pieces), small
+ * enough that one piece's merge stays well under a millisecond.
+ */
+export const MAX_PIECE_RUN = 1024;
 
 /** The leading tokens of a text, and how much of the text they cover. */
 export interface EncodedText {
@@ -32,15 +49,36 @@ export interface EncodedText {
   readonly complete: boolean;
 }
 
+/** Work done by one tokenizer since it was built: what the keying bounds are tested against. */
+export interface TokenizerWork {
+  /** UTF-16 code units matched by the pre-tokenization regex (consumed text). */
+  chars: number;
+  /** Pieces matched. */
+  pieces: number;
+  /** UTF-8 bytes of pieces that went through byte-pair merging (not single tokens). */
+  mergedBytes: number;
+  /** Longest piece merged, in bytes. */
+  longestMergeBytes: number;
+}
+
 export class BpeTokenizer {
   private readonly vocab: BpeVocab;
   private readonly pattern: RegExp;
   private bytes = new Uint8Array(1024);
   private readonly utf8 = new TextEncoder();
+  /**
+   * UTF-16 code units one match attempt can examine past its start: a text
+   * cut `lookahead` units past where encoding stops yields the same tokens.
+   */
+  readonly lookahead: number;
+  readonly work: TokenizerWork = { chars: 0, pieces: 0, mergedBytes: 0, longestMergeBytes: 0 };
 
-  constructor(ranks: BpeRanks) {
+  constructor(ranks: BpeRanks, maxPieceRun = MAX_PIECE_RUN) {
     this.vocab = new BpeVocab(ranks.bpe_ranks);
-    this.pattern = new RegExp(ranks.pat_str, "gu");
+    const bounded = boundPattern(ranks.pat_str, maxPieceRun);
+    // Sticky: each match starts where the previous one ended, so no call scans ahead for a match.
+    this.pattern = new RegExp(bounded.source, "yu");
+    this.lookahead = 2 * bounded.maxWidth + 2;
   }
 
   /** Number of ordinary tokens in the vocabulary. */
@@ -48,30 +86,42 @@ export class BpeTokenizer {
     return this.vocab.size;
   }
 
-  /** Tokenizes `text`, stopping at the first piece boundary at or after `maxTokens` tokens. */
-  encode(text: string, maxTokens: number = Number.POSITIVE_INFINITY): EncodedText {
+  /**
+   * Tokenizes `text`, stopping at the first piece boundary where at least
+   * `maxTokens` tokens exist or at least `maxChars` UTF-16 units are consumed.
+   */
+  encode(
+    text: string,
+    maxTokens: number = Number.POSITIVE_INFINITY,
+    maxChars: number = Number.POSITIVE_INFINITY,
+  ): EncodedText {
     const out: number[] = [];
     const re = this.pattern;
     const vocab = this.vocab;
-    re.lastIndex = 0;
+    const work = this.work;
     let consumed = 0;
-    while (out.length < maxTokens) {
+    while (out.length < maxTokens && consumed < maxChars && consumed < text.length) {
+      re.lastIndex = consumed;
       const m = re.exec(text);
-      if (m === null) {
-        consumed = text.length;
-        break;
+      if (m === null || m[0].length === 0) {
+        // Text the pattern does not match is skipped (tiktoken's find_iter does the same); one code point at a time.
+        // tiktoken's patterns match at every position, so this never runs for them.
+        const c = text.charCodeAt(consumed);
+        consumed += c >= 0xd800 && c < 0xdc00 && consumed + 1 < text.length ? 2 : 1;
+        continue;
       }
       const piece = m[0];
       consumed = re.lastIndex;
-      if (piece.length === 0) {
-        // The o200k pattern cannot match empty, but never spin if a future one can.
-        re.lastIndex++;
-        continue;
-      }
+      work.chars += piece.length;
+      work.pieces++;
       const len = this.toUtf8(piece);
       const whole = vocab.rankOf(this.bytes, 0, len);
       if (whole >= 0) out.push(whole);
-      else bytePairEncode(vocab, this.bytes, len, out);
+      else {
+        work.mergedBytes += len;
+        if (len > work.longestMergeBytes) work.longestMergeBytes = len;
+        bytePairEncode(vocab, this.bytes, len, out);
+      }
     }
     return { tokens: out, charsConsumed: consumed, complete: consumed >= text.length };
   }
@@ -106,7 +156,7 @@ export function o200kLoaded(): boolean {
   return o200k !== undefined;
 }
 
-/** Shorthand: the leading tokens of `text` under o200k_base. */
-export function encodeO200k(text: string, maxTokens?: number): EncodedText {
-  return o200kTokenizer().encode(text, maxTokens);
+/** Shorthand: the leading tokens of `text` under o200k_base (see BpeTokenizer.encode). */
+export function encodeO200k(text: string, maxTokens?: number, maxChars?: number): EncodedText {
+  return o200kTokenizer().encode(text, maxTokens, maxChars);
 }
