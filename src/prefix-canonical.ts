@@ -1,5 +1,5 @@
 /**
- * The canonical prompt of an OpenAI request: an ordered list of segments
+ * The canonical prompt of an OpenAI request: an ordered stream of segments
  * (text to tokenize, structure markers, ready-made token ids) whose tokens,
  * concatenated, are what the prefix keys are computed over.
  *
@@ -13,7 +13,30 @@
  * far outside any vocabulary (o200k ends at 200018), so no user text can
  * forge a role boundary. Each text segment is tokenized on its own, which
  * also keeps the tokens of one message independent of its neighbours.
+ *
+ * Bounded work: segments are written into a PromptSink as the request is
+ * walked, never collected. Once the sink is closed (the keyed prefix is
+ * full) the walk only measures: existing strings are passed as they are,
+ * JSON values are measured without being rendered and media are not
+ * fingerprinted, so a million content parts past the cap cost a loop, not
+ * a million segments. While open, a JSON rendering stops at the sink's
+ * `renderLimit`, past which the tokenizer could not read it anyway.
  */
+import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "./prefix-json";
+
+export { fingerprint } from "./prefix-json";
+
+/** Where the walk writes the canonical prompt, segment by segment. */
+export interface PromptSink {
+  /** False once nothing more can be keyed: the walk then only measures what follows. */
+  readonly open: boolean;
+  /** Characters of a JSON rendering that can still reach the tokenizer: renderings stop there. */
+  readonly renderLimit: number;
+  /** A text segment of `length` characters; `text` is all of it, or its start when a rendering was cut. */
+  text(text: string, length?: number): void;
+  /** Marker or token ids; `extraTokens` is what the segment costs the engine beyond them (media). */
+  ids(ids: readonly number[], extraTokens?: number): void;
+}
 
 /** One content part of a chat message (text, image_url, input_audio, file, ...); other fields pass through. */
 export interface ContentPart {
@@ -41,12 +64,6 @@ export interface ChatBody {
 export interface CompletionsBody {
   readonly prompt: string | readonly string[] | readonly number[] | readonly (readonly number[])[];
 }
-
-export type Segment =
-  | { readonly kind: "text"; readonly text: string }
-  /** Marker/fingerprint ids; `extraTokens` is what the segment really costs the engine beyond them (media). */
-  | { readonly kind: "mark"; readonly ids: readonly number[]; readonly extraTokens?: number }
-  | { readonly kind: "ids"; readonly ids: readonly number[] };
 
 const MARK = 0x7f000000;
 export const MARKS = {
@@ -88,40 +105,6 @@ const ROLE_MARKS: Readonly<Record<string, number>> = {
  */
 export const IMAGE_TOKENS_ESTIMATE = 765;
 
-/**
- * 64-bit fingerprint of a string as two 32-bit words (FNV-1a and a
- * Murmur-style lane over UTF-16 units). Media arrive as URLs or base64
- * data: hashing the string (~1 ms per MB) means the bytes are never decoded.
- */
-export function fingerprint(s: string): [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x9747b28c ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  a ^= a >>> 16;
-  a = Math.imul(a, 0x85ebca6b);
-  a ^= a >>> 13;
-  b ^= b >>> 13;
-  b = Math.imul(b, 0xc2b2ae35);
-  b ^= b >>> 16;
-  return [a >>> 0, b >>> 0];
-}
-
-/** JSON with object keys sorted at every level: clients that order schema keys differently get the same keys. */
-export function stableStringify(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) return `[${v.map(stableStringify).join(",")}]`;
-  const obj = v as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${stableStringify(obj[k])}`).join(",")}}`;
-}
-
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -130,91 +113,129 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-function mediaMark(mark: number, source: string, extraTokens = 0): Segment {
-  return { kind: "mark", ids: [mark, ...fingerprint(source)], extraTokens };
+/**
+ * One marker id per role, allocated once: the walk passes the same arrays for
+ * every message. A Map, so that a role named "constructor" is just another role.
+ */
+const ROLE_IDS: ReadonlyMap<string, readonly number[]> = new Map(
+  Object.entries(ROLE_MARKS).map(([role, mark]) => [role, [mark]]),
+);
+const ONE = (mark: number): readonly number[] => [mark];
+const OTHER_ROLE_IDS = ONE(MARKS.roleOther);
+const NAME_IDS = ONE(MARKS.name);
+const TOOL_CALL_ID_IDS = ONE(MARKS.toolCallId);
+const TOOL_CALL_IDS = ONE(MARKS.toolCall);
+const END_IDS = ONE(MARKS.endMessage);
+const TOOLS_IDS = ONE(MARKS.tools);
+/** A media marker past the keyed prefix: counted (3 ids), never fingerprinted. */
+const UNKEYED_MEDIA: readonly number[] = [0, 0, 0];
+
+/** A media marker: the mark and a fingerprint of the source (a string, or any JSON value). */
+function media(sink: PromptSink, mark: number, source: unknown, extraTokens = 0): void {
+  if (!sink.open) {
+    sink.ids(UNKEYED_MEDIA, extraTokens);
+    return;
+  }
+  const fp = typeof source === "string" ? fingerprint(source) : fingerprintJson(source);
+  sink.ids([mark, fp[0], fp[1]], extraTokens);
 }
 
-function partSegments(part: ContentPart, out: Segment[]): void {
-  const field = part[part.type];
-  switch (part.type) {
+/** A JSON value as text: rendered (up to what the tokenizer can read) while keying, measured after. */
+function json(sink: PromptSink, v: unknown): void {
+  if (!sink.open) {
+    sink.text("", stableJsonLength(v));
+    return;
+  }
+  const r = renderStableJson(v, sink.renderLimit);
+  sink.text(r.text, r.length);
+}
+
+function part(p: ContentPart, sink: PromptSink): void {
+  const field = p[p.type];
+  switch (p.type) {
     case "text":
     case "input_text": {
-      const text = str(part.text);
-      if (text !== undefined) out.push({ kind: "text", text });
+      const text = str(p.text);
+      if (text !== undefined) sink.text(text);
       return;
     }
     case "refusal": {
-      const text = str(part.refusal);
-      if (text !== undefined) out.push({ kind: "text", text });
+      const text = str(p.refusal);
+      if (text !== undefined) sink.text(text);
       return;
     }
     case "image_url": {
       const url = isRecord(field) ? str(field.url) : str(field);
-      out.push(mediaMark(MARKS.image, url ?? stableStringify(field), IMAGE_TOKENS_ESTIMATE));
+      media(sink, MARKS.image, url ?? field, IMAGE_TOKENS_ESTIMATE);
       return;
     }
     case "input_audio": {
       const data = isRecord(field) ? str(field.data) : undefined;
-      out.push(mediaMark(MARKS.audio, data ?? stableStringify(field)));
+      media(sink, MARKS.audio, data ?? field);
       return;
     }
     case "video_url": {
       const url = isRecord(field) ? str(field.url) : str(field);
-      out.push(mediaMark(MARKS.video, url ?? stableStringify(field)));
+      media(sink, MARKS.video, url ?? field);
       return;
     }
     case "file": {
       const f = isRecord(field) ? field : {};
-      const id = str(f.file_id) ?? str(f.file_data) ?? stableStringify(f);
-      out.push(mediaMark(MARKS.file, id));
+      media(sink, MARKS.file, str(f.file_id) ?? str(f.file_data) ?? f);
       return;
     }
     default:
       // Unknown part types still change the keys, by their whole content.
-      out.push(mediaMark(MARKS.otherPart, stableStringify(part)));
+      media(sink, MARKS.otherPart, p);
+      return;
   }
 }
 
-function toolCallSegments(toolCalls: unknown, out: Segment[]): void {
-  if (!Array.isArray(toolCalls)) return;
-  for (const call of toolCalls) {
-    out.push({ kind: "mark", ids: [MARKS.toolCall] });
+function toolCalls(calls: unknown, sink: PromptSink): void {
+  if (!Array.isArray(calls)) return;
+  for (const call of calls) {
+    sink.ids(TOOL_CALL_IDS);
     const fn = isRecord(call) ? call.function : undefined;
     if (isRecord(fn)) {
-      out.push({ kind: "text", text: str(fn.name) ?? "" });
+      sink.text(str(fn.name) ?? "");
       // Arguments are a JSON string as the model produced it: kept verbatim, as templates render them.
       const args = fn.arguments;
-      out.push({ kind: "text", text: typeof args === "string" ? args : stableStringify(args) });
+      if (typeof args === "string") sink.text(args);
+      else json(sink, args);
     } else {
-      out.push({ kind: "text", text: stableStringify(call) });
+      json(sink, call);
     }
   }
 }
 
-function messageSegments(m: ChatMessage, out: Segment[]): void {
-  const roleMark = ROLE_MARKS[m.role];
-  if (roleMark !== undefined) out.push({ kind: "mark", ids: [roleMark] });
-  else out.push({ kind: "mark", ids: [MARKS.roleOther] }, { kind: "text", text: m.role });
+function message(m: ChatMessage, sink: PromptSink): void {
+  const roleIds = ROLE_IDS.get(m.role);
+  if (roleIds !== undefined) sink.ids(roleIds);
+  else {
+    sink.ids(OTHER_ROLE_IDS);
+    sink.text(m.role);
+  }
   if (typeof m.name === "string" && m.name !== "") {
-    out.push({ kind: "mark", ids: [MARKS.name] }, { kind: "text", text: m.name });
+    sink.ids(NAME_IDS);
+    sink.text(m.name);
   }
   const toolCallId = str(m.tool_call_id);
-  if (toolCallId !== undefined)
-    out.push({ kind: "mark", ids: [MARKS.toolCallId] }, { kind: "text", text: toolCallId });
+  if (toolCallId !== undefined) {
+    sink.ids(TOOL_CALL_ID_IDS);
+    sink.text(toolCallId);
+  }
   const content = m.content;
-  if (typeof content === "string") out.push({ kind: "text", text: content });
-  else if (Array.isArray(content)) for (const part of content) partSegments(part, out);
-  toolCallSegments(m.tool_calls, out);
-  out.push({ kind: "mark", ids: [MARKS.endMessage] });
+  if (typeof content === "string") sink.text(content);
+  else if (Array.isArray(content)) for (const p of content) part(p, sink);
+  toolCalls(m.tool_calls, sink);
+  sink.ids(END_IDS);
 }
 
-/** One tool definition as text: function tools by name, description and parameters; others whole. */
-function toolText(tool: unknown): string {
-  const fn = isRecord(tool) && tool.type === "function" ? tool.function : undefined;
-  if (isRecord(fn)) {
-    return stableStringify({ name: fn.name, description: fn.description, parameters: fn.parameters });
-  }
-  return stableStringify(tool);
+/** One tool definition as JSON: function tools by name, description and parameters; others whole. */
+function tool(t: unknown, sink: PromptSink): void {
+  const fn = isRecord(t) && t.type === "function" ? t.function : undefined;
+  if (isRecord(fn)) json(sink, { name: fn.name, description: fn.description, parameters: fn.parameters });
+  else json(sink, t);
 }
 
 /**
@@ -229,22 +250,20 @@ function toolText(tool: unknown): string {
  * not, and our keys now say the same: same system prompt → shared leading
  * blocks; different tools → keys diverge from there on.
  */
-export function chatSegments(body: ChatBody): Segment[] {
-  const out: Segment[] = [];
+export function writeChatPrompt(body: ChatBody, sink: PromptSink): void {
   const msgs = body.messages;
   let i = 0;
   for (; i < msgs.length; i++) {
     const m = msgs[i]!;
     if (m.role !== "system" && m.role !== "developer") break;
-    messageSegments(m, out);
+    message(m, sink);
   }
   const tools = body.tools;
   if (tools !== undefined && tools !== null && tools.length > 0) {
-    out.push({ kind: "mark", ids: [MARKS.tools] });
-    for (const tool of tools) out.push({ kind: "text", text: toolText(tool) });
+    sink.ids(TOOLS_IDS);
+    for (const t of tools) tool(t, sink);
   }
-  for (; i < msgs.length; i++) messageSegments(msgs[i]!, out);
-  return out;
+  for (; i < msgs.length; i++) message(msgs[i]!, sink);
 }
 
 /**
@@ -252,12 +271,13 @@ export function chatSegments(body: ChatBody): Segment[] {
  * several prompts) is routed on its first prompt: one backend serves the
  * whole batch, and the first prompt is as good a representative as any.
  */
-export function completionsSegments(body: CompletionsBody): Segment[] {
+export function writeCompletionsPrompt(body: CompletionsBody, sink: PromptSink): void {
   const p = body.prompt;
-  if (typeof p === "string") return [{ kind: "text", text: p }];
-  if (p.length === 0) return [];
-  const first = p[0];
-  if (typeof first === "number") return [{ kind: "ids", ids: p as readonly number[] }];
-  if (typeof first === "string") return [{ kind: "text", text: first }];
-  return first === undefined ? [] : [{ kind: "ids", ids: first }];
+  if (typeof p === "string") sink.text(p);
+  else if (p.length > 0) {
+    const first = p[0];
+    if (typeof first === "number") sink.ids(p as readonly number[]);
+    else if (typeof first === "string") sink.text(first);
+    else if (first !== undefined) sink.ids(first);
+  }
 }

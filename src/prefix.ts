@@ -5,20 +5,34 @@
  * block keys by the routing core — the one implementation of the hashing,
  * shared with the RouterDO and the simulator.
  *
- * Cost: only the first `prefixTokens` tokens are ever computed. Past the cap
- * `promptTokens` is an ESTIMATE (untokenized text counts ceil(chars / 4),
- * OpenAI's rule of thumb for English); it only feeds the router's cost model,
- * which needs the magnitude, not the exact count.
+ * Cost is bounded by `prefixTokens`, whatever the request: keying stops at
+ * the first of
+ *   - `prefixTokens` tokens, or
+ *   - MAX_KEYED_CHARS_PER_TOKEN × `prefixTokens` characters of text read by
+ *     the tokenizer (a prompt of runs of spaces is ~128 characters a token:
+ *     without this, reaching the token cap would mean merging a megabyte);
+ * and no single tokenizer step (regex piece, byte-pair merge) or JSON
+ * rendering exceeds a constant size. Past that point nothing is tokenized,
+ * rendered or fingerprinted: the rest of the request is walked once and
+ * counted.
+ *
+ * `promptTokens` is exact for what was keyed and an ESTIMATE for the rest:
+ * untokenized text counts ceil(chars / 4) (OpenAI's rule of thumb for
+ * English), structure markers count their ids, media their fixed estimate.
+ * It only feeds the router's cost model, which needs the magnitude, not the
+ * exact count. `keyed` says where estimation starts. A text the memo holds
+ * with more tokens than this request needed counts them all exactly, so
+ * `promptTokens` can differ slightly with the memo's state; the keys never do.
  */
 import {
   type ChatBody,
   type CompletionsBody,
-  chatSegments,
-  completionsSegments,
-  type Segment,
+  type PromptSink,
+  writeChatPrompt,
+  writeCompletionsPrompt,
 } from "./prefix-canonical";
 import { blockKeysFromTokens, chainSeed } from "./routing/prefix-keys";
-import { encodeO200k } from "./tokenizer";
+import { encodeO200k, o200kTokenizer } from "./tokenizer";
 import { TokenMemo, type TokenMemoStats } from "./tokenizer-memo";
 
 export type { ChatBody, ChatMessage, CompletionsBody, ContentPart } from "./prefix-canonical";
@@ -35,14 +49,34 @@ export interface PrefixOptions {
 }
 
 export interface PrefixKeys {
-  /** Chained keys of the full blocks of the first `prefixTokens` tokens. */
+  /** Chained keys of the full blocks of the keyed tokens. */
   readonly blocks: number[];
-  /** Prompt tokens: exact up to the cap, estimated past it. */
+  /** Prompt tokens: exact for what was keyed, estimated past it. */
   readonly promptTokens: number;
+  /** How much of the prompt the keys cover; the rest was only counted. */
+  readonly keyed: KeyedExtent;
+}
+
+export interface KeyedExtent {
+  /** Tokens folded into the keys (at most `prefixTokens`). */
+  readonly tokens: number;
+  /** Characters of text the tokens came from (the character budget counts these). */
+  readonly chars: number;
+  /** Segments (texts, markers, id runs) that contributed tokens. */
+  readonly segments: number;
 }
 
 /** Characters per token for text that was not tokenized (past the cap). */
 const CHARS_PER_TOKEN_ESTIMATE = 4;
+
+/**
+ * Characters of text keyed per token of `prefixTokens`, at most. o200k
+ * averages ~4 characters a token on English prose and code, so ordinary
+ * prompts reach the token cap long before this; text made of long runs
+ * (spaces, rulers, one repeated letter: up to ~128 a token) stops here, at
+ * a cost of the same order as an ordinary prompt's.
+ */
+export const MAX_KEYED_CHARS_PER_TOKEN = 8;
 
 let memo: TokenMemo | undefined;
 
@@ -61,22 +95,60 @@ export function clearPrefixMemo(): void {
   isolateMemo().clear();
 }
 
-/** Up to `cap` tokens, in one growable typed array. */
-class TokenSink {
+/**
+ * The keying side of the canonical prompt: takes tokens while both budgets
+ * (tokens, characters) last, counts everything, and closes for good once
+ * either is spent.
+ */
+class KeyingSink implements PromptSink {
   buf: Uint32Array;
   n = 0;
+  promptTokens = 0;
+  chars = 0;
+  segments = 0;
+  private charsLeft: number;
 
-  constructor(readonly cap: number) {
+  constructor(
+    readonly cap: number,
+    private readonly memo: TokenMemo,
+    /** UTF-16 units the tokenizer may read past where it stops (see BpeTokenizer.lookahead). */
+    private readonly lookahead: number,
+  ) {
     this.buf = new Uint32Array(Math.min(cap, 4096));
+    this.charsLeft = cap * MAX_KEYED_CHARS_PER_TOKEN;
   }
 
-  get room(): number {
-    return this.cap - this.n;
+  get open(): boolean {
+    return this.n < this.cap && this.charsLeft > 0;
   }
 
-  /** Appends up to `room` of src[0, len); returns how many were taken. */
-  push(src: ArrayLike<number>, len: number): number {
-    const take = Math.min(len, this.room);
+  get renderLimit(): number {
+    return this.charsLeft + this.lookahead;
+  }
+
+  text(text: string, length = text.length): void {
+    if (length === 0) return;
+    if (!this.open || text.length === 0) {
+      this.promptTokens += Math.ceil(length / CHARS_PER_TOKEN_ESTIMATE);
+      return;
+    }
+    const e = this.memo.get(text, this.cap - this.n, this.charsLeft);
+    this.push(e.tokens);
+    this.charsLeft -= e.charsConsumed;
+    this.chars += e.charsConsumed;
+    this.promptTokens += e.tokens.length + Math.ceil((length - e.charsConsumed) / CHARS_PER_TOKEN_ESTIMATE);
+  }
+
+  ids(ids: readonly number[], extraTokens = 0): void {
+    if (this.open && ids.length > 0) this.push(ids);
+    this.promptTokens += ids.length + extraTokens;
+  }
+
+  /** Appends as many of `src` as the token cap allows. */
+  private push(src: ArrayLike<number>): void {
+    const take = Math.min(src.length, this.cap - this.n);
+    if (take === 0) return;
+    this.segments++;
     if (this.n + take > this.buf.length) {
       let size = this.buf.length * 2;
       while (size < this.n + take) size *= 2;
@@ -87,29 +159,7 @@ class TokenSink {
     if (src instanceof Uint32Array) this.buf.set(src.subarray(0, take), this.n);
     else for (let i = 0; i < take; i++) this.buf[this.n + i] = src[i]!;
     this.n += take;
-    return take;
   }
-}
-
-/** Tokens of the segments, capped; returns the prompt-token count (exact below the cap, estimated past it). */
-function collect(segments: readonly Segment[], sink: TokenSink, m: TokenMemo): number {
-  let total = 0;
-  for (const seg of segments) {
-    if (seg.kind === "text") {
-      if (seg.text.length === 0) continue;
-      if (sink.room === 0) {
-        total += Math.ceil(seg.text.length / CHARS_PER_TOKEN_ESTIMATE);
-        continue;
-      }
-      const e = m.get(seg.text, sink.room);
-      sink.push(e.tokens, e.tokens.length);
-      total += e.tokens.length + Math.ceil((seg.text.length - e.charsConsumed) / CHARS_PER_TOKEN_ESTIMATE);
-    } else {
-      sink.push(seg.ids, seg.ids.length);
-      total += seg.ids.length + (seg.kind === "mark" ? (seg.extraTokens ?? 0) : 0);
-    }
-  }
-  return total;
 }
 
 /**
@@ -123,21 +173,23 @@ export function prefixKeysForRequest(
 ): PrefixKeys {
   if (!Number.isInteger(opts.prefixTokens) || opts.prefixTokens < 0)
     throw new RangeError(`prefixTokens must be a non-negative integer, got ${opts.prefixTokens}`);
-  let segments: Segment[];
+  const sink = new KeyingSink(opts.prefixTokens, isolateMemo(), o200kTokenizer().lookahead);
   if (kind === "chat") {
     if (!("messages" in body)) throw new TypeError("chat request without messages");
-    segments = chatSegments(body);
+    writeChatPrompt(body, sink);
   } else {
     if (!("prompt" in body)) throw new TypeError("completions request without prompt");
-    segments = completionsSegments(body);
+    writeCompletionsPrompt(body, sink);
   }
-  const sink = new TokenSink(opts.prefixTokens);
-  const promptTokens = collect(segments, sink, isolateMemo());
   const blocks = blockKeysFromTokens(
     sink.buf.subarray(0, sink.n),
     chainSeed(opts.model, opts.tenant),
     opts.blockTokens,
     opts.prefixTokens,
   );
-  return { blocks, promptTokens };
+  return {
+    blocks,
+    promptTokens: sink.promptTokens,
+    keyed: { tokens: sink.n, chars: sink.chars, segments: sink.segments },
+  };
 }

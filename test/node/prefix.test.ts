@@ -1,7 +1,13 @@
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type ChatBody, clearPrefixMemo, prefixKeysForRequest, prefixMemoStats } from "../../src/prefix";
+import {
+  type ChatBody,
+  type CompletionsBody,
+  clearPrefixMemo,
+  prefixKeysForRequest,
+  prefixMemoStats,
+} from "../../src/prefix";
 import { blockKeysFromTokens, chainSeed } from "../../src/routing/prefix-keys";
 import { prose } from "./tokenizer-corpus";
 
@@ -204,9 +210,14 @@ describe("prefixKeysForRequest (completions)", () => {
   });
 
   it("uses token-id prompts as tokens, so ids and text agree", () => {
-    const fromText = prefixKeysForRequest("completions", { prompt: text }, opts);
-    expect(prefixKeysForRequest("completions", { prompt: tokens() }, opts)).toEqual(fromText);
-    expect(prefixKeysForRequest("completions", { prompt: [tokens(), [1, 2, 3]] }, opts)).toEqual(fromText);
+    // Keys and counts agree; `keyed.chars` does not (ids have no characters).
+    const keysOf = (prompt: CompletionsBody["prompt"]) => {
+      const r = prefixKeysForRequest("completions", { prompt }, opts);
+      return { blocks: r.blocks, promptTokens: r.promptTokens, keyedTokens: r.keyed.tokens };
+    };
+    const fromText = keysOf(text);
+    expect(keysOf(tokens())).toEqual(fromText);
+    expect(keysOf([tokens(), [1, 2, 3]])).toEqual(fromText);
   });
 
   it("routes a batch on its first prompt", () => {
@@ -216,6 +227,7 @@ describe("prefixKeysForRequest (completions)", () => {
     expect(prefixKeysForRequest("completions", { prompt: [] }, opts)).toEqual({
       blocks: [],
       promptTokens: 0,
+      keyed: { tokens: 0, chars: 0, segments: 0 },
     });
   });
 
