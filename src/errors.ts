@@ -21,6 +21,8 @@ export class GatewayError extends Error {
     readonly code: string,
     message: string,
     readonly param: string | null = null,
+    /** Headers the error response carries (e.g. `allow` on a 405). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -35,6 +37,24 @@ export const unauthorized = () =>
     "authentication_error",
     "invalid_api_key",
     "Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.",
+  );
+
+export const requestTooLarge = (maxBytes: number) =>
+  new GatewayError(
+    413,
+    "invalid_request_error",
+    "request_too_large",
+    `Request body exceeds ${maxBytes} bytes.`,
+  );
+
+export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  new GatewayError(
+    405,
+    "invalid_request_error",
+    "method_not_allowed",
+    `Method ${method} is not allowed here; use ${allowed.join(" or ")}.`,
+    null,
+    { allow: allowed.join(", ") },
   );
 
 export const modelNotFound = (model: string) =>

@@ -1,27 +1,25 @@
 /**
- * Reading and validating an inference request body. Errors are typed
- * (400 with the offending field as `param`, 413 past the size cap), and the
- * body text is kept so unknown fields reach the backend unchanged.
+ * Reading and validating an inference request body, with bounded work:
+ * the body is read as a stream and refused (413) as soon as it passes
+ * MAX_BODY_BYTES, its JSON shape is checked on the bytes as they arrive
+ * (400 json_too_complex, before JSON.parse), and the schemas stop at the
+ * first bad element. Other errors are typed too (400 with the offending
+ * field as `param`), and the body text is kept so unknown fields reach the
+ * backend unchanged.
  */
 import type { z } from "zod";
-import { badRequest, GatewayError } from "./errors";
+import { badRequest } from "./errors";
+import { JsonShapeMeter } from "./json-shape";
 import {
   chatBodySchema,
   completionsBodySchema,
   type InferenceBody,
   type InferenceKind,
 } from "./openai-schemas";
+import { readBodyBytes } from "./read-body";
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_KEYS, MAX_JSON_VALUES } from "./request-limits";
 
-/** Requests above this are refused (413): 16 MiB leaves room for 128k-token prompts and inline images. */
-export const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-const tooLarge = () =>
-  new GatewayError(
-    413,
-    "invalid_request_error",
-    "request_too_large",
-    `Request body exceeds ${MAX_BODY_BYTES} bytes.`,
-  );
+const SHAPE_LIMITS = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_JSON_VALUES, maxKeys: MAX_JSON_KEYS };
 
 export interface ParsedBody {
   readonly body: InferenceBody;
@@ -42,10 +40,8 @@ function pathOf(issue: z.core.$ZodIssue): string {
 }
 
 export async function readInferenceBody(req: Request, kind: InferenceKind): Promise<ParsedBody> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await req.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
+  const meter = new JsonShapeMeter(SHAPE_LIMITS);
+  const bytes = await readBodyBytes(req, MAX_BODY_BYTES, (chunk) => meter.feed(chunk));
   const text = UTF8.decode(bytes);
   let raw: unknown;
   try {

@@ -1,0 +1,48 @@
+/**
+ * A request body read as a stream with a running byte count. A body that
+ * declares a content-length above the cap is refused before any of it is
+ * read; one that does not (chunked) is refused as soon as its count passes
+ * the cap, and the rest of it is never read: the stream is cancelled. Each
+ * chunk can be inspected as it arrives (the JSON shape check does), so a
+ * body can also be refused for what its first bytes hold.
+ */
+import { requestTooLarge } from "./errors";
+
+export async function readBodyBytes(
+  req: Request,
+  maxBytes: number,
+  onChunk?: (chunk: Uint8Array) => void,
+): Promise<Uint8Array> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) throw requestTooLarge(maxBytes);
+  if (req.body === null) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) throw requestTooLarge(maxBytes);
+      onChunk?.(value);
+      chunks.push(value);
+    }
+  } catch (err) {
+    // Stop the sender: whatever is still in flight is discarded, not buffered.
+    reader.cancel().catch(() => {});
+    throw err;
+  }
+  return concat(chunks, total);
+}
+
+function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
