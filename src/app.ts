@@ -7,11 +7,17 @@ import type { GatewayEnv } from "./app-types";
 import { errorBody, GatewayError, toGatewayError } from "./errors";
 import { healthz, listModels } from "./fleet-info";
 import { inferenceHandler } from "./inference";
-import { requestContext, requireConfig, requireGatewayKey } from "./middleware";
+import { allowMethods, requestContext, requireConfig, requireGatewayKey } from "./middleware";
 
 export const app = new Hono<GatewayEnv>();
 
 app.use("*", requestContext());
+// Wrong method on a known route: 405 with Allow, before auth (the route table is no secret).
+app.use("/healthz", allowMethods("GET"));
+app.use("/v1/models", allowMethods("GET"));
+app.use("/v1/chat/completions", allowMethods("POST"));
+app.use("/v1/completions", allowMethods("POST"));
+
 app.get("/healthz", healthz);
 app.use("/v1/*", requireConfig(), requireGatewayKey());
 app.get("/v1/models", listModels);
@@ -34,5 +40,5 @@ app.onError((err, c) => {
   c.get("log")?.set({
     error: e.code === "internal_error" && err instanceof Error ? `${err.name}: ${err.message}` : e.code,
   });
-  return c.json(errorBody(e), e.status);
+  return c.json(errorBody(e), e.status, e.headers);
 });

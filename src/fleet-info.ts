@@ -1,13 +1,16 @@
 /**
  * GET /v1/models and GET /healthz. /healthz is public for liveness and
- * config validity; per-pool router stats (backend ids, health, in-flight,
- * affinity counters — never urls or keys) need the ADMIN_TOKEN as a Bearer.
+ * config validity only: whoever can reach the URL learns that the gateway
+ * runs and whether its config is valid, nothing about the fleet. The config
+ * summary (models, backend count, policy and its settings) and per-pool
+ * router stats (backend ids, health, in-flight, affinity counters — never
+ * urls or keys) need the ADMIN_TOKEN as a Bearer.
  */
 import type { Context } from "hono";
 import type { StatsResult } from "../durable-objects/rpc";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
-import { loadConfig } from "./config";
+import { type GatewayConfig, loadConfig } from "./config";
 import { routerStub } from "./pools";
 
 export function listModels(c: Context<GatewayEnv>): Response {
@@ -25,7 +28,9 @@ export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
     return c.json({ status: "error", config: { ok: false, errors: result.errors } }, 503);
   }
   const config = result.config;
-  const body: Record<string, unknown> = {
+  const admin = await tokenMatches(bearerToken(c.req.header("authorization")), [config.adminTokenDigest]);
+  if (!admin) return c.json({ status: "ok", config: { ok: true } });
+  return c.json({
     status: "ok",
     config: {
       ok: true,
@@ -36,24 +41,28 @@ export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
       blockTokens: config.router.blockTokens,
       balanceFactor: config.router.balanceFactor,
     },
-  };
-  const admin = await tokenMatches(bearerToken(c.req.header("authorization")), [config.adminTokenDigest]);
-  if (admin) {
-    const pools: Record<string, PoolHealth> = {};
-    await Promise.all(
-      config.models.map(async (model) => {
-        try {
-          pools[model] = await routerStub(c.env.ROUTER, model).stats();
-        } catch (err) {
-          pools[model] = {
-            ok: false,
-            code: "router_unavailable",
-            message: err instanceof Error ? err.message : String(err),
-          };
-        }
-      }),
-    );
-    body.pools = pools;
-  }
-  return c.json(body);
+    pools: await poolHealth(c, config),
+  });
+}
+
+/** Each pool's RouterDO stats; a pool whose RouterDO cannot be reached says so instead. */
+async function poolHealth(
+  c: Context<GatewayEnv>,
+  config: GatewayConfig,
+): Promise<Record<string, PoolHealth>> {
+  const pools: Record<string, PoolHealth> = {};
+  await Promise.all(
+    config.models.map(async (model) => {
+      try {
+        pools[model] = await routerStub(c.env.ROUTER, model).stats();
+      } catch (err) {
+        pools[model] = {
+          ok: false,
+          code: "router_unavailable",
+          message: err instanceof Error ? err.message : String(err),
+        };
+      }
+    }),
+  );
+  return pools;
 }

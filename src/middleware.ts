@@ -1,12 +1,12 @@
 /**
  * The gateway's middleware, each a factory returning a named function:
- * request context (id, clock, log line), config, client auth.
+ * request context (id, clock, log line), allowed methods, config, client auth.
  */
 import type { MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { loadConfig } from "./config";
-import { configInvalid, unauthorized } from "./errors";
+import { configInvalid, methodNotAllowed, unauthorized } from "./errors";
 import { RequestLog } from "./log";
 
 /** A client-supplied request id is kept only if it looks like an id (it is echoed into logs and headers). */
@@ -25,6 +25,19 @@ export function requestContext(): MiddlewareHandler<GatewayEnv> {
     await next();
     c.res.headers.set("x-request-id", requestId);
     if (!log.isDeferred || c.error !== undefined) log.emit(Date.now(), { status: c.res.status });
+  };
+}
+
+/**
+ * A method the route does not serve is a 405 naming the ones it does (`Allow`),
+ * not a 404: the path exists. Routes that serve GET serve HEAD too (Hono answers
+ * HEAD with the GET handler).
+ */
+export function allowMethods(...methods: string[]): MiddlewareHandler<GatewayEnv> {
+  const allowed = methods.includes("GET") ? [...methods, "HEAD"] : methods;
+  return async function allowMethodsMiddleware(c, next) {
+    if (!allowed.includes(c.req.method)) throw methodNotAllowed(c.req.method, allowed);
+    await next();
   };
 }
 

@@ -143,7 +143,9 @@ describe("bounded validation work", () => {
     const mostlyGood = Array.from({ length: 100_000 }, (_, i) =>
       i === 70_000 ? { role: "user", content: [{ type: 1 }] } : { role: "user", content: "x" },
     );
-    expect(await outcome(chat({ messages: mostlyGood }))).toBe("400 invalid_value messages[70000].content[0].type");
+    expect(await outcome(chat({ messages: mostlyGood }))).toBe(
+      "400 invalid_value messages[70000].content[0].type",
+    );
   });
 
   it("refuses JSON deeper than MAX_JSON_DEPTH, or with too many values or keys, before parsing it", async () => {

@@ -82,6 +82,71 @@ describe("client errors", () => {
     await expectOpenAIError(res, 413, "request_too_large");
   });
 
+  it("refuses a body over the cap with 413 as it streams in, having read barely more than the cap", async () => {
+    // A pull-based body without content-length, far larger than the cap if read to the end:
+    // the test never generates more than the Worker pulls.
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    const total = 1024 * 1024 * 1024;
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(ctl) {
+        ctl.enqueue(new TextEncoder().encode(`{"model":"${MODEL}","messages":[{"role":"user","content":"`));
+      },
+      pull(ctl) {
+        if (pulled >= total) return ctl.close();
+        pulled += chunk.byteLength;
+        ctl.enqueue(chunk.slice());
+      },
+    });
+    const res = await gateway("/v1/chat/completions", { method: "POST", headers: authHeaders(), body });
+    await expectOpenAIError(res, 413, "request_too_large");
+    const cap = 16 * 1024 * 1024;
+    expect(pulled).toBeGreaterThan(cap - 2 * chunk.byteLength);
+    // Buffers between the test and the Worker may pull a little ahead; never the rest of the gigabyte.
+    expect(pulled).toBeLessThan(cap + 4 * 1024 * 1024);
+  });
+
+  it("refuses JSON nested too deeply with 400 json_too_complex, before parsing it", async () => {
+    const deep = `{"model":"${MODEL}","messages":[{"role":"user","content":"hi"}],"x":${"[".repeat(500_000)}${"]".repeat(500_000)}}`;
+    await expectOpenAIError(await chat(deep), 400, "json_too_complex");
+  });
+
+  it("refuses absurd values with 400 and the field as param", async () => {
+    for (const [field, value] of [
+      ["max_tokens", 0],
+      ["max_tokens", 2 ** 40],
+      ["max_completion_tokens", -5],
+      ["n", 129],
+    ] as const) {
+      const res = await chat(
+        JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], [field]: value }),
+      );
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { param: string; code: string } };
+      expect(body.error).toMatchObject({ param: field, code: "invalid_value" });
+    }
+  });
+
+  it("answers a wrong method on a known route with 405, an Allow header and an OpenAI-style body", async () => {
+    for (const [method, path, allow] of [
+      ["GET", "/v1/chat/completions", "POST"],
+      ["PUT", "/v1/chat/completions", "POST"],
+      ["DELETE", "/v1/completions", "POST"],
+      ["POST", "/v1/models", "GET, HEAD"],
+      ["POST", "/healthz", "GET, HEAD"],
+    ] as const) {
+      // With and without a key: the method is wrong either way, and the route table is no secret.
+      for (const headers of [authHeaders(), {}]) {
+        const res = await gateway(path, { method, headers });
+        const msg = await expectOpenAIError(res, 405, "method_not_allowed");
+        expect(res.headers.get("allow")).toBe(allow);
+        expect(msg).toContain(method);
+      }
+    }
+    // HEAD is GET without a body.
+    expect((await gateway("/healthz", { method: "HEAD" })).status).toBe(200);
+  });
+
   it("answers unknown routes with an OpenAI-style 404", async () => {
     await expectOpenAIError(await gateway("/v1/nope", { headers: authHeaders() }), 404, "not_found");
     await expectOpenAIError(await gateway("/nope"), 404, "not_found");
@@ -104,15 +169,28 @@ describe("GET /v1/models and /healthz", () => {
     });
   });
 
-  it("reports config validity publicly and pool stats only to the admin, never keys or urls", async () => {
-    const pub = await gateway("/healthz");
-    expect(pub.status).toBe(200);
-    const pubBody = (await pub.json()) as { status: string; pools?: unknown };
-    expect(pubBody.status).toBe("ok");
-    expect(pubBody.pools).toBeUndefined();
+  it("tells the public liveness and config validity only: no models, no backend count, no stats", async () => {
+    for (const headers of [{}, { authorization: "Bearer not-the-admin-token" }, authHeaders()]) {
+      const pub = await gateway("/healthz", { headers });
+      expect(pub.status).toBe(200);
+      expect(await pub.json()).toEqual({ status: "ok", config: { ok: true } });
+    }
+  });
+
+  it("gives the admin the config summary and pool stats, never keys or urls", async () => {
     const admin = await gateway("/healthz", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(admin.status).toBe(200);
     const text = await admin.text();
-    expect(text).toContain('"pools"');
+    const body = JSON.parse(text) as { status: string; config: Record<string, unknown>; pools: object };
+    expect(body.status).toBe("ok");
+    expect(body.config).toMatchObject({
+      ok: true,
+      models: [MODEL],
+      policy: "prefix_aware",
+      prefixTokens: 8192,
+    });
+    expect(body.config.backends).toBeGreaterThan(0);
+    expect(Object.keys(body.pools)).toContain(MODEL);
     for (const secret of ["emu-test-key", "test-key-alpha", ADMIN_TOKEN, "127.0.0.1"])
       expect(text).not.toContain(secret);
   });
