@@ -11,7 +11,13 @@
  * 100k issue objects (~2 µs and ~700 bytes each) to say the same thing.
  */
 import { z } from "zod";
-import { MAX_BEST_OF, MAX_CHOICES, MAX_OUTPUT_TOKENS, MAX_STOP_SEQUENCES } from "./request-limits";
+import {
+  MAX_BEST_OF,
+  MAX_CHOICES,
+  MAX_MODEL_CHARS,
+  MAX_OUTPUT_TOKENS,
+  MAX_STOP_SEQUENCES,
+} from "./request-limits";
 
 /** An optional integer field within [min, max] (null allowed: OpenAI's SDKs send it for "unset"). */
 const boundedInt = (min: number, max: number) =>
@@ -71,7 +77,10 @@ const message = z.looseObject({
 });
 
 const common = {
-  model: z.string({ error: "is required and must be a string" }).min(1, "must be non-empty"),
+  model: z
+    .string({ error: "is required and must be a string" })
+    .min(1, "must be non-empty")
+    .max(MAX_MODEL_CHARS, `must be at most ${MAX_MODEL_CHARS} characters`),
   stream: z.boolean({ error: "must be a boolean" }).nullable().optional(),
   stream_options: z
     .looseObject({ include_usage: z.boolean({ error: "must be a boolean" }).nullable().optional() })

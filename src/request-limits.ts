@@ -51,3 +51,10 @@ export const MAX_BEST_OF = 20;
  * generous for clients written against those engines, and finite.
  */
 export const MAX_STOP_SEQUENCES = 64;
+
+/**
+ * Characters of a model name. Served names are short (Hugging Face repo ids
+ * are at most ~100); the name is echoed in the 404 for an unknown model and
+ * in the request's log line, which must not grow with what a client sends.
+ */
+export const MAX_MODEL_CHARS = 256;

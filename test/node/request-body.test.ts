@@ -60,6 +60,7 @@ describe("absurd values are refused at the edge", () => {
     ["n", 2.5],
     ["stop", Array.from({ length: MAX_STOP_SEQUENCES + 1 }, (_, i) => `s${i}`)],
     ["stop", 7],
+    ["model", "m".repeat(257)],
   ])("chat %s = %j → 400 with that param", async (field, value) => {
     expect(await outcome(chat({ [field]: value }))).toBe(`400 invalid_value ${field}`);
   });
