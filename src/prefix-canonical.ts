@@ -24,8 +24,6 @@
  */
 import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "./prefix-json";
 
-export { fingerprint } from "./prefix-json";
-
 /** Where the walk writes the canonical prompt, segment by segment. */
 export interface PromptSink {
   /** False once nothing more can be keyed: the walk then only measures what follows. */

@@ -4,6 +4,7 @@
  * tokenizer (plus one piece), at most prefixTokens segments keyed, nothing
  * rendered or fingerprinted past the cap — and the rest is still counted.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   type ChatBody,
@@ -87,6 +88,37 @@ describe("keying budget", () => {
     expect(b.blocks).toEqual(a.blocks); // they differ only far past the keyed prefix
     expect(other.blocks[0]).not.toEqual(a.blocks[0]); // the schema is keyed from its start
     expect(a.promptTokens).toBeGreaterThan((500_000 * 6) / 4);
+  });
+
+  it("keys two prompts sharing their first K characters alike, as far as K − lookahead and the cap allow", () => {
+    const units = ["a", " ", "=", "长", "😀", "\uD800", "\n", "Ab", "'s", "0"];
+    const piece = fc.oneof(
+      fc.lorem({ maxCount: 40 }),
+      fc.tuple(fc.constantFrom(...units), fc.integer({ min: 1, max: 6000 })).map(([u, n]) => u.repeat(n)),
+    );
+    const t = o200kTokenizer();
+    fc.assert(
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 6 }).map((ps) => ps.join("")),
+        fc.string({ minLength: 1 }),
+        fc.string({ minLength: 1 }),
+        fc.constantFrom(64, 1024),
+        (common, s1, s2, prefixTokens) => {
+          fc.pre(s1 !== s2);
+          const o = { prefixTokens };
+          const a = keyed(user(common + s1), o);
+          const b = keyed(user(common + s2), o);
+          // Pieces that end before K − lookahead are the same in both texts (+1: the role marker).
+          const sure =
+            1 + t.encode(common, Number.POSITIVE_INFINITY, common.length - t.lookahead).tokens.length;
+          const sharedTokens = Math.min(a.keyed.tokens, sure);
+          let shared = 0;
+          while (shared < a.blocks.length && a.blocks[shared] === b.blocks[shared]) shared++;
+          expect(shared).toBeGreaterThanOrEqual(Math.floor(sharedTokens / opts.blockTokens));
+        },
+      ),
+      { seed: 0x9e3779b9, numRuns: 60 },
+    );
   });
 
   it("gives the same keys with a cold memo and a warm one, for hostile texts too", () => {
