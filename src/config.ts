@@ -6,6 +6,7 @@
  * effect on the very next request without a redeploy.
  */
 import { z } from "zod";
+import { type KeyEntry, keyIdOf, MAX_CONCURRENT_LIMIT, parseKeyEntries } from "./gateway-keys";
 import { POLICY_NAMES, type PolicyName } from "./routing/types";
 
 const positiveIntString = (what: string, min: number, max: number) =>
@@ -69,13 +70,14 @@ const envSchema = z
       .pipe(backendsSchema),
     GATEWAY_API_KEYS: z
       .string({ error: "is not set (wrangler secret put GATEWAY_API_KEYS)" })
-      .transform((raw) =>
-        raw
-          .split(",")
-          .map((k) => k.trim())
-          .filter((k) => k !== ""),
-      )
-      .pipe(z.array(z.string()).min(1, "must hold at least one comma-separated key")),
+      .transform((raw, ctx): KeyEntry[] => {
+        const r = parseKeyEntries(raw);
+        if (r.ok) return [...r.entries];
+        for (const issue of r.issues)
+          ctx.addIssue({ code: "custom", path: [...issue.path], message: issue.message });
+        return z.NEVER;
+      })
+      .pipe(z.array(z.custom<KeyEntry>()).min(1, "must hold at least one comma-separated key")),
     ADMIN_TOKEN: z
       .string({ error: "is not set (wrangler secret put ADMIN_TOKEN)" })
       .min(16, "must be at least 16 characters"),
@@ -92,6 +94,11 @@ const envSchema = z
       .pipe(z.number({ error: "must be a number" }).min(1, "must be >= 1").max(100, "must be <= 100")),
     LEASE_TTL_SECONDS: positiveIntString("seconds", 1, 86_400).default(600),
     HEALTH_PROBE_SECONDS: positiveIntString("seconds", 1, 3600).default(10),
+    KEY_RATE_LIMIT: z
+      .string()
+      .default("on")
+      .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+    KEY_MAX_CONCURRENT: positiveIntString("requests, 0 = no limit", 0, MAX_CONCURRENT_LIMIT).default(0),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
@@ -107,11 +114,30 @@ export interface RouterSettings {
   readonly healthProbeSeconds: number;
 }
 
+/** A configured gateway key, as the Worker knows it after auth (never the key itself). */
+export interface GatewayKey {
+  /** 16 hex of the key's SHA-256: names its KeyLimiterDO and its rate-limit counter (keyIdOf). */
+  readonly id: string;
+  /** Requests in flight allowed, 0 = no limit: the key's max_concurrent, else KEY_MAX_CONCURRENT. */
+  readonly maxConcurrent: number;
+}
+
+/** Per-key limits (README "Per-key limits"); the requests-per-period figures live on the binding. */
+export interface KeyLimitSettings {
+  /** KEY_RATE_LIMIT: whether the KEY_RATE_LIMITER binding is consulted. */
+  readonly rateLimit: boolean;
+  /** KEY_MAX_CONCURRENT, the default of keys without max_concurrent. */
+  readonly maxConcurrent: number;
+}
+
 export interface GatewayConfig {
   readonly backends: readonly BackendConfig[];
   readonly backendsById: ReadonlyMap<string, BackendConfig>;
   /** SHA-256 of each gateway key: compared in constant time, the keys themselves are not kept. */
   readonly gatewayKeyDigests: readonly Uint8Array[];
+  /** The same keys, in the same order. */
+  readonly gatewayKeys: readonly GatewayKey[];
+  readonly keyLimits: KeyLimitSettings;
   readonly adminTokenDigest: Uint8Array;
   readonly prefixTokens: number;
   readonly router: RouterSettings;
@@ -147,12 +173,18 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const e = parsed.data;
   const models: string[] = [];
   for (const b of e.BACKENDS) for (const m of b.models) if (!models.includes(m)) models.push(m);
+  const keyDigests = await Promise.all(e.GATEWAY_API_KEYS.map((k) => sha256(k.key)));
   return {
     ok: true,
     config: {
       backends: e.BACKENDS,
       backendsById: new Map(e.BACKENDS.map((b) => [b.id, b])),
-      gatewayKeyDigests: await Promise.all(e.GATEWAY_API_KEYS.map(sha256)),
+      gatewayKeyDigests: keyDigests,
+      gatewayKeys: e.GATEWAY_API_KEYS.map((k, i) => ({
+        id: keyIdOf(keyDigests[i]!),
+        maxConcurrent: k.options.maxConcurrent ?? e.KEY_MAX_CONCURRENT,
+      })),
+      keyLimits: { rateLimit: e.KEY_RATE_LIMIT === "on", maxConcurrent: e.KEY_MAX_CONCURRENT },
       adminTokenDigest: await sha256(e.ADMIN_TOKEN),
       prefixTokens: e.PREFIX_TOKENS,
       router: {
