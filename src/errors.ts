@@ -10,6 +10,8 @@ export type ErrorType =
   | "invalid_request_error"
   | "authentication_error"
   | "not_found_error"
+  // What OpenAI sends with 429 rate_limit_exceeded for a request-count limit (its token limits say "tokens").
+  | "requests"
   | "server_error"
   | "service_unavailable";
 
@@ -21,6 +23,8 @@ export class GatewayError extends Error {
     readonly code: string,
     message: string,
     readonly param: string | null = null,
+    /** Response headers the error carries (retry-after), set by the one renderer. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -36,6 +40,22 @@ export const unauthorized = () =>
     "invalid_api_key",
     "Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.",
   );
+
+/**
+ * 429 from a per-key limit, in OpenAI's shape, with `retry-after` in whole
+ * seconds (what the OpenAI SDKs wait before their automatic retry).
+ */
+export const rateLimited = (message: string, retryAfterSeconds: number) => {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new GatewayError(
+    429,
+    "requests",
+    "rate_limit_exceeded",
+    `${message} Please try again in ${seconds}s.`,
+    null,
+    { "retry-after": String(seconds) },
+  );
+};
 
 export const modelNotFound = (model: string) =>
   new GatewayError(
