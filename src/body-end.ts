@@ -14,6 +14,8 @@ export function onBodyEnd(
   onEnd: (how: BodyEnd) => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
+  // An inner body that errors rejects `closed` too; the error reaches the client through pull, not here.
+  reader.closed.catch(() => {});
   let ended = false;
   const end = (how: BodyEnd) => {
     if (ended) return;
