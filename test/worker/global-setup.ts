@@ -2,11 +2,13 @@
  * Node side of the workerd tests: starts real backend emulators
  * (bench/emulator: OpenAI-compatible HTTP on loopback, ephemeral ports, real
  * timing, usage with cached_tokens) before the Worker boots, and hands their
- * addresses to vitest.config.ts, which turns them into the BACKENDS binding.
- * Nothing here is a mock: the gateway talks HTTP to real servers.
+ * addresses to vitest.config.ts, which turns them into the BACKENDS binding;
+ * and one faulty backend that breaks its streams. Nothing here is a mock: the
+ * gateway talks HTTP to real servers.
  */
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../../bench/emulator/server";
+import { startFaultyBackend } from "./faulty-backend";
 
 /** Must match the names in vitest.config.ts and test/worker/helpers.ts. */
 const MAIN_MODEL = "test-model";
@@ -19,6 +21,8 @@ declare module "vitest" {
     emulatorUrls: string[];
     /** Two emulators serving spare-model: fleets that tests swap in through a modified env. */
     spareEmulatorUrls: string[];
+    /** A backend that resets every stream after its first event (faulty-backend.ts). */
+    faultyBackendUrl: string;
   }
 }
 
@@ -26,6 +30,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = (model: string) => startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY });
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
   const spare = await Promise.all([1, 2].map(() => start(SPARE_MODEL)));
+  const faulty = await startFaultyBackend();
   project.provide(
     "emulatorUrls",
     main.map((e) => e.url),
@@ -34,7 +39,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "spareEmulatorUrls",
     spare.map((e) => e.url),
   );
+  project.provide("faultyBackendUrl", faulty.url);
   return async () => {
-    await Promise.all([...main, ...spare].map((e) => e.close()));
+    await Promise.all([...main, ...spare, faulty].map((e) => e.close()));
   };
 }

@@ -1,12 +1,15 @@
 /**
  * Helpers for the workerd tests: requests through the real Worker entry
  * (exports.default.fetch, or the module's fetch with a modified env), and
- * reads of the real RouterDO's state through its RPC.
+ * reads of the real RouterDO's and KeyLimiterDO's state through their RPC.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { KeyLimiterStats } from "../../durable-objects/key-limiter-rpc";
 import type { StatsResult } from "../../durable-objects/rpc";
+import { sha256 } from "../../src/config";
+import { keyIdOf } from "../../src/gateway-keys";
 import worker from "../../src/index";
 
 export const MODEL = "test-model";
@@ -22,9 +25,9 @@ export function gateway(path: string, init: RequestInit = {}): Promise<Response>
   return exports.default.fetch(new Request(`https://gateway.test${path}`, init));
 }
 
-/** A request through the Worker with some bindings replaced (a rotated secret, a broken var). */
+/** A request through the Worker with some bindings replaced (a rotated secret, a broken var, a spy). */
 export async function gatewayWithEnv(
-  overrides: Partial<Record<keyof Env, string>>,
+  overrides: Partial<Env>,
   path: string,
   init: RequestInit = {},
 ): Promise<Response> {
@@ -38,6 +41,24 @@ export async function gatewayWithEnv(
   const body = await res.arrayBuffer();
   await waitOnExecutionContext(ctx);
   return new Response(body, res);
+}
+
+/**
+ * Like gatewayWithEnv, but hands back the response unread (a stream to hold, cancel or read);
+ * `settled()` waits for the request's waitUntil work (completion report, slot release).
+ */
+export async function openWithEnv(
+  overrides: Partial<Env>,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ res: Response; settled(): Promise<void> }> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(
+    new Request(`https://gateway.test${path}`, init),
+    { ...env, ...overrides },
+    ctx,
+  );
+  return { res, settled: () => waitOnExecutionContext(ctx) };
 }
 
 export function chatBody(system: string, user: string, extra: Record<string, unknown> = {}): string {
@@ -117,4 +138,34 @@ export function backendUrl(id: string): string {
   const b = list.find((x) => x.id === id);
   if (b === undefined) throw new Error(`no backend ${id}`);
   return b.url;
+}
+
+/** The url of the backend that resets every stream after its first event (a test-only binding). */
+export function faultyUrl(): string {
+  return (env as unknown as { TEST_FAULTY_URL: string }).TEST_FAULTY_URL;
+}
+
+/** A rate-limiting binding like KEY_RATE_LIMITER with limit 3 per 60 s (declared in vitest.config.ts). */
+export function testRateLimiter(): RateLimit {
+  return (env as unknown as { TEST_KEY_RATE_LIMITER: RateLimit }).TEST_KEY_RATE_LIMITER;
+}
+
+/** The KeyLimiterDO of a gateway key, found the way the Worker finds it (by the key's id, never the key). */
+export async function keyLimiter(key: string) {
+  return env.KEY_LIMITER.getByName(keyIdOf(await sha256(key)));
+}
+
+export async function keyLimiterStats(key: string): Promise<KeyLimiterStats> {
+  return (await keyLimiter(key)).stats();
+}
+
+/** Waits until a key holds `inflight` slots (releases are sent via waitUntil). */
+export async function keyInflightReaches(key: string, inflight: number, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await keyLimiterStats(key);
+    if (s.inflight === inflight) return;
+    if (Date.now() > until) throw new Error(`key still holds ${s.inflight} slots, expected ${inflight}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
