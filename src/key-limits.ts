@@ -15,7 +15,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import type { GatewayEnv } from "./app-types";
 import { onBodyEnd } from "./body-end";
 import { rateLimited } from "./errors";
-import { acquireSlot, checkRate } from "./key-limiter";
+import { acquireSlot, checkRate } from "./key-limiter-client";
 import type { RequestLog } from "./log";
 
 /** A refused slot is worth retrying as soon as any of the key's requests ends: no better estimate exists. */

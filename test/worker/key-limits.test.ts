@@ -304,6 +304,22 @@ describe("limits off, limiters failing", () => {
     expect(on.calls).toEqual({ rate: 1, getByName: 1, acquire: 1, release: 1 });
   });
 
+  it("guards /v1/completions as well, and leaves /v1/models alone", async () => {
+    const k = freshKey("routes");
+    const on = spies();
+    const bindings = { ...on.bindings, GATEWAY_API_KEYS: `${k} max_concurrent=4` };
+    const models = await gatewayWithEnv(bindings, "/v1/models", {
+      headers: { authorization: `Bearer ${k}` },
+    });
+    expect(models.status).toBe(200);
+    expect(on.calls).toEqual({ rate: 0, getByName: 0, acquire: 0, release: 0 });
+    const comp = await gatewayWithEnv(bindings, "/v1/completions", {
+      ...chatInit(k, JSON.stringify({ model: MODEL, prompt: "hello", max_tokens: 2 })),
+    });
+    expect(comp.status).toBe(200);
+    expect(on.calls).toEqual({ rate: 1, getByName: 1, acquire: 1, release: 1 });
+  });
+
   it("serves the request when the KeyLimiterDO throws, and says so in the log line", async () => {
     const k = freshKey("throws");
     const broken = spies(async () => {
