@@ -1,6 +1,13 @@
 /** The public API of the routing core. */
 export { type AffinityReceipt, BackendAffinity, type SettleResult } from "./affinity-index";
 export {
+  type HealthChange,
+  type HealthRow,
+  type HealthSettings,
+  HealthTracker,
+  validateHealthSettings,
+} from "./backend-health";
+export {
   anyHealthy,
   boundedCap,
   DEFAULT_BALANCE_FACTOR,
@@ -23,9 +30,11 @@ export { RandomPolicy } from "./policies/random";
 export { RoundRobinPolicy } from "./policies/round-robin";
 export { blockKeysFromIds, blockKeysFromTokens, type ChainSeed, chainSeed, keyOf } from "./prefix-keys";
 export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
+export { RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";
 export {
   type BackendStats,
+  DEFAULT_HEALTH_SETTINGS,
   NoHealthyBackendError,
   Router,
   type RouterOptions,
