@@ -15,6 +15,7 @@ export {
   isEligible,
   leastOverloaded,
 } from "./bounded-load";
+export { DEFAULT_POLICY, defaultVar, type NumericSetting, SETTINGS, type SettingName } from "./defaults";
 export { fmix32, hashKey, hashString } from "./hash";
 export { LruBlockSet } from "./lru-block-set";
 export { ConsistentHashPolicy } from "./policies/consistent-hash";

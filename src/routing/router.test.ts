@@ -237,3 +237,19 @@ describe("Router health: one owner for ejection, throttling and fail-open", () =
     expect(router.observe("nope", req, { ok: true }, 11, ctx)).toBeNull();
   });
 });
+
+describe("Router.route(avoid)", () => {
+  it("leaves a retry's failed backend out of the decision unless it is the only one available", () => {
+    const router = new Router([spec("a"), spec("b")], { policy: "prefix_aware", indexStride: 1 });
+    const req = { blocks: [1, 2, 3, 4, 5, 6], promptTokens: 100 };
+    const first = router.route(req, ctx);
+    router.complete(first.ticket, { ok: true }, ctx);
+    const home = first.decision.backendId;
+    const other = home === "a" ? "b" : "a";
+    expect(router.route(req, ctx).decision.backendId).toBe(home);
+    expect(router.route(req, ctx, home).decision.backendId).toBe(other);
+    router.setHealthy(other, false);
+    expect(router.route(req, ctx, home).decision.backendId).toBe(home);
+    expect(router.stats().backends.find((b) => b.id === home)!.healthy).toBe(true);
+  });
+});

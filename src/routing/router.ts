@@ -23,12 +23,14 @@ import type { AffinityReceipt } from "./affinity-index";
 import { BackendAffinity } from "./affinity-index";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { DEFAULT_BALANCE_FACTOR } from "./bounded-load";
+import { SETTINGS } from "./defaults";
 import { FleetState } from "./fleet-state";
 import { createPolicy } from "./registry";
 import type {
   BackendSpec,
   EngineSignals,
   PolicyName,
+  PolicyPick,
   RouteContext,
   RouteDecision,
   RouteOutcome,
@@ -59,12 +61,12 @@ export interface RouterOptions {
   health?: HealthSettings;
 }
 
-/** HAProxy's fall 3 / rise 2; at most half a pool ejected at once; first probe 10 s after an ejection. */
+/** Outlier detection as the gateway's defaults set it (see defaults.ts). */
 export const DEFAULT_HEALTH_SETTINGS: HealthSettings = {
-  fall: 3,
-  rise: 2,
-  maxEjectionPercent: 50,
-  probeIntervalMs: 10_000,
+  fall: SETTINGS.EJECT_AFTER_FAULTS.default,
+  rise: SETTINGS.RESTORE_AFTER_CHECKS.default,
+  maxEjectionPercent: SETTINGS.MAX_EJECTION_PERCENT.default,
+  probeIntervalMs: SETTINGS.HEALTH_PROBE_SECONDS.default * 1000,
 };
 
 /** Handed out by route(), given back to complete(). In-memory only; never serialised. */
@@ -174,7 +176,7 @@ export class Router {
   private nextThrottleExpiry = Number.POSITIVE_INFINITY;
 
   constructor(backends: readonly BackendSpec[], options: RouterOptions) {
-    this.blockTokens = positiveInteger("blockTokens", options.blockTokens ?? 16);
+    this.blockTokens = positiveInteger("blockTokens", options.blockTokens ?? SETTINGS.BLOCK_TOKENS.default);
     this.balanceFactor = options.balanceFactor ?? DEFAULT_BALANCE_FACTOR;
     if (!(this.balanceFactor > 0) || !Number.isFinite(this.balanceFactor))
       throw new RangeError(`balanceFactor: must be a finite number > 0, got ${this.balanceFactor}`);
@@ -318,13 +320,34 @@ export class Router {
     this.availabilityStale = true;
   }
 
-  route(req: RouteRequest, ctx: RouteContext): { decision: RouteDecision; ticket: RouteTicket } {
+  /**
+   * Chooses a backend. `avoid` (a retry's failed backend) is left out of this
+   * one decision unless no other backend is available.
+   */
+  route(
+    req: RouteRequest,
+    ctx: RouteContext,
+    avoid?: string,
+  ): { decision: RouteDecision; ticket: RouteTicket } {
     const f = this.fleet;
     if (f.backends.length === 0) throw new NoHealthyBackendError(0);
     if (!(req.promptTokens >= 0)) throw new RangeError(`promptTokens: must be >= 0, got ${req.promptTokens}`);
     this.refreshAvailability(ctx.now);
     f.forgetMatches();
-    const pick = this.policy.pick(req, f, ctx);
+    const skip = avoid === undefined ? undefined : this.byId.get(avoid)?.index;
+    let pick: PolicyPick;
+    if (skip !== undefined && f.healthy[skip] && f.healthy.some((h, j) => h && j !== skip)) {
+      f.healthy[skip] = false;
+      f.recomputeHealthyWeight();
+      try {
+        pick = this.policy.pick(req, f, ctx);
+      } finally {
+        f.healthy[skip] = true;
+        f.recomputeHealthyWeight();
+      }
+    } else {
+      pick = this.policy.pick(req, f, ctx);
+    }
     const i = pick.index;
     if (!Number.isInteger(i) || i < 0 || i >= f.backends.length)
       throw new Error(`policy ${this.policy.name} picked backend index ${i} of ${f.backends.length}`);
