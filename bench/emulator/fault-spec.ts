@@ -28,6 +28,8 @@ export interface FaultScope {
    * "follow": GET /health behaves as the fault does (a hung backend's /health
    * hangs, a reset one resets, a 503 answers 503). Default "ok": /health is
    * unaffected. Only for faults without `match` (/health carries no prompt).
+   * With a `probability`, probes draw from a stream of their own, so probing
+   * does not change which requests are faulted.
    */
   readonly health?: "ok" | "follow";
 }
@@ -48,7 +50,11 @@ export interface HangFault extends FaultScope {
   readonly kind: "hang";
 }
 
-/** Content chunks sent before a stall or a cut (streamed requests; a JSON request gets its headers only). */
+/**
+ * Content chunks sent before a stall or a cut. A streamed request gets SSE
+ * chunks; a JSON one gets its headers, and the opening of its body if
+ * afterChunks > 0.
+ */
 interface ChunkPlan {
   /** Content chunks sent first (after the chat role chunk). Default: 0 for stall, 1 for cut. */
   readonly afterChunks?: number;
