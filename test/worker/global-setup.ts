@@ -3,7 +3,8 @@
  * (bench/emulator: OpenAI-compatible HTTP on loopback, ephemeral ports, real
  * timing, usage with cached_tokens) before the Worker boots, and hands their
  * addresses to vitest.config.ts, which turns them into the BACKENDS binding.
- * Nothing here is a mock: the gateway talks HTTP to real servers.
+ * Nothing here is a mock: the gateway talks HTTP to real servers. Their
+ * control endpoint is on, so tests can make one misbehave (helpers.ts).
  */
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../../bench/emulator/server";
@@ -23,7 +24,9 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const start = (model: string) => startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY });
+  // control: tests switch faults on and off over HTTP (test/worker/helpers.ts, withBackendFault).
+  const start = (model: string) =>
+    startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY, control: true });
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
   const spare = await Promise.all([1, 2].map(() => start(SPARE_MODEL)));
   project.provide(
