@@ -2,10 +2,15 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /** Secrets and vars the workerd tests run with (test/worker/helpers.ts mirrors the names). */
-function workerTestBindings(urls: readonly string[], spareUrls: readonly string[]): Record<string, string> {
+function workerTestBindings(
+  urls: readonly string[],
+  spareUrls: readonly string[],
+  faultUrls: readonly string[],
+): Record<string, string> {
   return {
-    // Not a secret the Worker reads: the spare fleet's addresses, for tests that swap BACKENDS.
+    // Not secrets the Worker reads: the spare and fault fleets' addresses, for tests that swap BACKENDS.
     TEST_SPARE_URLS: JSON.stringify(spareUrls),
+    TEST_FAULT_URLS: JSON.stringify(faultUrls),
     BACKENDS: JSON.stringify(
       urls.map((url, i) => ({
         id: `emu-${i + 1}`,
@@ -44,6 +49,7 @@ export default defineConfig({
               bindings: workerTestBindings(
                 inject<string[]>("emulatorUrls"),
                 inject<string[]>("spareEmulatorUrls"),
+                inject<string[]>("faultEmulatorUrls"),
               ),
             },
           })),

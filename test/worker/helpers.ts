@@ -113,6 +113,13 @@ export function spareUrls(): string[] {
   return JSON.parse((env as unknown as { TEST_SPARE_URLS: string }).TEST_SPARE_URLS) as string[];
 }
 
+export const FAULT_MODEL = "fault-model";
+
+/** Addresses of the three fault-model emulators: only fault-injection tests use them. */
+export function faultUrls(): string[] {
+  return JSON.parse((env as unknown as { TEST_FAULT_URLS: string }).TEST_FAULT_URLS) as string[];
+}
+
 /** The url of a test-model backend by id, from the BACKENDS binding. */
 export function backendUrl(id: string): string {
   const list = JSON.parse(env.BACKENDS) as { id: string; url: string }[];
