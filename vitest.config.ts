@@ -5,13 +5,12 @@ import { defineConfig } from "vitest/config";
 function workerTestBindings(
   urls: readonly string[],
   spareUrls: readonly string[],
-  faultyUrl: string,
+  faultUrls: readonly string[],
 ): Record<string, string> {
   return {
-    // Not secrets the Worker reads: the spare fleet's addresses, for tests that swap BACKENDS, and a
-    // backend that breaks its streams.
+    // Not secrets the Worker reads: the spare and fault fleets' addresses, for tests that swap BACKENDS.
     TEST_SPARE_URLS: JSON.stringify(spareUrls),
-    TEST_FAULTY_URL: faultyUrl,
+    TEST_FAULT_URLS: JSON.stringify(faultUrls),
     BACKENDS: JSON.stringify(
       urls.map((url, i) => ({
         id: `emu-${i + 1}`,
@@ -53,7 +52,7 @@ export default defineConfig({
               bindings: workerTestBindings(
                 inject<string[]>("emulatorUrls"),
                 inject<string[]>("spareEmulatorUrls"),
-                inject<string>("faultyBackendUrl"),
+                inject<string[]>("faultEmulatorUrls"),
               ),
               // The same kind of binding as wrangler.toml's KEY_RATE_LIMITER, with a limit a test can reach;
               // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.

@@ -85,6 +85,14 @@ export const noHealthyBackend = (model: string) =>
 export const backendUnreachable = (detail: string) =>
   new GatewayError(502, "server_error", "backend_unreachable", `Upstream backend failed: ${detail}`);
 
+export const backendTimeout = (detail: string) =>
+  new GatewayError(
+    504,
+    "server_error",
+    "backend_timeout",
+    `Upstream backend did not answer in time: ${detail}`,
+  );
+
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }

@@ -9,6 +9,7 @@
  * space). Problems name the entry by its position, never by its text: any
  * token may be a key, or half of one (two keys with the comma forgotten).
  */
+import { SETTINGS } from "./routing/defaults";
 
 /** Per-key options; absent means "use the var" (KEY_MAX_CONCURRENT). */
 export interface KeyOptions {
@@ -30,8 +31,8 @@ export type KeyEntriesResult =
   | { readonly ok: true; readonly entries: readonly KeyEntry[] }
   | { readonly ok: false; readonly issues: readonly KeyIssue[] };
 
-/** Upper bound of max_concurrent and KEY_MAX_CONCURRENT. */
-export const MAX_CONCURRENT_LIMIT = 10_000;
+/** Upper bound of max_concurrent: KEY_MAX_CONCURRENT's. */
+export const MAX_CONCURRENT_LIMIT = SETTINGS.KEY_MAX_CONCURRENT.max;
 
 const OPTION_NAMES = ["max_concurrent"] as const;
 const USAGE = `options are ${OPTION_NAMES.map((n) => `${n}=N`).join(", ")} after the key; separate keys with commas`;

@@ -25,8 +25,12 @@ export interface RequestLogFields {
   ttftMs?: number;
   durationMs?: number;
   status?: number;
-  /** Set when the request was retried on another backend after a connect failure. */
+  /** Set when the request was retried on another backend (the first backend's id). */
   retriedFrom?: string;
+  /** A retry was wanted but the pool's retry budget was spent. */
+  retryRefused?: boolean;
+  /** How the final attempt failed (connect_error, timeout, throttled, http_500, stream_error…). */
+  failure?: string;
   stream?: boolean;
   /** Client went away before the response finished. */
   aborted?: boolean;

@@ -10,16 +10,19 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { fingerprint } from "../../src/log";
 import {
+  BACKEND_KEY,
   chatBody,
   expectOpenAIError,
-  faultyUrl,
   gatewayWithEnv,
   keyInflightReaches,
   keyLimiterStats,
   longPrompt,
   MODEL,
   openWithEnv,
+  SPARE_MODEL,
+  spareUrls,
   testRateLimiter,
+  withBackendFault,
 } from "./helpers";
 
 /** A key of its own per test: limiter state never leaks between tests. */
@@ -157,19 +160,33 @@ describe("requests in flight per key", () => {
 
   it("releases the slot when the backend breaks the stream mid-way", async () => {
     const k = freshKey("broken");
+    // One spare emulator, cutting only the streams that carry this test's marker (shared emulators).
+    const marker = `cut-${crypto.randomUUID()}`;
+    const [url] = spareUrls() as [string];
     const env1 = {
       GATEWAY_API_KEYS: `${k} max_concurrent=1`,
-      BACKENDS: JSON.stringify([{ id: "faulty", url: faultyUrl(), models: [MODEL], kvCacheTokens: 4096 }]),
+      BACKENDS: JSON.stringify([
+        { id: "cutting", url, models: [SPARE_MODEL], apiKey: BACKEND_KEY, kvCacheTokens: 262144 },
+      ]),
     };
-    const { res, settled } = await openWithEnv(
-      env1,
-      "/v1/chat/completions",
-      chatInit(k, longStream("broken")),
-    );
-    expect(res.status).toBe(200);
-    expect((await keyLimiterStats(k)).inflight).toBe(1);
-    await expect(readAll(res)).rejects.toThrow();
-    await settled();
+    const body = JSON.stringify({
+      model: SPARE_MODEL,
+      stream: true,
+      max_tokens: 400,
+      messages: [{ role: "user", content: `${marker} tell me a story` }],
+    });
+    await withBackendFault(url, { kind: "cut", afterChunks: 2, match: marker }, async () => {
+      const { res, settled } = await openWithEnv(env1, "/v1/chat/completions", chatInit(k, body));
+      expect(res.status).toBe(200);
+      expect((await keyLimiterStats(k)).inflight).toBe(1);
+      // The relay ends a cut stream with an SSE error event (or, were it to error the body, the read throws).
+      const text = await readAll(res).then(
+        (r) => r.text,
+        () => "",
+      );
+      expect(text).not.toContain("[DONE]");
+      await settled();
+    });
     expect(await keyLimiterStats(k)).toMatchObject({ inflight: 0, released: 1, expired: 0 });
   });
 
