@@ -2,10 +2,15 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /** Secrets and vars the workerd tests run with (test/worker/helpers.ts mirrors the names). */
-function workerTestBindings(urls: readonly string[], spareUrls: readonly string[]): Record<string, string> {
+function workerTestBindings(
+  urls: readonly string[],
+  spareUrls: readonly string[],
+  faultUrls: readonly string[],
+): Record<string, string> {
   return {
-    // Not a secret the Worker reads: the spare fleet's addresses, for tests that swap BACKENDS.
+    // Not secrets the Worker reads: the spare and fault fleets' addresses, for tests that swap BACKENDS.
     TEST_SPARE_URLS: JSON.stringify(spareUrls),
+    TEST_FAULT_URLS: JSON.stringify(faultUrls),
     BACKENDS: JSON.stringify(
       urls.map((url, i) => ({
         id: `emu-${i + 1}`,
@@ -19,6 +24,9 @@ function workerTestBindings(urls: readonly string[], spareUrls: readonly string[
     GATEWAY_API_KEYS: "test-key-alpha, test-key-beta",
     ADMIN_TOKEN: "test-admin-token-0123456789",
     HEALTH_PROBE_SECONDS: "1",
+    // Every test runs with a (generous) in-flight limit per key, so the whole suite goes through the
+    // KeyLimiterDO and the releasing body wrapper; wrangler.toml's default is 0 (off).
+    KEY_MAX_CONCURRENT: "64",
   };
 }
 
@@ -44,7 +52,13 @@ export default defineConfig({
               bindings: workerTestBindings(
                 inject<string[]>("emulatorUrls"),
                 inject<string[]>("spareEmulatorUrls"),
+                inject<string[]>("faultEmulatorUrls"),
               ),
+              // The same kind of binding as wrangler.toml's KEY_RATE_LIMITER, with a limit a test can reach;
+              // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.
+              ratelimits: {
+                TEST_KEY_RATE_LIMITER: { namespace_id: "4243", simple: { limit: 3, period: 60 } },
+              },
             },
           })),
         ],

@@ -1,27 +1,20 @@
 /**
  * What a RouterDO keeps durably, in its SQLite storage: the pool spec it
- * routes over (backends with urls, never apiKeys) and each backend's
- * health. The affinity index is deliberately NOT stored: it is a belief
- * rebuilt from traffic within seconds, and persisting it per request would
- * cost a write on the hot path.
+ * routes over (backends with urls, never apiKeys) and the health rows of
+ * backends that are not simply "in rotation, no faults". A health row is
+ * keyed by backend id AND url: a backend id pointed at a new address is a
+ * different server and starts with a clean record.
+ *
+ * The affinity index is deliberately NOT stored: it is a belief rebuilt
+ * from traffic within seconds, and persisting it per request would cost a
+ * write on the hot path. Health is written only when it changes state
+ * (ejection, restoration, a probe), never per request.
  */
+import type { HealthRow } from "../src/routing";
 import type { PoolSpec } from "./rpc";
 
-export interface HealthRow {
-  readonly id: string;
-  readonly healthy: boolean;
-  readonly consecutiveFailures: number;
-  /** Epoch ms of the next /health probe (unhealthy backends only). */
-  readonly nextProbeAt: number | null;
-}
-
 type MetaRow = { value: string } & Record<string, SqlStorageValue>;
-type HealthSqlRow = {
-  id: string;
-  healthy: number;
-  failures: number;
-  next_probe_at: number | null;
-} & Record<string, SqlStorageValue>;
+type HealthSqlRow = { id: string; url: string; row: string } & Record<string, SqlStorageValue>;
 
 export class FleetStore {
   constructor(private readonly sql: SqlStorage) {}
@@ -29,12 +22,13 @@ export class FleetStore {
   /** Creates the schema; idempotent, run once per instance inside blockConcurrencyWhile. */
   migrate(): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    // The first schema kept health by id alone, with first-strike semantics: nothing in it carries over.
+    this.sql.exec(`DROP TABLE IF EXISTS health`);
     this.sql.exec(
-      `CREATE TABLE IF NOT EXISTS health (
+      `CREATE TABLE IF NOT EXISTS backend_health (
          id TEXT PRIMARY KEY,
-         healthy INTEGER NOT NULL,
-         failures INTEGER NOT NULL,
-         next_probe_at INTEGER
+         url TEXT NOT NULL,
+         row TEXT NOT NULL
        )`,
     );
   }
@@ -54,35 +48,31 @@ export class FleetStore {
       version,
       JSON.stringify(spec),
     );
-    // Health of backends that left the pool is meaningless; forget it.
-    const ids = spec.backends.map((b) => b.id);
-    const rows = this.sql.exec<{ id: string }>(`SELECT id FROM health`).toArray();
-    for (const r of rows) if (!ids.includes(r.id)) this.sql.exec(`DELETE FROM health WHERE id = ?`, r.id);
   }
 
-  loadHealth(): HealthRow[] {
-    return this.sql
-      .exec<HealthSqlRow>(`SELECT id, healthy, failures, next_probe_at FROM health`)
-      .toArray()
-      .map((r) => ({
-        id: r.id,
-        healthy: r.healthy === 1,
-        consecutiveFailures: r.failures,
-        nextProbeAt: r.next_probe_at,
-      }));
-  }
-
-  saveHealth(row: HealthRow): void {
-    if (row.healthy && row.consecutiveFailures === 0) {
-      this.sql.exec(`DELETE FROM health WHERE id = ?`, row.id);
-      return;
+  /** Health rows of the spec's backends at their current urls (rows of other addresses are stale). */
+  loadHealth(spec: PoolSpec): HealthRow[] {
+    const urls = new Map(spec.backends.map((b) => [b.id, b.url]));
+    const out: HealthRow[] = [];
+    for (const r of this.sql.exec<HealthSqlRow>(`SELECT id, url, row FROM backend_health`).toArray()) {
+      if (urls.get(r.id) === r.url) out.push(JSON.parse(r.row) as HealthRow);
     }
-    this.sql.exec(
-      `INSERT OR REPLACE INTO health (id, healthy, failures, next_probe_at) VALUES (?, ?, ?, ?)`,
-      row.id,
-      row.healthy ? 1 : 0,
-      row.consecutiveFailures,
-      row.nextProbeAt,
-    );
+    return out;
+  }
+
+  /** Replaces every stored health row with `rows` (a handful at most: only non-default ones). */
+  saveHealth(spec: PoolSpec, rows: readonly HealthRow[]): void {
+    const urls = new Map(spec.backends.map((b) => [b.id, b.url]));
+    this.sql.exec(`DELETE FROM backend_health`);
+    for (const r of rows) {
+      const url = urls.get(r.id);
+      if (url === undefined) continue;
+      this.sql.exec(
+        `INSERT INTO backend_health (id, url, row) VALUES (?, ?, ?)`,
+        r.id,
+        url,
+        JSON.stringify(r),
+      );
+    }
   }
 }

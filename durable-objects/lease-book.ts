@@ -22,6 +22,10 @@ export class LeaseBook<T> {
     this.leases.set(lease.id, lease);
   }
 
+  get(id: string): Lease<T> | undefined {
+    return this.leases.get(id);
+  }
+
   /** Removes and returns the lease; undefined if unknown or already ended (idempotent completion). */
   take(id: string): Lease<T> | undefined {
     const l = this.leases.get(id);

@@ -1,60 +1,84 @@
 /**
  * RouterDO: one per model pool, a thin durable shell around the routing core
- * (src/routing). It owns the in-flight leases, the fleet spec and health
- * (SQLite), and one alarm set to the earliest deadline (lease expiry or a
- * health probe). It decides; it never sees a token of the response.
+ * (src/routing). It owns the in-flight leases, stores the fleet spec and the
+ * Router's health rows (SQLite), spends the pool's retry budget, and keeps
+ * one alarm set to the earliest deadline (lease expiry or a health probe).
+ * Health itself — ejection, throttling, restoration — is decided by the
+ * Router; this shell feeds it outcomes and probe results and persists what
+ * changed. It decides; it never sees a token of the response.
  */
 import { DurableObject } from "cloudflare:workers";
-import { Router } from "../src/routing";
+import { throttledUntil, toRouteOutcome } from "../src/outcomes";
+import { type HealthChange, RetryBudget, Router } from "../src/routing";
 import type { BackendSpec, RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { FleetStore } from "./fleet-store";
-import { HealthBook } from "./health-book";
 import { LeaseBook } from "./lease-book";
 import type {
   BackendStatus,
   CompleteInput,
   CompleteResult,
-  FailureKind,
+  ObserveInput,
+  ObserveResult,
   PoolSpec,
   RouteInput,
   RouteResult,
   StatsResult,
+  UsageTotals,
 } from "./rpc";
 
 type Ticket = ReturnType<Router["route"]>["ticket"];
 
 /** A backend's /health must answer within this, or the probe counts as a failure. */
 const PROBE_TIMEOUT_MS = 2000;
+/** Retries the budget holds when the pool is idle (the bucket's size). */
+const RETRY_BURST = 10;
 
 function toBackendSpecs(spec: PoolSpec): BackendSpec[] {
   return spec.backends.map((b) => ({ id: b.id, weight: b.weight, kvCacheTokens: b.kvCacheTokens }));
 }
 
-/** The router options a spec implies; a change in any of them needs a fresh Router. */
+/** The router options a spec implies that need a fresh Router (the affinity index is keyed by them). */
 function routerOptionsKey(spec: PoolSpec): string {
   return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}`;
 }
 
-/** Failures that say the backend itself is in trouble (not the client, not the request). */
-function isBackendFault(failure: FailureKind | undefined, status: number | undefined): boolean {
-  if (failure === "connect_error" || failure === "server_error") return true;
-  return status !== undefined && status >= 500;
+function healthSettings(spec: PoolSpec) {
+  return {
+    fall: spec.ejectAfterFaults,
+    rise: spec.restoreAfterChecks,
+    maxEjectionPercent: spec.maxEjectionPercent,
+    probeIntervalMs: spec.healthProbeSeconds * 1000,
+  };
 }
+
+/** A retry whose first attempt got a 500: the verdict on that backend waits for the retry's outcome. */
+interface PendingVerdict {
+  readonly backendId: string;
+  readonly routedAt: number;
+}
+
+type MutableUsage = { -readonly [K in keyof UsageTotals]: UsageTotals[K] };
 
 export class RouterDO extends DurableObject<Env> {
   private readonly store: FleetStore;
   private readonly leases = new LeaseBook<Ticket>();
-  private health!: HealthBook;
+  private readonly verdicts = new Map<string, PendingVerdict>();
   private router: Router | undefined;
+  private budget: RetryBudget | undefined;
   private spec: PoolSpec | undefined;
   private version: string | undefined;
-  private readonly usage = {
+  private readonly usage: MutableUsage = {
     completed: 0,
     failed: 0,
     expired: 0,
     withUsage: 0,
     promptTokens: 0,
     cachedTokens: 0,
+    retried: 0,
+    retriesRefused: 0,
+    ejections: 0,
+    restorations: 0,
+    observed: 0,
   };
   /** The alarm we believe is scheduled (undefined: none), so the hot path rarely touches storage. */
   private alarmAt: number | undefined;
@@ -65,8 +89,10 @@ export class RouterDO extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       this.store.migrate();
       const saved = this.store.loadSpec();
-      this.health = new HealthBook(this.store, (saved?.spec.healthProbeSeconds ?? 10) * 1000);
-      if (saved !== undefined) this.applySpec(saved.version, saved.spec, false);
+      if (saved !== undefined) {
+        this.applySpec(saved.version, saved.spec, false);
+        this.router!.loadHealth(this.store.loadHealth(saved.spec));
+      }
       this.alarmAt = (await ctx.storage.getAlarm()) ?? undefined;
     });
   }
@@ -77,30 +103,46 @@ export class RouterDO extends DurableObject<Env> {
 
   private applySpec(version: string, spec: PoolSpec, persist: boolean): void {
     const specs = toBackendSpecs(spec);
+    const previous = this.spec;
     if (
       this.router === undefined ||
-      this.spec === undefined ||
-      routerOptionsKey(this.spec) !== routerOptionsKey(spec)
+      previous === undefined ||
+      routerOptionsKey(previous) !== routerOptionsKey(spec)
     ) {
       // Policy or block size changed: the old affinity index means nothing under the new keys.
+      const old = this.router;
       this.router = new Router(specs, {
         policy: spec.policy,
         blockTokens: spec.blockTokens,
         balanceFactor: spec.balanceFactor,
+        health: healthSettings(spec),
       });
+      if (old !== undefined) this.router.loadHealth(old.healthRows());
       this.leases.expire(Number.POSITIVE_INFINITY);
+      this.verdicts.clear();
     } else {
+      this.router.setHealthSettings(healthSettings(spec));
       this.router.setBackends(specs);
       // Leases on removed backends can no longer be released into the new fleet: drop them.
       const ids = new Set(specs.map((b) => b.id));
       for (const l of [...this.leases.all()]) if (!ids.has(l.backendId)) this.leases.take(l.id);
     }
-    this.health.setProbeInterval(spec.healthProbeSeconds * 1000);
-    this.health.retain(specs.map((b) => b.id));
-    for (const b of specs) if (!this.health.isHealthy(b.id)) this.router.setHealthy(b.id, false);
+    // Same id, new address: a different server, with no history.
+    if (previous !== undefined) {
+      const urls = new Map(previous.backends.map((b) => [b.id, b.url]));
+      for (const b of spec.backends) {
+        const was = urls.get(b.id);
+        if (was !== undefined && was !== b.url) this.router.resetHealth(b.id);
+      }
+    }
+    if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
+      this.budget = new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
     this.spec = spec;
     this.version = version;
-    if (persist) this.store.saveSpec(version, spec);
+    if (persist) {
+      this.store.saveSpec(version, spec);
+      this.store.saveHealth(spec, this.router.healthRows());
+    }
   }
 
   /** Chooses a backend for one request and opens a lease on it. */
@@ -108,28 +150,46 @@ export class RouterDO extends DurableObject<Env> {
     if (input.spec !== undefined && input.fleetVersion !== this.version) {
       this.applySpec(input.fleetVersion, input.spec, true);
     }
-    if (this.router === undefined || this.spec === undefined || input.fleetVersion !== this.version) {
+    const router = this.router;
+    if (router === undefined || this.spec === undefined || input.fleetVersion !== this.version) {
       return { ok: false, code: "fleet_stale", message: `RouterDO holds fleet ${this.version ?? "none"}` };
     }
+    if (this.spec.backends.length === 0)
+      return { ok: false, code: "no_backends", message: "this pool has no backends" };
     const ctx = this.context();
+    let verdict: PendingVerdict | undefined;
+    let avoid: string | undefined;
     if (input.retryOf !== undefined) {
-      this.finish(input.retryOf.leaseId, { ok: false, failure: input.retryOf.failure }, ctx);
-    }
-    const healthyIds = this.spec.backends.filter((b) => this.health.isHealthy(b.id));
-    if (healthyIds.length === 0) {
-      await this.scheduleAlarm(this.health.nextProbeAt());
-      return { ok: false, code: "no_healthy_backend", message: "every backend of this pool is unhealthy" };
+      const failed = this.leases.get(input.retryOf.leaseId);
+      avoid = failed?.backendId;
+      this.finish(
+        input.retryOf.leaseId,
+        { ok: false, failure: input.retryOf.failure, ...retryAfter(input.retryOf) },
+        ctx,
+      );
+      if (!this.budget!.tryWithdraw()) {
+        this.usage.retriesRefused++;
+        await this.scheduleAlarm(router.nextProbeAt());
+        return { ok: false, code: "retry_budget_exhausted", message: "the pool's retry budget is spent" };
+      }
+      this.usage.retried++;
+      if (input.retryOf.failure === "http_500" && failed !== undefined)
+        verdict = { backendId: failed.backendId, routedAt: failed.ticket.routedAt };
+    } else {
+      this.budget!.deposit();
     }
     const req: RouteRequest = {
       blocks: input.blocks,
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
     };
-    const { decision, ticket } = this.router.route(req, ctx);
+    const { decision, ticket } = router.route(req, ctx, avoid);
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
     this.leases.add({ id: leaseId, backendId: decision.backendId, ticket, deadline });
-    await this.scheduleAlarm(deadline);
+    if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
+    await this.scheduleAlarm(Math.min(deadline, router.nextProbeAt() ?? deadline));
+    const ejected = router.ejectedIds();
     return {
       ok: true,
       backendId: decision.backendId,
@@ -138,6 +198,7 @@ export class RouterDO extends DurableObject<Env> {
       expectedCachedTokens: decision.expectedCachedTokens,
       inflightAtDecision: decision.inflightAtDecision,
       policy: this.spec.policy,
+      ...(ejected.length > 0 ? { ejected } : {}),
     };
   }
 
@@ -148,20 +209,68 @@ export class RouterDO extends DurableObject<Env> {
     if (backendId === undefined) {
       return { ok: false, code: "unknown_lease", message: `lease ${leaseId} is unknown or already ended` };
     }
-    await this.scheduleAlarm(this.health.nextProbeAt());
+    await this.scheduleAlarm(this.router?.nextProbeAt());
     return { ok: true, backendId };
+  }
+
+  /** Learns from a decision the Worker made without us (we were unreachable): affinity and health. */
+  async observe(input: ObserveInput): Promise<ObserveResult> {
+    const router = this.router;
+    if (router === undefined || input.fleetVersion !== this.version)
+      return { ok: false, code: "fleet_stale", message: `RouterDO holds fleet ${this.version ?? "none"}` };
+    if (!this.spec!.backends.some((b) => b.id === input.backendId))
+      return { ok: false, code: "unknown_backend", message: `backend ${input.backendId} is not in the pool` };
+    const ctx = this.context();
+    const outcome = this.outcomeOf(input.backendId, input.outcome, ctx);
+    const change = router.observe(
+      input.backendId,
+      { blocks: input.blocks, promptTokens: input.promptTokens },
+      outcome,
+      input.routedAt,
+      ctx,
+    );
+    this.usage.observed++;
+    this.count(input.outcome);
+    this.healthChanged(change);
+    await this.scheduleAlarm(router.nextProbeAt());
+    return { ok: true };
   }
 
   private finish(leaseId: string, input: CompleteInput, ctx: RouteContext): string | undefined {
     const lease = this.leases.take(leaseId);
-    if (lease === undefined || this.router === undefined) return undefined;
-    const outcome: RouteOutcome = {
-      ok: input.ok,
-      ...(input.promptTokens !== undefined ? { promptTokens: input.promptTokens } : {}),
-      ...(input.cachedTokens !== undefined ? { cachedTokens: input.cachedTokens } : {}),
-      ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
-    };
-    this.router.complete(lease.ticket, outcome, ctx);
+    const router = this.router;
+    if (lease === undefined || router === undefined) return undefined;
+    const verdict = this.verdicts.get(leaseId);
+    if (verdict !== undefined) {
+      this.verdicts.delete(leaseId);
+      // The first attempt got a 500; this retry elsewhere succeeded: that 500 was the backend's, not
+      // the request's. (If the retry failed too, the request is the likely cause: nobody is blamed.)
+      if (input.ok)
+        this.healthChanged(
+          router.observe(
+            verdict.backendId,
+            { blocks: [], promptTokens: 0 },
+            { ok: false, backendFault: true },
+            verdict.routedAt,
+            ctx,
+          ),
+        );
+    }
+    const outcome = this.outcomeOf(lease.backendId, input, ctx);
+    this.healthChanged(router.complete(lease.ticket, outcome, ctx));
+    this.count(input);
+    return lease.backendId;
+  }
+
+  /** The routing core's outcome of a report; a 429 also throttles its backend for its retry-after. */
+  private outcomeOf(backendId: string, input: CompleteInput, ctx: RouteContext): RouteOutcome {
+    const until = throttledUntil(input, ctx.now);
+    if (until !== undefined) this.router!.throttle(backendId, until);
+    return toRouteOutcome(input);
+  }
+
+  private count(input: CompleteInput): void {
+    if (input.failure === "unused") return;
     if (input.ok) this.usage.completed++;
     else this.usage.failed++;
     if (input.cachedTokens !== undefined) {
@@ -169,12 +278,14 @@ export class RouterDO extends DurableObject<Env> {
       this.usage.cachedTokens += input.cachedTokens;
       this.usage.promptTokens += input.promptTokens ?? 0;
     }
-    if (isBackendFault(input.failure, input.status)) {
-      if (this.health.markFailed(lease.backendId, ctx.now)) this.router.setHealthy(lease.backendId, false);
-    } else if (input.ok) {
-      if (this.health.markHealthy(lease.backendId)) this.router.setHealthy(lease.backendId, true);
-    }
-    return lease.backendId;
+  }
+
+  /** Persists health when a backend was ejected or restored (never per request). */
+  private healthChanged(change: HealthChange): void {
+    if (change === null) return;
+    if (change === "ejected") this.usage.ejections++;
+    else this.usage.restorations++;
+    this.store.saveHealth(this.spec!, this.router!.healthRows());
   }
 
   /** A snapshot for /healthz and tests. */
@@ -182,17 +293,16 @@ export class RouterDO extends DurableObject<Env> {
     if (this.router === undefined || this.spec === undefined || this.version === undefined) {
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     }
-    const router = this.router;
-    const backends: BackendStatus[] = this.spec.backends.map((b) => {
-      const h = this.health.get(b.id);
-      return {
-        id: b.id,
-        healthy: h.healthy,
-        inflight: router.inflight(b.id),
-        consecutiveFailures: h.consecutiveFailures,
-        ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
-      };
-    });
+    const now = Date.now();
+    const router = this.router.stats(now);
+    const backends: BackendStatus[] = router.backends.map((b) => ({
+      id: b.id,
+      healthy: b.healthy,
+      inflight: b.inflight,
+      consecutiveFailures: b.faults,
+      ...(b.nextProbeAt !== undefined ? { nextProbeAt: b.nextProbeAt } : {}),
+      ...(b.throttledUntil !== undefined ? { throttledUntil: b.throttledUntil } : {}),
+    }));
     return {
       ok: true,
       fleetVersion: this.version,
@@ -200,21 +310,22 @@ export class RouterDO extends DurableObject<Env> {
       leases: this.leases.size,
       backends,
       usage: { ...this.usage },
-      router: router.stats(),
+      router,
     };
   }
 
-  /** Expires overdue leases, probes unhealthy backends that are due, re-arms for the next deadline. */
+  /** Expires overdue leases, probes ejected backends that are due, re-arms for the next deadline. */
   override async alarm(): Promise<void> {
     this.alarmAt = undefined;
     const ctx = this.context();
     for (const l of this.leases.expire(ctx.now)) {
+      this.verdicts.delete(l.id);
       this.router?.complete(l.ticket, { ok: false }, ctx);
       this.usage.expired++;
     }
-    const due = this.health.due(ctx.now);
+    const due = this.router?.dueProbes(ctx.now) ?? [];
     await Promise.all(due.map((id) => this.probe(id)));
-    const next = [this.leases.earliestDeadline(), this.health.nextProbeAt()].filter(
+    const next = [this.leases.earliestDeadline(), this.router?.nextProbeAt()].filter(
       (t): t is number => t !== undefined,
     );
     if (next.length > 0) await this.scheduleAlarm(Math.min(...next));
@@ -231,13 +342,12 @@ export class RouterDO extends DurableObject<Env> {
     } catch {
       healthy = false;
     }
-    // The backend may have left the pool while we waited.
-    if (this.spec?.backends.some((b) => b.id === id) !== true) return;
-    if (healthy) {
-      if (this.health.markHealthy(id)) this.router?.setHealthy(id, true);
-    } else {
-      this.health.markFailed(id, Date.now());
-    }
+    // The backend may have left the pool, or moved, while we waited.
+    const now = this.spec?.backends.find((b) => b.id === id);
+    if (now === undefined || now.url !== backend.url || this.router === undefined) return;
+    this.healthChanged(this.router.probed(id, healthy, Date.now()));
+    // A failed probe moves the next one: persist the schedule too.
+    if (!healthy) this.store.saveHealth(this.spec!, this.router.healthRows());
   }
 
   /** Sets the alarm to `at` unless one is already due earlier (one alarm, earliest deadline). */
@@ -247,4 +357,8 @@ export class RouterDO extends DurableObject<Env> {
     this.alarmAt = at;
     await this.ctx.storage.setAlarm(at);
   }
+}
+
+function retryAfter(r: NonNullable<RouteInput["retryOf"]>): { retryAfterMs?: number } {
+  return r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {};
 }

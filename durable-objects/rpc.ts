@@ -26,10 +26,35 @@ export interface PoolSpec {
   readonly balanceFactor: number;
   readonly leaseTtlSeconds: number;
   readonly healthProbeSeconds: number;
+  /** Consecutive backend faults that eject a backend (HAProxy's `fall`). */
+  readonly ejectAfterFaults: number;
+  /** Consecutive good checks that restore an ejected backend (HAProxy's `rise`). */
+  readonly restoreAfterChecks: number;
+  /** Largest share of the pool ejected at once, percent. */
+  readonly maxEjectionPercent: number;
+  /** Retries allowed, as a percentage of first attempts. */
+  readonly retryBudgetPercent: number;
 }
 
-/** Why a lease ended badly; drives passive health. */
-export type FailureKind = "connect_error" | "server_error" | "client_abort" | "stream_error";
+/**
+ * Why an attempt ended badly. Backend faults (count toward ejection):
+ * connect_error, timeout, server_error (502/503/504), stream_error (cut
+ * mid-way). Judged later: http_500 (a fault only if the retry elsewhere
+ * succeeds). Not the backend's fault: throttled (429: routed around for its
+ * retry-after), client_abort, request_error (4xx, or a 500 the request got
+ * everywhere), unused (a lease whose decision arrived after the Worker had
+ * decided without it).
+ */
+export type FailureKind =
+  | "connect_error"
+  | "timeout"
+  | "server_error"
+  | "stream_error"
+  | "http_500"
+  | "throttled"
+  | "client_abort"
+  | "request_error"
+  | "unused";
 
 export interface RouteInput {
   /** Hash of the PoolSpec the Worker holds. */
@@ -39,8 +64,17 @@ export interface RouteInput {
   readonly blocks: readonly number[];
   readonly promptTokens: number;
   readonly outputTokens?: number;
-  /** Re-route after `leaseId`'s backend failed before sending a byte: releases it, marks it unhealthy. */
-  readonly retryOf?: { readonly leaseId: string; readonly failure: FailureKind };
+  /**
+   * Re-route after `leaseId`'s backend failed before sending a byte: ends that
+   * lease with `failure` (and `retryAfterMs` for a 429) and, if the pool's
+   * retry budget allows, routes again; the failed backend is not chosen
+   * unless it is the only one left.
+   */
+  readonly retryOf?: {
+    readonly leaseId: string;
+    readonly failure: FailureKind;
+    readonly retryAfterMs?: number;
+  };
 }
 
 export type RouteResult =
@@ -52,11 +86,16 @@ export type RouteResult =
       readonly expectedCachedTokens: number;
       readonly inflightAtDecision: number;
       readonly policy: PolicyName;
+      /** Backends out of rotation right now (absent when none): the Worker's view for local decisions. */
+      readonly ejected?: readonly string[];
     }
   | {
       readonly ok: false;
-      /** fleet_stale: call again with `spec`. no_healthy_backend: nothing to route to. */
-      readonly code: "fleet_stale" | "no_healthy_backend" | "invalid_input";
+      /**
+       * fleet_stale: call again with `spec`. retry_budget_exhausted: a retry was
+       * refused (the failed lease is ended all the same). no_backends: the pool is empty.
+       */
+      readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends";
       readonly message: string;
     };
 
@@ -69,7 +108,24 @@ export interface CompleteInput {
   readonly promptTokens?: number;
   readonly cachedTokens?: number;
   readonly ttftMs?: number;
+  /** With failure `throttled`: how long the backend asked to be left alone (its retry-after), ms. */
+  readonly retryAfterMs?: number;
 }
+
+/** A request the Worker routed by itself (the RouterDO was unreachable), reported afterwards. */
+export interface ObserveInput {
+  readonly fleetVersion: string;
+  readonly backendId: string;
+  readonly blocks: readonly number[];
+  readonly promptTokens: number;
+  /** Epoch ms of the Worker's decision. */
+  readonly routedAt: number;
+  readonly outcome: CompleteInput;
+}
+
+export type ObserveResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly code: "fleet_stale" | "unknown_backend"; readonly message: string };
 
 export type CompleteResult =
   | { readonly ok: true; readonly backendId: string }
@@ -77,11 +133,15 @@ export type CompleteResult =
 
 export interface BackendStatus {
   readonly id: string;
+  /** In rotation (not ejected). */
   readonly healthy: boolean;
   readonly inflight: number;
-  /** When unhealthy: epoch ms of the next /health probe. */
+  /** When ejected: epoch ms of the next /health probe. */
   readonly nextProbeAt?: number;
+  /** Consecutive backend faults. */
   readonly consecutiveFailures: number;
+  /** Epoch ms until which a 429 keeps it out of decisions, while others can serve. */
+  readonly throttledUntil?: number;
 }
 
 /** What backends reported back through complete(), since this RouterDO instance started. */
@@ -93,6 +153,14 @@ export interface UsageTotals {
   readonly withUsage: number;
   readonly promptTokens: number;
   readonly cachedTokens: number;
+  /** Retries routed / refused by the retry budget. */
+  readonly retried: number;
+  readonly retriesRefused: number;
+  /** Ejections and restorations by outlier detection. */
+  readonly ejections: number;
+  readonly restorations: number;
+  /** Outcomes of decisions the Worker made alone, reported through observe(). */
+  readonly observed: number;
 }
 
 export type StatsResult =

@@ -1,5 +1,5 @@
 /** The Hono environment of the gateway: bindings from wrangler, per-request variables set by middleware. */
-import type { GatewayConfig } from "./config";
+import type { GatewayConfig, GatewayKey } from "./config";
 import type { RequestLog } from "./log";
 
 export interface GatewayVariables {
@@ -9,6 +9,8 @@ export interface GatewayVariables {
   log: RequestLog;
   /** Set by the config middleware on /v1/*; invalid config never reaches a handler. */
   config: GatewayConfig;
+  /** Set by the auth middleware on /v1/*: which configured key the client sent. */
+  gatewayKey: GatewayKey;
 }
 
 export interface GatewayEnv {

@@ -7,6 +7,7 @@ import type { GatewayEnv } from "./app-types";
 import { errorBody, GatewayError, toGatewayError } from "./errors";
 import { healthz, listModels } from "./fleet-info";
 import { inferenceHandler } from "./inference";
+import { keyLimits } from "./key-limits";
 import { allowMethods, requestContext, requireConfig, requireGatewayKey } from "./middleware";
 
 export const app = new Hono<GatewayEnv>();
@@ -21,8 +22,10 @@ app.use("/v1/completions", allowMethods("POST"));
 app.get("/healthz", healthz);
 app.use("/v1/*", requireConfig(), requireGatewayKey());
 app.get("/v1/models", listModels);
-app.post("/v1/chat/completions", inferenceHandler("chat"));
-app.post("/v1/completions", inferenceHandler("completions"));
+// Per-key limits guard the routes that occupy the fleet.
+const limits = keyLimits();
+app.post("/v1/chat/completions", limits, inferenceHandler("chat"));
+app.post("/v1/completions", limits, inferenceHandler("completions"));
 
 app.notFound((c) => {
   const e = new GatewayError(

@@ -28,30 +28,43 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
- * Tokens that matched, per digest list (i.e. per config version): a known-good
- * token skips the SHA-256 (a crypto call and a promise per request). Only
- * valid keys enter, so the set is as small as GATEWAY_API_KEYS, and a wrong
- * token always takes the full hash-and-compare path. The raw keys are in the
- * isolate's env anyway; this keeps no secret that was not already there.
+ * Tokens that matched, per digest list (i.e. per config version), with the
+ * index of the digest they matched: a known-good token skips the SHA-256 (a
+ * crypto call and a promise per request). Only valid keys enter, so the map is
+ * as small as GATEWAY_API_KEYS, and a wrong token always takes the full
+ * hash-and-compare path. The raw keys are in the isolate's env anyway; this
+ * keeps no secret that was not already there.
  */
-const accepted = new WeakMap<readonly Uint8Array[], Set<string>>();
+const accepted = new WeakMap<readonly Uint8Array[], Map<string, number>>();
+
+/**
+ * Index of the digest `token` matches in `digests`, or -1. Always compares
+ * against all of them; with duplicate digests the last match wins (config
+ * de-duplicates keys, so it never has any).
+ */
+export async function matchToken(token: string | undefined, digests: readonly Uint8Array[]): Promise<number> {
+  if (token !== undefined) {
+    const known = accepted.get(digests)?.get(token);
+    if (known !== undefined) return known;
+  }
+  // Hash even a missing token so the two paths cost the same.
+  const d = await sha256(token ?? "");
+  let found = -1;
+  for (let i = 0; i < digests.length; i++) if (digestsEqual(d, digests[i]!)) found = i;
+  if (found < 0 || token === undefined) return -1;
+  let map = accepted.get(digests);
+  if (map === undefined) {
+    map = new Map();
+    accepted.set(digests, map);
+  }
+  map.set(token, found);
+  return found;
+}
 
 /** True when `token` matches one of `digests`; always compares against all of them. */
 export async function tokenMatches(
   token: string | undefined,
   digests: readonly Uint8Array[],
 ): Promise<boolean> {
-  if (token !== undefined && accepted.get(digests)?.has(token) === true) return true;
-  // Hash even a missing token so the two paths cost the same.
-  const d = await sha256(token ?? "");
-  let ok = false;
-  for (const k of digests) ok = digestsEqual(d, k) || ok;
-  if (!ok || token === undefined) return false;
-  let set = accepted.get(digests);
-  if (set === undefined) {
-    set = new Set();
-    accepted.set(digests, set);
-  }
-  set.add(token);
-  return true;
+  return (await matchToken(token, digests)) >= 0;
 }

@@ -6,15 +6,26 @@
  * effect on the very next request without a redeploy.
  */
 import { z } from "zod";
+import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
+import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } from "./routing/defaults";
 import { POLICY_NAMES, type PolicyName } from "./routing/types";
 
-const positiveIntString = (what: string, min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `must be an integer (${what})`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
+/** A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). */
+function numericVar(name: SettingName) {
+  const s = SETTINGS[name];
+  const text = z.string().trim();
+  const parsed = s.integer
+    ? text.regex(/^\d+$/, `must be an integer (${s.unit})`).transform(Number)
+    : text.transform(Number);
+  return parsed
+    .pipe(
+      z
+        .number({ error: `must be a number (${s.unit})` })
+        .min(s.min, `must be >= ${s.min}`)
+        .max(s.max, `must be <= ${s.max}`),
+    )
+    .default(s.default);
+}
 
 const backendSchema = z.object({
   id: z
@@ -69,29 +80,39 @@ const envSchema = z
       .pipe(backendsSchema),
     GATEWAY_API_KEYS: z
       .string({ error: "is not set (wrangler secret put GATEWAY_API_KEYS)" })
-      .transform((raw) =>
-        raw
-          .split(",")
-          .map((k) => k.trim())
-          .filter((k) => k !== ""),
-      )
-      .pipe(z.array(z.string()).min(1, "must hold at least one comma-separated key")),
+      .transform((raw, ctx): KeyEntry[] => {
+        const r = parseKeyEntries(raw);
+        if (r.ok) return [...r.entries];
+        for (const issue of r.issues)
+          ctx.addIssue({ code: "custom", path: [...issue.path], message: issue.message });
+        return z.NEVER;
+      })
+      .pipe(z.array(z.custom<KeyEntry>()).min(1, "must hold at least one comma-separated key")),
     ADMIN_TOKEN: z
       .string({ error: "is not set (wrangler secret put ADMIN_TOKEN)" })
       .min(16, "must be at least 16 characters"),
     ROUTING_POLICY: z
       .string()
-      .default("prefix_aware")
+      .default(DEFAULT_POLICY)
       .pipe(z.enum(POLICY_NAMES, { error: `must be one of ${POLICY_NAMES.join(", ")}` })),
-    PREFIX_TOKENS: positiveIntString("tokens", 1, 1_048_576).default(8192),
-    BLOCK_TOKENS: positiveIntString("tokens", 1, 1024).default(16),
-    BALANCE_FACTOR: z
+    PREFIX_TOKENS: numericVar("PREFIX_TOKENS"),
+    BLOCK_TOKENS: numericVar("BLOCK_TOKENS"),
+    BALANCE_FACTOR: numericVar("BALANCE_FACTOR"),
+    LEASE_TTL_SECONDS: numericVar("LEASE_TTL_SECONDS"),
+    HEALTH_PROBE_SECONDS: numericVar("HEALTH_PROBE_SECONDS"),
+    EJECT_AFTER_FAULTS: numericVar("EJECT_AFTER_FAULTS"),
+    RESTORE_AFTER_CHECKS: numericVar("RESTORE_AFTER_CHECKS"),
+    MAX_EJECTION_PERCENT: numericVar("MAX_EJECTION_PERCENT"),
+    RETRY_BUDGET_PERCENT: numericVar("RETRY_BUDGET_PERCENT"),
+    UPSTREAM_CONNECT_TIMEOUT_MS: numericVar("UPSTREAM_CONNECT_TIMEOUT_MS"),
+    UPSTREAM_FIRST_BYTE_TIMEOUT_MS: numericVar("UPSTREAM_FIRST_BYTE_TIMEOUT_MS"),
+    UPSTREAM_IDLE_TIMEOUT_MS: numericVar("UPSTREAM_IDLE_TIMEOUT_MS"),
+    ROUTER_TIMEOUT_MS: numericVar("ROUTER_TIMEOUT_MS"),
+    KEY_RATE_LIMIT: z
       .string()
-      .default("1.25")
-      .transform(Number)
-      .pipe(z.number({ error: "must be a number" }).min(1, "must be >= 1").max(100, "must be <= 100")),
-    LEASE_TTL_SECONDS: positiveIntString("seconds", 1, 86_400).default(600),
-    HEALTH_PROBE_SECONDS: positiveIntString("seconds", 1, 3600).default(10),
+      .default(DEFAULT_KEY_RATE_LIMIT)
+      .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+    KEY_MAX_CONCURRENT: numericVar("KEY_MAX_CONCURRENT"),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
@@ -105,6 +126,40 @@ export interface RouterSettings {
   readonly balanceFactor: number;
   readonly leaseTtlSeconds: number;
   readonly healthProbeSeconds: number;
+  readonly ejectAfterFaults: number;
+  readonly restoreAfterChecks: number;
+  readonly maxEjectionPercent: number;
+  readonly retryBudgetPercent: number;
+}
+
+/** Deadlines of the Worker's own waits, ms. */
+export interface Deadlines {
+  /** A streamed request's response headers. */
+  readonly connectMs: number;
+  /** A streamed response's first event after its headers. */
+  readonly firstByteMs: number;
+  /** Between two events of a streamed response. */
+  readonly idleMs: number;
+  /** A non-streamed request's whole response (its headers come with it). */
+  readonly responseMs: number;
+  /** The RouterDO's answer to a route call. */
+  readonly routerMs: number;
+}
+
+/** A configured gateway key, as the Worker knows it after auth (never the key itself). */
+export interface GatewayKey {
+  /** 16 hex of the key's SHA-256: names its KeyLimiterDO and its rate-limit counter (keyIdOf). */
+  readonly id: string;
+  /** Requests in flight allowed, 0 = no limit: the key's max_concurrent, else KEY_MAX_CONCURRENT. */
+  readonly maxConcurrent: number;
+}
+
+/** Per-key limits (README "Per-key limits"); the requests-per-period figures live on the binding. */
+export interface KeyLimitSettings {
+  /** KEY_RATE_LIMIT: whether the KEY_RATE_LIMITER binding is consulted. */
+  readonly rateLimit: boolean;
+  /** KEY_MAX_CONCURRENT, the default of keys without max_concurrent. */
+  readonly maxConcurrent: number;
 }
 
 export interface GatewayConfig {
@@ -112,9 +167,13 @@ export interface GatewayConfig {
   readonly backendsById: ReadonlyMap<string, BackendConfig>;
   /** SHA-256 of each gateway key: compared in constant time, the keys themselves are not kept. */
   readonly gatewayKeyDigests: readonly Uint8Array[];
+  /** The same keys, in the same order. */
+  readonly gatewayKeys: readonly GatewayKey[];
+  readonly keyLimits: KeyLimitSettings;
   readonly adminTokenDigest: Uint8Array;
   readonly prefixTokens: number;
   readonly router: RouterSettings;
+  readonly deadlines: Deadlines;
   /** Models the fleet serves, in first-seen order. */
   readonly models: readonly string[];
 }
@@ -147,12 +206,18 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const e = parsed.data;
   const models: string[] = [];
   for (const b of e.BACKENDS) for (const m of b.models) if (!models.includes(m)) models.push(m);
+  const keyDigests = await Promise.all(e.GATEWAY_API_KEYS.map((k) => sha256(k.key)));
   return {
     ok: true,
     config: {
       backends: e.BACKENDS,
       backendsById: new Map(e.BACKENDS.map((b) => [b.id, b])),
-      gatewayKeyDigests: await Promise.all(e.GATEWAY_API_KEYS.map(sha256)),
+      gatewayKeyDigests: keyDigests,
+      gatewayKeys: e.GATEWAY_API_KEYS.map((k, i) => ({
+        id: keyIdOf(keyDigests[i]!),
+        maxConcurrent: k.options.maxConcurrent ?? e.KEY_MAX_CONCURRENT,
+      })),
+      keyLimits: { rateLimit: e.KEY_RATE_LIMIT === "on", maxConcurrent: e.KEY_MAX_CONCURRENT },
       adminTokenDigest: await sha256(e.ADMIN_TOKEN),
       prefixTokens: e.PREFIX_TOKENS,
       router: {
@@ -161,6 +226,17 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         balanceFactor: e.BALANCE_FACTOR,
         leaseTtlSeconds: e.LEASE_TTL_SECONDS,
         healthProbeSeconds: e.HEALTH_PROBE_SECONDS,
+        ejectAfterFaults: e.EJECT_AFTER_FAULTS,
+        restoreAfterChecks: e.RESTORE_AFTER_CHECKS,
+        maxEjectionPercent: e.MAX_EJECTION_PERCENT,
+        retryBudgetPercent: e.RETRY_BUDGET_PERCENT,
+      },
+      deadlines: {
+        connectMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
+        firstByteMs: e.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+        idleMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
+        responseMs: e.LEASE_TTL_SECONDS * 1000,
+        routerMs: e.ROUTER_TIMEOUT_MS,
       },
       models,
     },

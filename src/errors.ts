@@ -10,6 +10,8 @@ export type ErrorType =
   | "invalid_request_error"
   | "authentication_error"
   | "not_found_error"
+  // What OpenAI sends with 429 rate_limit_exceeded for a request-count limit (its token limits say "tokens").
+  | "requests"
   | "server_error"
   | "service_unavailable";
 
@@ -21,7 +23,7 @@ export class GatewayError extends Error {
     readonly code: string,
     message: string,
     readonly param: string | null = null,
-    /** Headers the error response carries (e.g. `allow` on a 405). */
+    /** Response headers the error carries (retry-after on a 429, allow on a 405), set by the one renderer. */
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
@@ -57,6 +59,22 @@ export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
     { allow: allowed.join(", ") },
   );
 
+/**
+ * 429 from a per-key limit, in OpenAI's shape, with `retry-after` in whole
+ * seconds (what the OpenAI SDKs wait before their automatic retry).
+ */
+export const rateLimited = (message: string, retryAfterSeconds: number) => {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new GatewayError(
+    429,
+    "requests",
+    "rate_limit_exceeded",
+    `${message} Please try again in ${seconds}s.`,
+    null,
+    { "retry-after": String(seconds) },
+  );
+};
+
 export const modelNotFound = (model: string) =>
   new GatewayError(
     404,
@@ -84,6 +102,14 @@ export const noHealthyBackend = (model: string) =>
 
 export const backendUnreachable = (detail: string) =>
   new GatewayError(502, "server_error", "backend_unreachable", `Upstream backend failed: ${detail}`);
+
+export const backendTimeout = (detail: string) =>
+  new GatewayError(
+    504,
+    "server_error",
+    "backend_timeout",
+    `Upstream backend did not answer in time: ${detail}`,
+  );
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };

@@ -11,7 +11,7 @@ import type { StatsResult } from "../durable-objects/rpc";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
-import { routerStub } from "./pools";
+import { routerStub } from "./router-client";
 
 export function listModels(c: Context<GatewayEnv>): Response {
   const data = c

@@ -10,6 +10,8 @@ export interface RequestLogFields {
   method: string;
   path: string;
   model?: string;
+  /** Gateway key the request authenticated with (its 8-hex fingerprint, as fingerprint() gives). */
+  key?: string;
   /** Pool shard / tenant isolation in use (a fingerprint, not the raw key). */
   tenant?: string;
   backend?: string;
@@ -23,11 +25,23 @@ export interface RequestLogFields {
   ttftMs?: number;
   durationMs?: number;
   status?: number;
-  /** Set when the request was retried on another backend after a connect failure. */
+  /** Set when the request was retried on another backend (the first backend's id). */
   retriedFrom?: string;
+  /** A retry was wanted but the pool's retry budget was spent. */
+  retryRefused?: boolean;
+  /** How the final attempt failed (connect_error, timeout, throttled, http_500, stream_error…). */
+  failure?: string;
   stream?: boolean;
   /** Client went away before the response finished. */
   aborted?: boolean;
+  /** The per-key limit that refused the request with 429: requests per period, or requests in flight. */
+  limitedBy?: "rate" | "concurrency";
+  /** The key's requests in flight when its limiter granted or refused this one (limit on). */
+  keyInflight?: number;
+  /** The rate limiter failed (error) or is not bound (unbound): the request went ahead unlimited. */
+  rateLimitFailOpen?: "error" | "unbound";
+  /** The key's KeyLimiterDO failed (error) or missed its deadline (timeout): the request went ahead. */
+  concurrencyFailOpen?: "error" | "timeout";
   error?: string;
 }
 

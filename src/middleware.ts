@@ -1,10 +1,11 @@
 /**
  * The gateway's middleware, each a factory returning a named function:
- * request context (id, clock, log line), allowed methods, config, client auth.
+ * request context (id, clock, log line), allowed methods, config, client
+ * auth. Per-key limits live in key-limits.ts.
  */
 import type { MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "./app-types";
-import { bearerToken, tokenMatches } from "./auth";
+import { bearerToken, matchToken } from "./auth";
 import { loadConfig } from "./config";
 import { configInvalid, methodNotAllowed, unauthorized } from "./errors";
 import { RequestLog } from "./log";
@@ -51,11 +52,18 @@ export function requireConfig(): MiddlewareHandler<GatewayEnv> {
   };
 }
 
-/** Client auth against GATEWAY_API_KEYS; the Authorization header is never forwarded upstream. */
+/**
+ * Client auth against GATEWAY_API_KEYS; the Authorization header is never forwarded upstream.
+ * Sets which key it was (its id and limits, never the key) and logs the key's fingerprint.
+ */
 export function requireGatewayKey(): MiddlewareHandler<GatewayEnv> {
   return async function requireGatewayKeyMiddleware(c, next) {
-    const token = bearerToken(c.req.header("authorization"));
-    if (!(await tokenMatches(token, c.get("config").gatewayKeyDigests))) throw unauthorized();
+    const config = c.get("config");
+    const index = await matchToken(bearerToken(c.req.header("authorization")), config.gatewayKeyDigests);
+    const key = config.gatewayKeys[index];
+    if (key === undefined) throw unauthorized();
+    c.set("gatewayKey", key);
+    c.get("log").set({ key: key.id.slice(0, 8) });
     await next();
   };
 }

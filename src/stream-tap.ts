@@ -22,6 +22,8 @@ export interface Tap {
   readonly usage: Usage | undefined;
   /** A content-bearing event (or, for JSON, any byte) has been seen. */
   readonly sawContent: boolean;
+  /** The bytes handed on so far stop inside an event (or we cannot tell): a break would split it. */
+  readonly midEvent: boolean;
 }
 
 /** Beyond this, a line without an event boundary is not SSE we understand: stop parsing, keep relaying. */
@@ -99,6 +101,12 @@ export class SseTap implements Tap {
 
   constructor(private strip: boolean) {}
 
+  get midEvent(): boolean {
+    // Strip mode forwards whole events only; pass-through forwards chunks as they came.
+    if (!this.parsing) return true;
+    return !this.strip && this.pending !== "";
+  }
+
   push(chunk: Uint8Array): Uint8Array | null {
     if (!this.parsing) return chunk;
     const wasAligned = this.aligned;
@@ -168,6 +176,7 @@ export class SseTap implements Tap {
 export class JsonTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
+  readonly midEvent = false;
   private readonly decoder = new TextDecoder();
   private text = "";
   private overflow = false;

@@ -55,6 +55,14 @@ export interface StartGatewayOptions {
   readonly inspectorPort?: number;
 }
 
+/**
+ * Vars every bench gateway starts with (an arm's `vars` may override them). The bench measures routing
+ * and the gateway's own overhead with one client key, which sends far more than wrangler.toml's per-key
+ * requests-per-period limit; and workerd alone serves no rate-limiting binding. So the per-key limits are
+ * off here (KEY_MAX_CONCURRENT is 0 by default).
+ */
+const BENCH_VARS: Readonly<Record<string, string>> = { KEY_RATE_LIMIT: "off" };
+
 export type GatewayRuntime = "workerd" | "wrangler";
 export const GATEWAY_RUNTIMES: readonly GatewayRuntime[] = ["workerd", "wrangler"];
 
@@ -171,7 +179,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
       {
         configPath: opts.configPath ?? join(projectDir, "wrangler.toml"),
         projectDir,
-        text: { ...secrets(opts), ROUTING_POLICY: opts.policy, ...opts.vars },
+        text: { ...secrets(opts), ...BENCH_VARS, ROUTING_POLICY: opts.policy, ...opts.vars },
         ...(opts.inspectorPort !== undefined ? { inspectorPort: opts.inspectorPort } : {}),
       },
       (url, exited) => waitForHttp(`${url}/`, opts.readyTimeoutMs ?? 60_000, exited),
@@ -198,7 +206,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   );
   const port = await freePort();
   const inspectorPort = await freePort();
-  const vars = { ROUTING_POLICY: opts.policy, ...opts.vars };
+  const vars = { ...BENCH_VARS, ROUTING_POLICY: opts.policy, ...opts.vars };
   const args = [
     "dev",
     ...(opts.configPath === undefined ? [] : ["--config", opts.configPath]),

@@ -123,7 +123,9 @@ async function main(): Promise<void> {
     }
   }
 
-  const gatewayKey = (vars.GATEWAY_API_KEYS ?? "").split(",")[0]?.trim() || "<your gateway key>";
+  // The first entry's key: options such as `max_concurrent=N` follow it after whitespace.
+  const gatewayKey =
+    (vars.GATEWAY_API_KEYS ?? "").split(",")[0]?.trim().split(/\s+/)[0] || "<your gateway key>";
   const curl =
     `curl -N http://127.0.0.1:${GATEWAY_PORT}/v1/chat/completions -H 'Authorization: Bearer ${gatewayKey}' ` +
     `-H 'content-type: application/json' -d '{"model":"${backends[0]!.model}","stream":true,` +

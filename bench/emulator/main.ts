@@ -4,18 +4,48 @@
  *   npm run emulator -- --port 8101 --model llama-3.1-8b-instruct [--api-key K] [--speed X]
  *     [--preset llama-3.1-8b-h100-vllm] [--kv-tokens T] [--prefill-tps N] [--max-running N]
  *     [--block-tokens N] [--max-batched-tokens N] [--decode-base-ms X] [--decode-per-seq-ms X]
- *     [--decode-per-ktoken-ms X] [--host H]
+ *     [--decode-per-ktoken-ms X] [--host H] [--control] [--fault JSON]
+ *
+ * --control serves the fault-injection endpoint (control.ts); --fault starts
+ * with a fault already set (a FaultSpec, fault-spec.ts); --help documents both.
  */
 import { parseArgs } from "node:util";
 import { ENGINE_PRESETS } from "../model/presets";
 import type { EngineConfig } from "../model/types";
+import { type FaultSpec, parseFaultSpec } from "./fault-spec";
 import { startEmulator } from "./server";
 
 const USAGE =
   "usage: npm run emulator -- --port P --model M [--api-key K] [--speed X] [--preset NAME] [--kv-tokens T]\n" +
   "  [--prefill-tps N] [--max-running N] [--block-tokens N] [--max-batched-tokens N]\n" +
   "  [--decode-base-ms X] [--decode-per-seq-ms X] [--decode-per-ktoken-ms X] [--host H]\n" +
+  "  [--control] [--fault JSON]\n" +
   `  presets: ${Object.keys(ENGINE_PRESETS).join(", ")}`;
+
+/** The fault-injection part of --help (control.ts, fault-spec.ts). */
+const FAULT_HELP =
+  "fault injection (for failure tests):\n" +
+  "  --fault JSON   start with this fault set (the JSON of a spec, below)\n" +
+  "  --control      serve the control endpoint; without it /_control/* is 404 like any unknown path.\n" +
+  "                 Control requests need no API key and never meet a fault; each answers\n" +
+  '                 {"fault", "health", "up", "stats"}; bad input is a 400 naming the field.\n' +
+  "    GET    /_control/fault    the state and counts (requests, served, faulted by kind, abandoned, held, ...)\n" +
+  "    POST   /_control/fault    set the fault (body: a spec)\n" +
+  "    DELETE /_control/fault    clear it: hung requests are then served, stalled streams closed\n" +
+  '    POST   /_control/health   /health fails on its own: {"status": 400..599} (default 503)\n' +
+  "    DELETE /_control/health   /health is itself again\n" +
+  '    POST   /_control/down     {"ms": 1..60000}: 202, then the process is killed (connections refused)\n' +
+  "                              and restarted on the same port after ms with a fresh engine\n" +
+  '  spec: {"kind": "status" | "hang" | "stall" | "cut" | "reset", ...}\n' +
+  '    status  {"status": 400..599 (503), "retryAfterSeconds": N (429: 1; 429/503 only), "message": S}\n' +
+  "    hang    reads the request, sends nothing until the fault is cleared or the client leaves\n" +
+  '    stall   {"afterChunks": N (0), "chunkIntervalMs": X (0)}: headers and N chunks, then silence\n' +
+  '    cut     {"afterChunks": N (1), "chunkIntervalMs": X (0)}: headers and N chunks, then the\n' +
+  "            connection closes mid-body (no [DONE])\n" +
+  "    reset   reads the request, then resets the connection without answering\n" +
+  '    any     {"match": S} only prompts containing S; {"probability": p in (0,1], "seed": N (1)}\n' +
+  '            a seeded share of them; {"health": "follow"} /health behaves as the fault (no match)\n' +
+  '  e.g. --control --fault \'{"kind":"status","status":429,"probability":0.2,"seed":7}\'';
 
 function fail(message: string): never {
   process.stderr.write(`emulator: ${message}\n${USAGE}\n`);
@@ -32,6 +62,19 @@ function num(
   if (raw.trim() === "" || !Number.isFinite(v) || v < opts.min || (opts.int === true && !Number.isInteger(v)))
     fail(`--${name} must be ${opts.int === true ? "an integer" : "a number"} ≥ ${opts.min}, got "${raw}"`);
   return v;
+}
+
+function faultOption(raw: string | undefined): FaultSpec | undefined {
+  if (raw === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    fail(`--fault must be JSON, got "${raw}"`);
+  }
+  const parsed = parseFaultSpec(json);
+  if (!parsed.ok) fail(`--fault: ${parsed.message}`);
+  return parsed.value;
 }
 
 function main(): void {
@@ -53,6 +96,8 @@ function main(): void {
         "decode-base-ms": { type: "string" },
         "decode-per-seq-ms": { type: "string" },
         "decode-per-ktoken-ms": { type: "string" },
+        control: { type: "boolean" },
+        fault: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -62,7 +107,7 @@ function main(): void {
     fail(err instanceof Error ? err.message : String(err));
   }
   if (values.help === true) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${USAGE}\n\n${FAULT_HELP}\n`);
     return;
   }
   const s = (k: string): string | undefined => values[k] as string | undefined;
@@ -87,6 +132,7 @@ function main(): void {
   set("decodeStepPerSeqMs", num("decode-per-seq-ms", s("decode-per-seq-ms"), { min: 0 }));
   set("decodeStepPerKTokenMs", num("decode-per-ktoken-ms", s("decode-per-ktoken-ms"), { min: 0 }));
   const speed = num("speed", s("speed"), { min: Number.MIN_VALUE }) ?? 1;
+  const fault = faultOption(s("fault"));
 
   startEmulator({
     port,
@@ -95,9 +141,18 @@ function main(): void {
     apiKey: s("api-key"),
     speed,
     engine: { ...preset, ...overrides },
+    control: values.control === true,
   }).then(
     (emu) => {
-      process.stdout.write(`emulator: ${model} on ${emu.url} (speed ×${speed})\n`);
+      if (fault !== undefined) emu.setFault(fault);
+      const extras = [
+        values.control === true ? "control on" : "",
+        fault === undefined ? "" : `fault ${fault.kind}`,
+      ];
+      const notes = extras.filter((x) => x !== "").join(", ");
+      process.stdout.write(
+        `emulator: ${model} on ${emu.url} (speed ×${speed}${notes === "" ? "" : `, ${notes}`})\n`,
+      );
       const stop = (): void => {
         emu.close().then(() => process.exit(0));
       };

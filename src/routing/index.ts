@@ -1,6 +1,13 @@
 /** The public API of the routing core. */
 export { type AffinityReceipt, BackendAffinity, type SettleResult } from "./affinity-index";
 export {
+  type HealthChange,
+  type HealthRow,
+  type HealthSettings,
+  HealthTracker,
+  validateHealthSettings,
+} from "./backend-health";
+export {
   anyHealthy,
   boundedCap,
   DEFAULT_BALANCE_FACTOR,
@@ -8,6 +15,7 @@ export {
   isEligible,
   leastOverloaded,
 } from "./bounded-load";
+export { DEFAULT_POLICY, defaultVar, type NumericSetting, SETTINGS, type SettingName } from "./defaults";
 export { fmix32, hashKey, hashString } from "./hash";
 export { LruBlockSet } from "./lru-block-set";
 export { ConsistentHashPolicy } from "./policies/consistent-hash";
@@ -23,9 +31,11 @@ export { RandomPolicy } from "./policies/random";
 export { RoundRobinPolicy } from "./policies/round-robin";
 export { blockKeysFromIds, blockKeysFromTokens, type ChainSeed, chainSeed, keyOf } from "./prefix-keys";
 export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
+export { RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";
 export {
   type BackendStats,
+  DEFAULT_HEALTH_SETTINGS,
   NoHealthyBackendError,
   Router,
   type RouterOptions,

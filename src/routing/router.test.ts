@@ -168,3 +168,88 @@ describe("registry", () => {
     expect(isPolicyName("Random")).toBe(false);
   });
 });
+
+describe("Router health: one owner for ejection, throttling and fail-open", () => {
+  const health = { fall: 2, rise: 2, maxEjectionPercent: 50, probeIntervalMs: 1000 };
+
+  it("ejects a backend after `fall` faulted outcomes and stops routing to it until its probes pass", () => {
+    const router = new Router([spec("a"), spec("b")], { policy: "round_robin", health });
+    const at = (now: number) => ({ now, random: seededRandom(now) });
+    const onA = () => {
+      for (;;) {
+        const r = router.route({ blocks: [], promptTokens: 1 }, at(1));
+        if (r.decision.backendId === "a") return r.ticket;
+        router.complete(r.ticket, { ok: true }, at(1));
+      }
+    };
+    const t1 = onA();
+    const t2 = onA();
+    expect(router.complete(t1, { ok: false, backendFault: true }, at(2))).toBeNull();
+    expect(router.complete(t2, { ok: false, backendFault: true }, at(3))).toBe("ejected");
+    expect(router.ejectedIds()).toEqual(["a"]);
+    for (let k = 0; k < 10; k++) {
+      const r = router.route({ blocks: [], promptTokens: 1 }, at(4));
+      expect(r.decision.backendId).toBe("b");
+      router.complete(r.ticket, { ok: true }, at(4));
+    }
+    expect(router.dueProbes(1002)).toEqual([]);
+    expect(router.dueProbes(1003)).toEqual(["a"]);
+    expect(router.probed("a", true, 1003)).toBeNull();
+    expect(router.probed("a", true, 2003)).toBe("restored");
+    const back = new Set<string>();
+    for (let k = 0; k < 4; k++) {
+      const r = router.route({ blocks: [], promptTokens: 1 }, at(3000));
+      back.add(r.decision.backendId);
+      router.complete(r.ticket, { ok: true }, at(3000));
+    }
+    expect(back).toEqual(new Set(["a", "b"]));
+  });
+
+  it("routes around a throttled backend until its retry-after passes, but to it when all are throttled", () => {
+    const router = new Router([spec("a"), spec("b")], { policy: "least_outstanding" });
+    const go = (now: number, k: number) => {
+      const r = router.route({ blocks: [], promptTokens: 1 }, { now, random: seededRandom(k) });
+      router.complete(r.ticket, { ok: true }, { now, random: seededRandom(k) });
+      return r.decision.backendId;
+    };
+    router.throttle("a", 5000);
+    for (let k = 0; k < 6; k++) expect(go(100, k)).toBe("b");
+    expect(router.stats(100).backends.find((b) => b.id === "a")!.throttledUntil).toBe(5000);
+    router.throttle("b", 5000);
+    const both = new Set<string>();
+    for (let k = 0; k < 20; k++) both.add(go(200, k));
+    expect(both).toEqual(new Set(["a", "b"]));
+    // After the window both are ordinary candidates again.
+    router.throttle("b", 9000);
+    for (let k = 0; k < 6; k++) expect(go(5000, k)).toBe("a");
+  });
+
+  it("observe() teaches the index and health what a decision made elsewhere did, with nothing in flight", () => {
+    const router = new Router([spec("a"), spec("b")], { policy: "prefix_aware", indexStride: 1, health });
+    const req = { blocks: [5, 6, 7, 8, 9], promptTokens: 90 };
+    router.observe("b", req, { ok: true, cachedTokens: 0 }, 10, ctx);
+    expect(router.totalInflight).toBe(0);
+    const r = router.route(req, ctx);
+    expect(r.decision.backendId).toBe("b");
+    expect(r.decision.expectedCachedTokens).toBe(80);
+    router.observe("a", req, { ok: false, backendFault: true }, 10, ctx);
+    expect(router.observe("a", req, { ok: false, backendFault: true }, 11, ctx)).toBe("ejected");
+    expect(router.observe("nope", req, { ok: true }, 11, ctx)).toBeNull();
+  });
+});
+
+describe("Router.route(avoid)", () => {
+  it("leaves a retry's failed backend out of the decision unless it is the only one available", () => {
+    const router = new Router([spec("a"), spec("b")], { policy: "prefix_aware", indexStride: 1 });
+    const req = { blocks: [1, 2, 3, 4, 5, 6], promptTokens: 100 };
+    const first = router.route(req, ctx);
+    router.complete(first.ticket, { ok: true }, ctx);
+    const home = first.decision.backendId;
+    const other = home === "a" ? "b" : "a";
+    expect(router.route(req, ctx).decision.backendId).toBe(home);
+    expect(router.route(req, ctx, home).decision.backendId).toBe(other);
+    router.setHealthy(other, false);
+    expect(router.route(req, ctx, home).decision.backendId).toBe(home);
+    expect(router.stats().backends.find((b) => b.id === home)!.healthy).toBe(true);
+  });
+});

@@ -7,21 +7,30 @@
  * backend's index, tell the policy. complete() → release, correct the index
  * from what the backend reported, tell the policy.
  *
- * When no backend is healthy, route() throws NoHealthyBackendError (code
- * "no_healthy_backend"); the DO maps it to 503. Every ticket must be
- * completed exactly once (ok: false on lease expiry): the index treats blocks
- * of uncompleted requests as still being computed.
+ * Health has one owner, this Router: outcomes (complete, observe) and
+ * probe results (probed) feed its HealthTracker, which ejects and restores
+ * backends; a 429's retry-after throttles a backend for a while (throttle).
+ * A decision sees as available the backends neither ejected nor throttled;
+ * if that leaves none it routes to the throttled ones, and if every backend
+ * is ejected it routes to them all (fail open: a suspect fleet serves, an
+ * empty answer never does). Only an empty pool throws NoHealthyBackendError.
+ *
+ * Every ticket must be completed exactly once (ok: false on lease expiry):
+ * the index treats blocks of uncompleted requests as still being computed.
  */
 
 import type { AffinityReceipt } from "./affinity-index";
 import { BackendAffinity } from "./affinity-index";
+import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { DEFAULT_BALANCE_FACTOR } from "./bounded-load";
+import { SETTINGS } from "./defaults";
 import { FleetState } from "./fleet-state";
 import { createPolicy } from "./registry";
 import type {
   BackendSpec,
   EngineSignals,
   PolicyName,
+  PolicyPick,
   RouteContext,
   RouteDecision,
   RouteOutcome,
@@ -48,7 +57,17 @@ export interface RouterOptions {
   /** prefix_aware's prefill rate before it has learned one, tokens/s (when `policy` is a name). */
   defaultPrefillTokensPerSec?: number;
   engineSignals?: (i: number) => EngineSignals;
+  /** Outlier detection; default DEFAULT_HEALTH_SETTINGS. */
+  health?: HealthSettings;
 }
+
+/** Outlier detection as the gateway's defaults set it (see defaults.ts). */
+export const DEFAULT_HEALTH_SETTINGS: HealthSettings = {
+  fall: SETTINGS.EJECT_AFTER_FAULTS.default,
+  rise: SETTINGS.RESTORE_AFTER_CHECKS.default,
+  maxEjectionPercent: SETTINGS.MAX_EJECTION_PERCENT.default,
+  probeIntervalMs: SETTINGS.HEALTH_PROBE_SECONDS.default * 1000,
+};
 
 /** Handed out by route(), given back to complete(). In-memory only; never serialised. */
 export interface RouteTicket {
@@ -59,7 +78,14 @@ export interface RouteTicket {
 
 export interface BackendStats {
   readonly id: string;
+  /** Not ejected by outlier detection. */
   readonly healthy: boolean;
+  /** Consecutive backend faults (the count that ejects at `fall`). */
+  readonly faults: number;
+  /** Epoch ms until which a 429 asked us to send it nothing (absent when not throttled). */
+  readonly throttledUntil?: number;
+  /** Ejected: epoch ms of its next /health probe. */
+  readonly nextProbeAt?: number;
   readonly weight: number;
   readonly inflight: number;
   readonly indexBlocks: number;
@@ -101,6 +127,8 @@ interface Slot {
   index: number;
   removed: boolean;
   routed: number;
+  /** A 429 asked for nothing until then (epoch ms; 0: never). */
+  throttledUntil: number;
   readonly affinity: BackendAffinity;
 }
 
@@ -136,14 +164,19 @@ export class Router {
   readonly balanceFactor: number;
   readonly indexStride: number;
   private readonly fleet: FleetState;
+  private readonly health: HealthTracker;
   private slots: Slot[] = [];
   private byId = new Map<string, Slot>();
   private readonly tickets = new WeakMap<RouteTicket, TicketState>();
   private corrected = 0;
   private forgotten = 0;
+  /** The availability mask changes only on these events; between them route() reuses it. */
+  private availabilityStale = true;
+  /** Earliest throttle expiry among available-mask exclusions (ms), when the mask must be rebuilt. */
+  private nextThrottleExpiry = Number.POSITIVE_INFINITY;
 
   constructor(backends: readonly BackendSpec[], options: RouterOptions) {
-    this.blockTokens = positiveInteger("blockTokens", options.blockTokens ?? 16);
+    this.blockTokens = positiveInteger("blockTokens", options.blockTokens ?? SETTINGS.BLOCK_TOKENS.default);
     this.balanceFactor = options.balanceFactor ?? DEFAULT_BALANCE_FACTOR;
     if (!(this.balanceFactor > 0) || !Number.isFinite(this.balanceFactor))
       throw new RangeError(`balanceFactor: must be a finite number > 0, got ${this.balanceFactor}`);
@@ -166,6 +199,7 @@ export class Router {
       this.indexStride,
       options.engineSignals,
     );
+    this.health = new HealthTracker(options.health ?? DEFAULT_HEALTH_SETTINGS);
     this.setBackends(backends);
   }
 
@@ -175,7 +209,6 @@ export class Router {
     const f = this.fleet;
     const next: Slot[] = [];
     const byId = new Map<string, Slot>();
-    const healthy: boolean[] = [];
     const inflight: number[] = [];
     const affinity: BackendAffinity[] = [];
     let total = 0;
@@ -187,14 +220,13 @@ export class Router {
         index: i,
         removed: false,
         routed: 0,
+        throttledUntil: 0,
         affinity: new BackendAffinity(capacity),
       };
       if (old !== undefined) {
-        healthy.push(f.healthy[old.index]!);
         inflight.push(f.inflight[old.index]!);
         if (slot.affinity.blocks.capacity !== capacity) slot.affinity.blocks.setCapacity(capacity);
       } else {
-        healthy.push(true);
         inflight.push(0);
       }
       slot.spec = { id: spec.id, weight: spec.weight, kvCacheTokens: spec.kvCacheTokens };
@@ -207,30 +239,115 @@ export class Router {
     for (const s of this.slots) if (!byId.has(s.spec.id)) s.removed = true;
     this.slots = next;
     this.byId = byId;
+    this.health.setBackends(next.map((s) => s.spec.id));
     // A new array each time: policies detect fleet changes by identity.
     f.backends = next.map((s) => s.spec);
-    f.healthy = healthy;
+    f.healthy = [];
     f.inflight = inflight;
     f.affinity = affinity;
     f.totalInflight = total;
-    f.recomputeHealthyWeight();
+    this.availabilityStale = true;
+    this.refreshAvailability(Number.NEGATIVE_INFINITY);
     f.forgetMatches();
     this.policy.onBackendsChanged?.(f.backends);
   }
 
-  setHealthy(id: string, healthy: boolean): void {
-    const slot = this.byId.get(id);
-    if (slot === undefined) throw new Error(`setHealthy: unknown backend id "${id}"`);
-    this.fleet.healthy[slot.index] = healthy;
-    this.fleet.recomputeHealthyWeight();
+  setHealthSettings(settings: HealthSettings): void {
+    this.health.setSettings(settings);
   }
 
-  route(req: RouteRequest, ctx: RouteContext): { decision: RouteDecision; ticket: RouteTicket } {
+  /**
+   * Puts a backend back in rotation (true) or holds it out (false) by hand,
+   * bypassing fall/rise: tests and the simulator's fault scenarios. A backend
+   * held out by hand is never probed and no outcome brings it back
+   * (ejectedAt = +∞: every request was "routed before" it).
+   */
+  setHealthy(id: string, healthy: boolean): void {
+    this.slotOf(id, "setHealthy");
+    const r = this.health.get(id);
+    if (healthy) this.health.reset(id);
+    else
+      this.health.load([
+        {
+          ...r,
+          ejected: true,
+          goodChecks: 0,
+          failedProbes: 0,
+          ejectedAt: Number.POSITIVE_INFINITY,
+          nextProbeAt: null,
+        },
+      ]);
+    this.availabilityStale = true;
+  }
+
+  /** A backend answered 429: send it nothing until `until` (epoch ms) while others can serve. */
+  throttle(id: string, until: number): void {
+    const slot = this.byId.get(id);
+    if (slot === undefined || until <= slot.throttledUntil) return;
+    slot.throttledUntil = until;
+    this.availabilityStale = true;
+  }
+
+  /** The result of a /health probe of an ejected backend. */
+  probed(id: string, ok: boolean, now: number): HealthChange {
+    if (!this.byId.has(id)) return null;
+    return this.changed(this.health.probed(id, ok, now));
+  }
+
+  /** Ejected backends whose /health probe is due. */
+  dueProbes(now: number): string[] {
+    return this.health.due(now);
+  }
+
+  nextProbeAt(): number | undefined {
+    return this.health.nextProbeAt();
+  }
+
+  /** Health rows that differ from "in rotation, no faults" (what the RouterDO persists). */
+  healthRows(): HealthRow[] {
+    return this.health.rows();
+  }
+
+  /** Restores persisted health rows (rows of backends not in the pool are ignored). */
+  loadHealth(rows: readonly HealthRow[]): void {
+    this.health.load(rows);
+    this.availabilityStale = true;
+  }
+
+  /** Forgets a backend's health history: same id, different server (its address changed). */
+  resetHealth(id: string): void {
+    this.health.reset(id);
+    this.availabilityStale = true;
+  }
+
+  /**
+   * Chooses a backend. `avoid` (a retry's failed backend) is left out of this
+   * one decision unless no other backend is available.
+   */
+  route(
+    req: RouteRequest,
+    ctx: RouteContext,
+    avoid?: string,
+  ): { decision: RouteDecision; ticket: RouteTicket } {
     const f = this.fleet;
-    if (!(f.healthyWeight > 0)) throw new NoHealthyBackendError(f.backends.length);
+    if (f.backends.length === 0) throw new NoHealthyBackendError(0);
     if (!(req.promptTokens >= 0)) throw new RangeError(`promptTokens: must be >= 0, got ${req.promptTokens}`);
+    this.refreshAvailability(ctx.now);
     f.forgetMatches();
-    const pick = this.policy.pick(req, f, ctx);
+    const skip = avoid === undefined ? undefined : this.byId.get(avoid)?.index;
+    let pick: PolicyPick;
+    if (skip !== undefined && f.healthy[skip] && f.healthy.some((h, j) => h && j !== skip)) {
+      f.healthy[skip] = false;
+      f.recomputeHealthyWeight();
+      try {
+        pick = this.policy.pick(req, f, ctx);
+      } finally {
+        f.healthy[skip] = true;
+        f.recomputeHealthyWeight();
+      }
+    } else {
+      pick = this.policy.pick(req, f, ctx);
+    }
     const i = pick.index;
     if (!Number.isInteger(i) || i < 0 || i >= f.backends.length)
       throw new Error(`policy ${this.policy.name} picked backend index ${i} of ${f.backends.length}`);
@@ -255,27 +372,45 @@ export class Router {
     return { decision, ticket };
   }
 
-  /** Idempotent per ticket. A ticket whose backend was removed meanwhile changes nothing. */
-  complete(ticket: RouteTicket, outcome: RouteOutcome, ctx: RouteContext): void {
+  /**
+   * Idempotent per ticket. A ticket whose backend was removed meanwhile changes nothing.
+   * Returns the health change the outcome caused (ejected, restored) or null.
+   */
+  complete(ticket: RouteTicket, outcome: RouteOutcome, ctx: RouteContext): HealthChange {
     const state = this.tickets.get(ticket);
-    if (state === undefined) return;
+    if (state === undefined) return null;
     this.tickets.delete(ticket);
     const { slot, req, receipt } = state;
-    if (slot.removed) return;
+    if (slot.removed) return null;
     const f = this.fleet;
     const i = slot.index;
     f.inflight[i] = Math.max(0, f.inflight[i]! - 1);
     f.totalInflight = Math.max(0, f.totalInflight - 1);
-    const settled = slot.affinity.settle(
-      receipt,
-      outcome,
-      this.blockTokens * this.indexStride,
-      req.promptTokens,
-    );
-    this.corrected += settled.evicted;
-    this.forgotten += settled.forgotten;
-    if (settled.evicted + settled.forgotten > 0) f.forgetMatches();
+    this.settle(slot, receipt, req, outcome);
     this.policy.onCompleted?.(req, i, outcome, ctx);
+    return this.judge(slot.spec.id, outcome, ticket.routedAt, ctx.now);
+  }
+
+  /**
+   * A request this Router did not route (the Worker decided alone while the
+   * RouterDO was unreachable) went to `backendId`: learn its blocks and its
+   * outcome as if it had been routed there at `routedAt`, with nothing in flight.
+   */
+  observe(
+    backendId: string,
+    req: RouteRequest,
+    outcome: RouteOutcome,
+    routedAt: number,
+    ctx: RouteContext,
+  ): HealthChange {
+    const slot = this.byId.get(backendId);
+    if (slot === undefined) return null;
+    const f = this.fleet;
+    f.forgetMatches();
+    const matched = f.matchedOn(slot.index, req.blocks);
+    const receipt = slot.affinity.record(f.anchors(req.blocks), matched / this.indexStride);
+    this.settle(slot, receipt, req, outcome);
+    return this.judge(backendId, outcome, routedAt, ctx.now);
   }
 
   /** Requests in flight on a backend; 0 for an unknown id. */
@@ -288,7 +423,12 @@ export class Router {
     return this.fleet.totalInflight;
   }
 
-  stats(): RouterStats {
+  /** Ids of the backends outlier detection has ejected. */
+  ejectedIds(): string[] {
+    return this.slots.filter((s) => this.health.isEjected(s.spec.id)).map((s) => s.spec.id);
+  }
+
+  stats(now?: number): RouterStats {
     const f = this.fleet;
     let indexBytes = 0;
     let indexBlocks = 0;
@@ -296,9 +436,13 @@ export class Router {
     const backends = this.slots.map((s, i): BackendStats => {
       indexBytes += s.affinity.blocks.bytes();
       indexBlocks += s.affinity.blocks.size * stride;
+      const h = this.health.get(s.spec.id);
       return {
         id: s.spec.id,
-        healthy: f.healthy[i]!,
+        healthy: !h.ejected,
+        faults: h.faults,
+        ...(s.throttledUntil > (now ?? 0) ? { throttledUntil: s.throttledUntil } : {}),
+        ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
         weight: s.spec.weight,
         inflight: f.inflight[i]!,
         indexBlocks: s.affinity.blocks.size * stride,
@@ -318,5 +462,66 @@ export class Router {
       correctedBlocks: this.corrected,
       forgottenBlocks: this.forgotten,
     };
+  }
+
+  private slotOf(id: string, what: string): Slot {
+    const slot = this.byId.get(id);
+    if (slot === undefined) throw new Error(`${what}: unknown backend id "${id}"`);
+    return slot;
+  }
+
+  private settle(slot: Slot, receipt: AffinityReceipt, req: RouteRequest, outcome: RouteOutcome): void {
+    const settled = slot.affinity.settle(
+      receipt,
+      outcome,
+      this.blockTokens * this.indexStride,
+      req.promptTokens,
+    );
+    this.corrected += settled.evicted;
+    this.forgotten += settled.forgotten;
+    if (settled.evicted + settled.forgotten > 0) this.fleet.forgetMatches();
+  }
+
+  /** Feeds an outcome to outlier detection: a fault, a success, or (neither) nothing. */
+  private judge(id: string, outcome: RouteOutcome, routedAt: number, now: number): HealthChange {
+    if (outcome.backendFault === true) return this.changed(this.health.fault(id, routedAt, now));
+    if (outcome.ok) return this.changed(this.health.success(id, routedAt));
+    return null;
+  }
+
+  private changed(change: HealthChange): HealthChange {
+    if (change !== null) this.availabilityStale = true;
+    return change;
+  }
+
+  /**
+   * The availability mask decisions see as FleetView.healthy: not ejected and
+   * not throttled; else not ejected (every backend throttled: they still
+   * serve, the client's 429 would be no better); else everyone (fail open).
+   */
+  private refreshAvailability(now: number): void {
+    if (!this.availabilityStale && now < this.nextThrottleExpiry) return;
+    const f = this.fleet;
+    const n = this.slots.length;
+    const inRotation = this.slots.map((s) => !this.health.isEjected(s.spec.id));
+    let expiry = Number.POSITIVE_INFINITY;
+    const open = this.slots.map((s, i) => {
+      const throttled = s.throttledUntil > now;
+      if (throttled && inRotation[i]) expiry = Math.min(expiry, s.throttledUntil);
+      return inRotation[i]! && !throttled;
+    });
+    const mask = open.some(Boolean)
+      ? open
+      : inRotation.some(Boolean)
+        ? inRotation
+        : new Array<boolean>(n).fill(true);
+    let changed = mask.length !== f.healthy.length;
+    for (let i = 0; i < n && !changed; i++) if (mask[i] !== f.healthy[i]) changed = true;
+    if (changed) {
+      f.healthy = mask;
+      f.recomputeHealthyWeight();
+    }
+    this.availabilityStale = false;
+    this.nextThrottleExpiry = expiry;
   }
 }

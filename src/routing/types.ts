@@ -69,6 +69,12 @@ export interface RouteOutcome {
   readonly cachedTokens?: number;
   /** Time to first token as seen by the gateway, ms. */
   readonly ttftMs?: number;
+  /**
+   * The backend itself failed (connect error, timeout, 502/503/504, a cut
+   * stream, a 500 the request did not also get elsewhere): counts toward
+   * its ejection. Unset for client aborts and request-caused errors.
+   */
+  readonly backendFault?: boolean;
 }
 
 /** Per-call environment: the only source of time and randomness in the core. */

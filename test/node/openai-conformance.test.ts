@@ -201,4 +201,31 @@ describe("openai SDK: gateway ≡ emulator", () => {
     expect(gb.status).toBe(400);
     expect({ status: gb.status, type: gb.type }).toEqual({ status: db.status, type: db.type });
   });
+
+  it("a stream the backend cuts mid-way reaches the SDK as an APIError, not a silent end", async () => {
+    const marker = "conformance-cut-marker";
+    emuA!.setFault({ kind: "cut", afterChunks: 3, match: marker });
+    try {
+      const stream = await viaGateway.chat.completions.create({
+        model: MODEL,
+        messages: messages(`Tell me about ${marker}.`),
+        max_tokens: 64,
+        stream: true,
+      });
+      const seen: string[] = [];
+      const err = await (async () => {
+        try {
+          for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? "");
+          return undefined;
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(APIError);
+      expect((err as APIError).code).toBe("upstream_stream_error");
+      expect(seen.join("")).not.toBe("");
+    } finally {
+      emuA!.setFault(null);
+    }
+  });
 });

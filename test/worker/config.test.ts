@@ -2,6 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { formatPath, loadConfig, parseConfig } from "../../src/config";
+import { type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
 import { authHeaders, expectOpenAIError, gatewayWithEnv, MODEL } from "./helpers";
 
 const base = {
@@ -23,6 +24,17 @@ describe("parseConfig", () => {
       balanceFactor: 1.25,
       leaseTtlSeconds: 600,
       healthProbeSeconds: 10,
+      ejectAfterFaults: 3,
+      restoreAfterChecks: 2,
+      maxEjectionPercent: 50,
+      retryBudgetPercent: 20,
+    });
+    expect(r.config.deadlines).toEqual({
+      connectMs: 10_000,
+      firstByteMs: 60_000,
+      idleMs: 20_000,
+      responseMs: 600_000,
+      routerMs: 50,
     });
     expect(r.config.prefixTokens).toBe(8192);
     expect(r.config.backends[0]!.weight).toBe(1);
@@ -80,6 +92,25 @@ describe("parseConfig", () => {
     const r = await parseConfig({ ...base, ADMIN_TOKEN: "s3cr3t" });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join(" ")).not.toContain("s3cr3t");
+  });
+
+  describe.each(Object.entries(SETTINGS) as [SettingName, NumericSetting][])("var %s", (name, s) => {
+    it("accepts its bounds and refuses one step past them, naming the var", async () => {
+      const step = s.integer ? 1 : 0.01;
+      for (const ok of [s.min, s.max, s.default]) {
+        // PREFIX_TOKENS must be >= BLOCK_TOKENS: keep the other one out of the way.
+        const other = name === "PREFIX_TOKENS" ? { BLOCK_TOKENS: "1" } : { PREFIX_TOKENS: "1024" };
+        const r = await parseConfig({ ...base, ...other, [name]: String(ok) });
+        expect(r.ok, `${name}=${ok}`).toBe(true);
+      }
+      for (const bad of [s.min - step, s.max + step]) {
+        const r = await parseConfig({ ...base, [name]: String(bad) });
+        expect(r.ok, `${name}=${bad}`).toBe(false);
+        if (!r.ok) expect(r.errors.join("; ")).toContain(`${name}: must be`);
+      }
+      const r = await parseConfig({ ...base, [name]: "lots" });
+      expect(r.ok).toBe(false);
+    });
   });
 
   it("formats zod paths like BACKENDS[2].url", () => {

@@ -3,7 +3,8 @@
  * (bench/emulator: OpenAI-compatible HTTP on loopback, ephemeral ports, real
  * timing, usage with cached_tokens) before the Worker boots, and hands their
  * addresses to vitest.config.ts, which turns them into the BACKENDS binding.
- * Nothing here is a mock: the gateway talks HTTP to real servers.
+ * Nothing here is a mock: the gateway talks HTTP to real servers. Their
+ * control endpoint is on, so tests can make one misbehave (helpers.ts).
  */
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../../bench/emulator/server";
@@ -11,6 +12,7 @@ import { startEmulator } from "../../bench/emulator/server";
 /** Must match the names in vitest.config.ts and test/worker/helpers.ts. */
 const MAIN_MODEL = "test-model";
 const SPARE_MODEL = "spare-model";
+const FAULT_MODEL = "fault-model";
 const BACKEND_KEY = "emu-test-key";
 
 declare module "vitest" {
@@ -19,13 +21,18 @@ declare module "vitest" {
     emulatorUrls: string[];
     /** Two emulators serving spare-model: fleets that tests swap in through a modified env. */
     spareEmulatorUrls: string[];
+    /** Three emulators serving fault-model: only the fault-injection tests touch them, so whole-backend faults are safe. */
+    faultEmulatorUrls: string[];
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const start = (model: string) => startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY });
+  // control: tests switch faults on and off over HTTP (test/worker/helpers.ts, withBackendFault).
+  const start = (model: string) =>
+    startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY, control: true });
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
   const spare = await Promise.all([1, 2].map(() => start(SPARE_MODEL)));
+  const faulty = await Promise.all([1, 2, 3].map(() => start(FAULT_MODEL)));
   project.provide(
     "emulatorUrls",
     main.map((e) => e.url),
@@ -34,7 +41,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "spareEmulatorUrls",
     spare.map((e) => e.url),
   );
+  project.provide(
+    "faultEmulatorUrls",
+    faulty.map((e) => e.url),
+  );
   return async () => {
-    await Promise.all([...main, ...spare].map((e) => e.close()));
+    await Promise.all([...main, ...spare, ...faulty].map((e) => e.close()));
   };
 }

@@ -1,12 +1,17 @@
 /**
  * Helpers for the workerd tests: requests through the real Worker entry
- * (exports.default.fetch, or the module's fetch with a modified env), and
- * reads of the real RouterDO's state through its RPC.
+ * (exports.default.fetch, or the module's fetch with a modified env), reads
+ * of the real RouterDO's and KeyLimiterDO's state through their RPC, and
+ * faults injected into the backend emulators over their HTTP control endpoint.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { ControlState, FaultSpec, HealthOverride } from "../../bench/emulator/fault-spec";
+import type { KeyLimiterStats } from "../../durable-objects/key-limiter-rpc";
 import type { StatsResult } from "../../durable-objects/rpc";
+import { sha256 } from "../../src/config";
+import { keyIdOf } from "../../src/gateway-keys";
 import worker from "../../src/index";
 
 export const MODEL = "test-model";
@@ -22,9 +27,9 @@ export function gateway(path: string, init: RequestInit = {}): Promise<Response>
   return exports.default.fetch(new Request(`https://gateway.test${path}`, init));
 }
 
-/** A request through the Worker with some bindings replaced (a rotated secret, a broken var). */
+/** A request through the Worker with some bindings replaced (a rotated secret, a broken var, a spy). */
 export async function gatewayWithEnv(
-  overrides: Partial<Record<keyof Env, string>>,
+  overrides: Partial<Env>,
   path: string,
   init: RequestInit = {},
 ): Promise<Response> {
@@ -38,6 +43,24 @@ export async function gatewayWithEnv(
   const body = await res.arrayBuffer();
   await waitOnExecutionContext(ctx);
   return new Response(body, res);
+}
+
+/**
+ * Like gatewayWithEnv, but hands back the response unread (a stream to hold, cancel or read);
+ * `settled()` waits for the request's waitUntil work (completion report, slot release).
+ */
+export async function openWithEnv(
+  overrides: Partial<Env>,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ res: Response; settled(): Promise<void> }> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(
+    new Request(`https://gateway.test${path}`, init),
+    { ...env, ...overrides },
+    ctx,
+  );
+  return { res, settled: () => waitOnExecutionContext(ctx) };
 }
 
 export function chatBody(system: string, user: string, extra: Record<string, unknown> = {}): string {
@@ -111,10 +134,114 @@ export function spareUrls(): string[] {
   return JSON.parse((env as unknown as { TEST_SPARE_URLS: string }).TEST_SPARE_URLS) as string[];
 }
 
+export const FAULT_MODEL = "fault-model";
+
+/** Addresses of the three fault-model emulators: only fault-injection tests use them. */
+export function faultUrls(): string[] {
+  return JSON.parse((env as unknown as { TEST_FAULT_URLS: string }).TEST_FAULT_URLS) as string[];
+}
+
 /** The url of a test-model backend by id, from the BACKENDS binding. */
 export function backendUrl(id: string): string {
   const list = JSON.parse(env.BACKENDS) as { id: string; url: string }[];
   const b = list.find((x) => x.id === id);
   if (b === undefined) throw new Error(`no backend ${id}`);
   return b.url;
+}
+
+/**
+ * Faults on the backend emulators (bench/emulator/control.ts), which
+ * global-setup.ts starts with their control endpoint on. A backend is a
+ * BACKENDS id ("emu-1") or an emulator url (spareUrls()). The emulators are
+ * shared by every test file: prefer a fault scoped by `match` to a marker only
+ * your test sends, and always clear what you set (withBackendFault does).
+ */
+async function backendControl(
+  backend: string,
+  method: "GET" | "POST" | "DELETE",
+  path: "fault" | "health" | "down",
+  body?: unknown,
+): Promise<ControlState> {
+  const base = backend.startsWith("http") ? backend : backendUrl(backend);
+  const res = await fetch(`${base}/_control/${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok)
+    throw new Error(`backend ${backend}: ${method} /_control/${path} → ${res.status} ${await res.text()}`);
+  return (await res.json()) as ControlState;
+}
+
+/** The backend's fault, /health override and counters (served, faulted by kind, abandoned, held, ...). */
+export function backendState(backend: string): Promise<ControlState> {
+  return backendControl(backend, "GET", "fault");
+}
+
+/** Sets the backend's fault (a bad spec throws with the emulator's 400 message). Prefer withBackendFault. */
+export function setBackendFault(backend: string, spec: FaultSpec): Promise<ControlState> {
+  return backendControl(backend, "POST", "fault", spec);
+}
+
+/** Clears the backend's fault: hung requests are then served, stalled streams closed. */
+export function clearBackendFault(backend: string): Promise<ControlState> {
+  return backendControl(backend, "DELETE", "fault");
+}
+
+/** Runs `fn` with the fault set on the backend, and clears it afterwards, also when `fn` throws. */
+export async function withBackendFault<T>(
+  backend: string,
+  spec: FaultSpec,
+  fn: () => Promise<T>,
+): Promise<T> {
+  await setBackendFault(backend, spec);
+  try {
+    return await fn();
+  } finally {
+    await clearBackendFault(backend);
+  }
+}
+
+/** Runs `fn` while the backend's /health fails on its own (503 unless `status`), and restores it afterwards. */
+export async function withBackendUnhealthy<T>(
+  backend: string,
+  fn: () => Promise<T>,
+  override: HealthOverride = {},
+): Promise<T> {
+  await backendControl(backend, "POST", "health", override);
+  try {
+    return await fn();
+  } finally {
+    await backendControl(backend, "DELETE", "health");
+  }
+}
+
+/** Kills the backend now (connections refused) and restarts it, fresh, on the same port after `ms` (1..60000). */
+export function takeBackendDown(backend: string, ms: number): Promise<ControlState> {
+  return backendControl(backend, "POST", "down", { ms });
+}
+
+/** A rate-limiting binding like KEY_RATE_LIMITER with limit 3 per 60 s (declared in vitest.config.ts). */
+export function testRateLimiter(): RateLimit {
+  return (env as unknown as { TEST_KEY_RATE_LIMITER: RateLimit }).TEST_KEY_RATE_LIMITER;
+}
+
+/** The KeyLimiterDO of a gateway key, found the way the Worker finds it (by the key's id, never the key). */
+export async function keyLimiter(key: string) {
+  return env.KEY_LIMITER.getByName(keyIdOf(await sha256(key)));
+}
+
+export async function keyLimiterStats(key: string): Promise<KeyLimiterStats> {
+  return (await keyLimiter(key)).stats();
+}
+
+/** Waits until a key holds `inflight` slots (releases are sent via waitUntil). */
+export async function keyInflightReaches(key: string, inflight: number, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await keyLimiterStats(key);
+    if (s.inflight === inflight) return;
+    if (Date.now() > until) throw new Error(`key still holds ${s.inflight} slots, expected ${inflight}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -65,11 +65,12 @@ describe("RouterDO", () => {
     expect(s.backends.map((x) => x.id)).toEqual(["spare-b"]);
   });
 
-  it("retries a refused connection once on another backend and marks the dead one unhealthy", async () => {
+  it("retries a refused connection on another backend and ejects the dead one after 3 faults, not 1", async () => {
     const [a] = spareUrls() as [string];
     // Port 9 (discard) on loopback: nothing listens, the connection is refused before any byte.
     const withDead = { BACKENDS: fleet({ id: "dead", url: "http://127.0.0.1:9" }, { id: "alive", url: a }) };
-    for (let i = 0; i < 6; i++) {
+    let retried = 0;
+    for (let i = 0; i < 40 && retried < 3; i++) {
       const res = await gatewayWithEnv(
         withDead,
         "/v1/chat/completions",
@@ -78,53 +79,63 @@ describe("RouterDO", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("x-prefix-gateway-backend")).toBe("alive");
       expect(await res.text()).toContain("data: [DONE]");
+      await settle(SPARE_MODEL);
+      const dead = (await stats()).backends.find((x) => x.id === "dead")!;
+      if (dead.consecutiveFailures > retried) {
+        retried = dead.consecutiveFailures;
+        // In rotation until the third consecutive fault (EJECT_AFTER_FAULTS = 3).
+        expect(dead.healthy).toBe(retried < 3);
+      }
     }
-    await settle(SPARE_MODEL);
+    expect(retried).toBe(3);
     const dead = (await stats()).backends.find((x) => x.id === "dead")!;
-    expect(dead.healthy).toBe(false);
-    expect(dead.consecutiveFailures).toBe(1);
     expect(dead.nextProbeAt).toBeGreaterThan(0);
-    // The probe alarm (HEALTH_PROBE_SECONDS = 1) finds it still dead and backs off.
+    // The probe alarm (HEALTH_PROBE_SECONDS = 1) finds it still dead and backs off (2 s, then 4 s...).
     await sleep(1100);
     await runDurableObjectAlarm(stub());
     const after = (await stats()).backends.find((x) => x.id === "dead")!;
     expect(after.healthy).toBe(false);
-    expect(after.consecutiveFailures).toBe(2);
+    expect(after.nextProbeAt! - Date.now()).toBeGreaterThan(1000);
   });
 
-  it("restores a backend whose /health answers again after a failure", async () => {
+  it("restores an ejected backend after 2 good /health probes, not on the first", async () => {
     const [a, b] = spareUrls() as [string, string];
     const both = { BACKENDS: fleet({ id: "h-a", url: a }, { id: "h-b", url: b }) };
     expect((await gatewayWithEnv(both, "/v1/chat/completions", spareChat("health"))).status).toBe(200);
     const s = await stats();
-    // The Worker's own RPC: a lease on h-b that ends in a connect error (as a proxy failure would report).
-    let lease: string | undefined;
-    for (let i = 0; i < 32 && lease === undefined; i++) {
+    // The Worker's own RPC: three leases on h-b that end in a connect error (as a failed attempt reports).
+    let faults = 0;
+    for (let i = 0; i < 200 && faults < 3; i++) {
       const r = await stub().route({
         fleetVersion: s.fleetVersion,
         blocks: [i * 7919 + 1],
         promptTokens: 16,
       });
       if (!r.ok) throw new Error(r.message);
-      if (r.backendId === "h-b") lease = r.leaseId;
-      else await stub().complete(r.leaseId, { ok: true });
+      if (r.backendId === "h-b") {
+        faults++;
+        expect(await stub().complete(r.leaseId, { ok: false, failure: "connect_error" })).toEqual({
+          ok: true,
+          backendId: "h-b",
+        });
+      } else await stub().complete(r.leaseId, { ok: true });
     }
-    expect(lease).toBeDefined();
-    expect(await stub().complete(lease!, { ok: false, failure: "connect_error" })).toEqual({
-      ok: true,
-      backendId: "h-b",
-    });
+    expect(faults).toBe(3);
     expect((await stats()).backends.find((x) => x.id === "h-b")!.healthy).toBe(false);
-    // While h-b is down every request goes to h-a.
+    // While h-b is out every request goes to h-a.
     for (let i = 0; i < 3; i++) {
       const res = await gatewayWithEnv(both, "/v1/chat/completions", spareChat(`down-${i}`));
       expect(res.headers.get("x-prefix-gateway-backend")).toBe("h-a");
     }
     await sleep(1100);
     await runDurableObjectAlarm(stub());
+    expect((await stats()).backends.find((x) => x.id === "h-b")!.healthy).toBe(false);
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
     const hb = (await stats()).backends.find((x) => x.id === "h-b")!;
     expect(hb.healthy).toBe(true);
     expect(hb.consecutiveFailures).toBe(0);
+    expect((await stats()).usage.restorations).toBeGreaterThanOrEqual(1);
   });
 
   it("expires a lease that never completes, by alarm, releasing its in-flight slot", async () => {

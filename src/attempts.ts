@@ -1,0 +1,165 @@
+/**
+ * Step 2 of an inference request: route and call, retrying once elsewhere.
+ *
+ * A retry happens only before the first byte reaches the client, only on
+ * another backend, at most once per request, and only while the pool's retry
+ * budget allows (router-client.ts: the RouterDO spends it). It is tried for
+ * a refused or timed-out connection, a 502/503/504, a 429 (whose retry-after
+ * keeps that backend out of decisions for a while), and a 500. A 500 is the
+ * one ambiguous answer — the backend may be broken, or the request may break
+ * every backend (a poison prompt) — and the retry is the test: if the same
+ * request succeeds elsewhere, the first backend takes a fault; if it fails
+ * there too, nobody does, and this isolate remembers the request so that
+ * repeats of it (SDKs retry 500s by themselves) are not retried again.
+ */
+import type { FailureKind } from "../durable-objects/rpc";
+import type { BackendConfig, GatewayConfig } from "./config";
+import { GatewayError } from "./errors";
+import type { InferenceRequest } from "./inference-request";
+import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "./router-client";
+import { type Attempt, callBackend, retryAfterMs } from "./upstream";
+
+export interface Leg {
+  readonly decision: Decision;
+  readonly backend: BackendConfig;
+  readonly attempt: Attempt;
+  /** Set when this leg's failure was already reported (its retry was refused: the RouterDO ended it). */
+  readonly reported: boolean;
+  /** The failed response's body, read before a retry was asked for (a refused retry answers with it). */
+  readonly buffered?: Uint8Array;
+}
+
+export interface LegsResult {
+  readonly final: Leg;
+  /** The first leg's backend, when the final leg is a retry. */
+  readonly retriedFrom?: string;
+  /** A retry was wanted but the budget refused it. */
+  readonly retryRefused?: boolean;
+}
+
+const PATHS = { chat: "/v1/chat/completions", completions: "/v1/completions" } as const;
+
+/** Error bodies are small; a retry reads at most this much of one before giving up on keeping it. */
+const MAX_BUFFERED_ERROR_BYTES = 64 * 1024;
+/** Requests this isolate saw fail with a 500 on two backends (fingerprints, least recent first out). */
+const POISON_MEMORY = 1024;
+const poison = new Set<string>();
+
+/** How an attempt failed, for the report and the retry decision; undefined for a usable answer. */
+export function failureOf(attempt: Attempt): FailureKind | undefined {
+  if (attempt.kind === "failed") return attempt.failure;
+  const s = attempt.res.status;
+  if (s === 429) return "throttled";
+  if (s === 502 || s === 503 || s === 504) return "server_error";
+  if (s >= 500) return "http_500";
+  if (s >= 400) return "request_error";
+  return undefined;
+}
+
+const RETRYABLE: ReadonlySet<FailureKind> = new Set([
+  "connect_error",
+  "timeout",
+  "server_error",
+  "http_500",
+  "throttled",
+]);
+
+async function fingerprintOf(text: string): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  let hex = "";
+  for (let i = 0; i < 16; i++) hex += d[i]!.toString(16).padStart(2, "0");
+  return hex;
+}
+
+function remember(fp: string): void {
+  poison.delete(fp);
+  poison.add(fp);
+  if (poison.size > POISON_MEMORY) poison.delete(poison.values().next().value as string);
+}
+
+/** Reads a failed response's (small) body so it can still be the answer if no retry happens. */
+async function buffer(attempt: Attempt): Promise<Uint8Array | undefined> {
+  if (attempt.kind !== "response" || attempt.reader === undefined) return undefined;
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await attempt.reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BUFFERED_ERROR_BYTES) {
+        attempt.reader.cancel().catch(() => {});
+        return undefined;
+      }
+      parts.push(value);
+    }
+  } catch {
+    return undefined;
+  }
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}
+
+export interface AttemptContext {
+  readonly call: RouteCall;
+  readonly config: GatewayConfig;
+  readonly request: InferenceRequest;
+  readonly requestId: string;
+  readonly client: AbortSignal;
+}
+
+async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
+  const backend = ctx.config.backendsById.get(decision.backendId);
+  if (backend === undefined)
+    throw new GatewayError(503, "service_unavailable", "fleet_changing", "Fleet is changing; retry.");
+  const attempt = await callBackend(
+    backend,
+    PATHS[ctx.request.kind],
+    ctx.request.upstreamBody,
+    ctx.requestId,
+    {
+      stream: ctx.request.stream,
+      deadlines: ctx.config.deadlines,
+      client: ctx.client,
+    },
+  );
+  return { decision, backend, attempt, reported: false };
+}
+
+export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
+  const first = await decide(ctx.call);
+  if (first === RETRY_REFUSED) throw new Error("a first attempt is never refused by the retry budget");
+  const one = await leg(ctx, first);
+  const failure = failureOf(one.attempt);
+  if (
+    failure === undefined ||
+    !RETRYABLE.has(failure) ||
+    ctx.call.pool.spec.backends.length < 2 ||
+    ctx.client.aborted
+  )
+    return { final: one };
+  const fp = failure === "http_500" ? await fingerprintOf(ctx.request.upstreamBody) : undefined;
+  if (fp !== undefined && poison.has(fp)) return { final: one };
+
+  const buffered = await buffer(one.attempt);
+  const retryAfter = one.attempt.kind === "response" ? retryAfterMs(one.attempt.res, Date.now()) : undefined;
+  const next = await decide(ctx.call, {
+    decision: first,
+    failure,
+    ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+  });
+  if (next === RETRY_REFUSED) {
+    return {
+      final: { ...one, reported: true, ...(buffered !== undefined ? { buffered } : {}) },
+      retryRefused: true,
+    };
+  }
+  const two = await leg(ctx, next);
+  if (fp !== undefined && failureOf(two.attempt) === "http_500") remember(fp);
+  return { final: two, retriedFrom: first.backendId };
+}

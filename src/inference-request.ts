@@ -1,0 +1,82 @@
+/**
+ * Step 1 of an inference request: read and validate the body, key its
+ * prefix, and work out what the backend will be sent. Everything later
+ * steps need about the client's request, computed once.
+ */
+import type { Context } from "hono";
+import type { GatewayEnv } from "./app-types";
+import { modelNotFound } from "./errors";
+import { fingerprint } from "./log";
+import type { ChatBody, InferenceBody, InferenceKind } from "./openai-schemas";
+import { prefixKeysForRequest } from "./prefix";
+import { readInferenceBody } from "./request-body";
+import type { RouteRequest } from "./routing/types";
+
+export interface InferenceRequest {
+  readonly kind: InferenceKind;
+  readonly model: string;
+  readonly stream: boolean;
+  /** The gateway asked the backend for a usage chunk the client did not: strip it from the stream. */
+  readonly strip: boolean;
+  /** What the backend receives: the client's bytes (plus include_usage when we add it). */
+  readonly upstreamBody: string;
+  /** What the router sees: block keys, prompt tokens, the output hint. */
+  readonly route: RouteRequest;
+}
+
+export async function readInferenceRequest(
+  c: Context<GatewayEnv>,
+  kind: InferenceKind,
+): Promise<InferenceRequest> {
+  const config = c.get("config");
+  const log = c.get("log");
+  const { body, raw, text } = await readInferenceBody(c.req.raw, kind);
+  const model = body.model;
+  const stream = body.stream === true;
+  log.set({ model, stream });
+  if (!config.models.includes(model)) throw modelNotFound(model);
+
+  const tenant = body.prompt_cache_key ?? c.req.header("x-prefix-cache-key") ?? undefined;
+  const hasTenant = tenant !== undefined && tenant !== "";
+  if (hasTenant) log.set({ tenant: await fingerprint(tenant) });
+  const { blocks, promptTokens } = prefixKeysForRequest(kind, body, {
+    model,
+    ...(hasTenant ? { tenant } : {}),
+    blockTokens: config.router.blockTokens,
+    prefixTokens: config.prefixTokens,
+  });
+  log.set({ promptTokens });
+  const outputTokens =
+    (kind === "chat" ? (body as ChatBody).max_completion_tokens : undefined) ?? body.max_tokens ?? undefined;
+
+  // A streamed answer carries usage only if asked for; we ask, and strip that chunk if the client did not.
+  const strip = stream && body.stream_options?.include_usage !== true;
+  return {
+    kind,
+    model,
+    stream,
+    strip,
+    upstreamBody: strip ? withIncludeUsage(text, raw, body.stream_options) : text,
+    route: { blocks, promptTokens, ...(outputTokens !== undefined ? { outputTokens } : {}) },
+  };
+}
+
+/**
+ * The client's JSON with `stream_options.include_usage: true`. Without
+ * stream_options (what the OpenAI SDKs send) the field is appended to the
+ * text as is: the same bytes JSON.stringify({ ...raw, stream_options }) gives
+ * up to whitespace, without re-serialising a prompt of megabytes. Otherwise
+ * the object is rebuilt so the client's other stream_options survive.
+ */
+function withIncludeUsage(
+  text: string,
+  raw: Record<string, unknown>,
+  given: InferenceBody["stream_options"],
+): string {
+  if (!Object.hasOwn(raw, "stream_options")) {
+    // A validated body is a non-empty object, so its text ends with `}` (and maybe whitespace).
+    const close = text.lastIndexOf("}");
+    return `${text.slice(0, close)},"stream_options":{"include_usage":true}${text.slice(close)}`;
+  }
+  return JSON.stringify({ ...raw, stream_options: { ...(given ?? {}), include_usage: true } });
+}

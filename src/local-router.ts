@@ -1,0 +1,90 @@
+/**
+ * Decisions a Worker isolate makes alone, while its pool's RouterDO is slow,
+ * overloaded or unreachable: the data plane never fails for the control
+ * plane's sake. The rule is the routing core's own consistent_hash policy —
+ * bounded-load consistent hashing on the request's ring key — so every
+ * isolate sends a given prefix to the same home without talking to the
+ * others, and a hot prefix spills to its stable second home. Its inputs are
+ * what an isolate knows: the backends the RouterDO last reported out of
+ * rotation, this isolate's own in-flight requests, and its own outcomes
+ * (outlier detection runs here too, with the pool's settings).
+ */
+import type { CompleteInput, PoolSpec } from "../durable-objects/rpc";
+import { throttledUntil, toRouteOutcome } from "./outcomes";
+import { RetryBudget, Router, type RouteTicket } from "./routing";
+import type { RouteContext, RouteDecision, RouteRequest } from "./routing/types";
+
+/** Retries a fresh isolate may spend before its own traffic has earned any. */
+const LOCAL_RETRY_BURST = 3;
+
+export class LocalRouter {
+  private readonly router: Router;
+  readonly budget: RetryBudget;
+  /** Backends held out because the RouterDO said they were ejected. */
+  private heldOut = new Set<string>();
+  private lastView = "";
+  private readonly ids: ReadonlySet<string>;
+
+  constructor(spec: PoolSpec) {
+    this.ids = new Set(spec.backends.map((b) => b.id));
+    this.router = new Router(
+      spec.backends.map((b) => ({ id: b.id, weight: b.weight, kvCacheTokens: b.kvCacheTokens })),
+      {
+        policy: "consistent_hash",
+        blockTokens: spec.blockTokens,
+        balanceFactor: spec.balanceFactor,
+        health: {
+          fall: spec.ejectAfterFaults,
+          rise: spec.restoreAfterChecks,
+          maxEjectionPercent: spec.maxEjectionPercent,
+          probeIntervalMs: spec.healthProbeSeconds * 1000,
+        },
+      },
+    );
+    this.budget = new RetryBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST);
+  }
+
+  /** Adopts the RouterDO's latest view of which backends are out of rotation. */
+  syncEjected(ids: readonly string[] | undefined): void {
+    const view = ids === undefined ? "" : ids.join("\u0000");
+    if (view === this.lastView) return;
+    this.lastView = view;
+    const want = new Set((ids ?? []).filter((id) => this.ids.has(id)));
+    for (const id of this.heldOut) if (!want.has(id)) this.router.setHealthy(id, true);
+    for (const id of want) if (!this.heldOut.has(id)) this.router.setHealthy(id, false);
+    this.heldOut = want;
+  }
+
+  decide(
+    req: RouteRequest,
+    ctx: RouteContext,
+    avoid?: string,
+  ): { decision: RouteDecision; ticket: RouteTicket } {
+    return this.router.route(req, ctx, avoid);
+  }
+
+  /** Ends a local decision with what the Worker saw (a 429 also throttles the backend here). */
+  finish(ticket: RouteTicket, input: CompleteInput, ctx: RouteContext): void {
+    const until = throttledUntil(input, ctx.now);
+    if (until !== undefined) this.router.throttle(ticket.backendId, until);
+    this.router.complete(ticket, toRouteOutcome(input), ctx);
+  }
+
+  inflight(id: string): number {
+    return this.router.inflight(id);
+  }
+}
+
+const locals = new Map<string, LocalRouter>();
+
+/** The isolate's local router of a pool version (one per model; a new version replaces the old). */
+export function localRouterFor(model: string, version: string, spec: PoolSpec): LocalRouter {
+  const key = `${model}\u0000${version}`;
+  let r = locals.get(key);
+  if (r === undefined) {
+    for (const k of locals.keys()) if (k.startsWith(`${model}\u0000`)) locals.delete(k);
+    r = new LocalRouter(spec);
+    locals.set(key, r);
+  }
+  return r;
+}

@@ -1,0 +1,41 @@
+/**
+ * What an attempt's ending means for routing, in one place for the RouterDO
+ * and the Worker's local decisions: which failures are the backend's fault
+ * (they count toward its ejection) and how long a 429 keeps a backend out.
+ */
+import type { CompleteInput, FailureKind } from "../durable-objects/rpc";
+import type { RouteOutcome } from "./routing/types";
+
+/** The backend itself failed. (http_500 is judged by the retry; the rest are not the backend's doing.) */
+const BACKEND_FAULTS: ReadonlySet<FailureKind> = new Set([
+  "connect_error",
+  "timeout",
+  "server_error",
+  "stream_error",
+]);
+
+/** A 429 without a usable retry-after keeps its backend out of decisions this long… */
+export const DEFAULT_THROTTLE_MS = 1000;
+/** …and a retry-after is believed up to this long. */
+export const MAX_THROTTLE_MS = 60_000;
+
+export function isBackendFault(failure: FailureKind | undefined): boolean {
+  return failure !== undefined && BACKEND_FAULTS.has(failure);
+}
+
+/** A report as the routing core's outcome. */
+export function toRouteOutcome(input: CompleteInput): RouteOutcome {
+  return {
+    ok: input.ok,
+    ...(input.promptTokens !== undefined ? { promptTokens: input.promptTokens } : {}),
+    ...(input.cachedTokens !== undefined ? { cachedTokens: input.cachedTokens } : {}),
+    ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
+    ...(isBackendFault(input.failure) ? { backendFault: true } : {}),
+  };
+}
+
+/** Until when a report's 429 keeps its backend out of decisions, or undefined when it was no 429. */
+export function throttledUntil(input: CompleteInput, now: number): number | undefined {
+  if (input.failure !== "throttled") return undefined;
+  return now + Math.max(0, Math.min(MAX_THROTTLE_MS, input.retryAfterMs ?? DEFAULT_THROTTLE_MS));
+}

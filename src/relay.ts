@@ -1,0 +1,131 @@
+/**
+ * Relaying a backend's answer to the client. The body is pulled only as fast
+ * as the client reads (no buffering beyond one chunk), each chunk goes
+ * through a tap that reads a copy for usage and TTFT, and the end of the
+ * relay — done, the upstream failed or went quiet, the client left — is
+ * reported exactly once.
+ *
+ * Honest endings: when an event stream breaks mid-way (the backend died, or
+ * sent nothing for `idleMs`), the client gets an SSE `data: {"error": …}`
+ * event — what the OpenAI SDKs raise as an APIError — and a clean end of the
+ * stream, never a silent truncation. A non-streamed body has no way to say
+ * so: the client's read fails instead.
+ */
+import type { Tap } from "./stream-tap";
+
+export type RelayEnd =
+  | { readonly kind: "done" }
+  | { readonly kind: "stream_error"; readonly message: string }
+  | { readonly kind: "idle_timeout"; readonly message: string }
+  | { readonly kind: "client_abort" };
+
+export interface RelayHooks {
+  /** Called once, when the tap first sees generated content. */
+  onFirstContent(at: number): void;
+  /** Called exactly once, when the relay is over for any reason. */
+  onEnd(end: RelayEnd, tap: Tap): void;
+}
+
+export interface RelaySource {
+  readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** A chunk already read from `reader` (the first event of a stream), relayed first. */
+  readonly first: Uint8Array | undefined;
+  /** Aborted when the relay stops early (the client left, the upstream went quiet). */
+  readonly abort: AbortController;
+  /** The body is an SSE stream: a broken one ends with an error event. */
+  readonly eventStream: boolean;
+  /** Longest wait for the next chunk, ms. */
+  readonly idleMs: number;
+}
+
+const UTF8 = new TextEncoder();
+
+/** The SSE event a broken stream ends with: OpenAI's error shape, which the SDKs raise. */
+export function sseErrorEvent(code: string, message: string, midEvent: boolean): Uint8Array {
+  const body = JSON.stringify({ error: { message, type: "server_error", param: null, code } });
+  // A cut inside an event: end its line and dispatch it first, so ours parses on its own.
+  return UTF8.encode(`${midEvent ? "\n\n" : ""}data: ${body}\n\n`);
+}
+
+class IdleTimeout extends Error {
+  override readonly name = "IdleTimeout";
+}
+
+function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new IdleTimeout(`no data from the backend for ${ms} ms`)), ms);
+  });
+  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
+}
+
+export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): ReadableStream<Uint8Array> {
+  const { reader, abort, idleMs } = source;
+  let pendingFirst = source.first;
+  let ended = false;
+  const end = (e: RelayEnd) => {
+    if (ended) return;
+    ended = true;
+    hooks.onEnd(e, tap);
+  };
+  /** Hands one upstream chunk through the tap; true when something was enqueued. */
+  const forward = (chunk: Uint8Array, controller: ReadableStreamDefaultController<Uint8Array>): boolean => {
+    const seen = tap.sawContent;
+    const out = tap.push(chunk);
+    if (!seen && tap.sawContent) hooks.onFirstContent(Date.now());
+    if (out === null || out.byteLength === 0) return false;
+    controller.enqueue(out);
+    return true;
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          if (pendingFirst !== undefined) {
+            const chunk = pendingFirst;
+            pendingFirst = undefined;
+            if (forward(chunk, controller)) return;
+          }
+          // Loop until something is forwarded: in strip mode a chunk may hold only half an event.
+          for (;;) {
+            const { done, value } = await readWithin(reader, idleMs);
+            if (done) {
+              const rest = tap.end();
+              if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
+              controller.close();
+              end({ kind: "done" });
+              return;
+            }
+            if (forward(value, controller)) return;
+          }
+        } catch (err) {
+          if (ended) return;
+          const idle = err instanceof IdleTimeout;
+          const message = err instanceof Error ? err.message : String(err);
+          abort.abort(err);
+          reader.cancel(err).catch(() => {});
+          if (source.eventStream) {
+            const code = idle ? "upstream_idle_timeout" : "upstream_stream_error";
+            const text = idle
+              ? `The backend stopped sending (${message}); the answer is incomplete.`
+              : "The backend's stream broke off; the answer is incomplete.";
+            controller.enqueue(sseErrorEvent(code, text, tap.midEvent));
+            controller.close();
+          } else {
+            controller.error(err);
+          }
+          end(idle ? { kind: "idle_timeout", message } : { kind: "stream_error", message });
+        }
+      },
+      cancel(reason) {
+        abort.abort(reason);
+        reader.cancel(reason).catch(() => {});
+        end({ kind: "client_abort" });
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

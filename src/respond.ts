@@ -1,0 +1,143 @@
+/**
+ * Step 3 of an inference request: answer the client from the final leg and
+ * report how it ended — once, when it is really over (after the last
+ * streamed byte, a broken stream, or the client leaving): the lease is
+ * ended (or a local decision observed), and the request's log line written.
+ */
+import type { Context } from "hono";
+import type { CompleteInput, FailureKind } from "../durable-objects/rpc";
+import type { GatewayEnv } from "./app-types";
+import type { LegsResult } from "./attempts";
+import { failureOf } from "./attempts";
+import { backendTimeout, backendUnreachable } from "./errors";
+import type { InferenceRequest } from "./inference-request";
+import { type RelayEnd, relay } from "./relay";
+import { type RouteCall, reportOutcome } from "./router-client";
+import { JsonTap, SseTap, type Tap } from "./stream-tap";
+import { isEventStream, retryAfterMs } from "./upstream";
+
+/** Headers of the backend's response that the client gets (others — cookies, server, lengths — do not pass). */
+const PASSED_HEADERS = [
+  "content-type",
+  "openai-processing-ms",
+  "x-ratelimit-remaining-requests",
+  "retry-after",
+];
+
+/** Status for a client that left before its answer (nginx's "client closed request"); nobody reads it. */
+const CLIENT_CLOSED = 499;
+
+export function respond(
+  c: Context<GatewayEnv>,
+  call: RouteCall,
+  request: InferenceRequest,
+  legs: LegsResult,
+  client: AbortSignal,
+): Response {
+  const log = c.get("log");
+  const { final } = legs;
+  const { decision, attempt } = final;
+  log.set({
+    backend: decision.backendId,
+    policy: decision.policy,
+    reason: decision.reason,
+    cachedTokensExpected: decision.expectedCachedTokens,
+    inflightAtDecision: decision.inflightAtDecision,
+    ...(legs.retriedFrom !== undefined ? { retriedFrom: legs.retriedFrom } : {}),
+    ...(legs.retryRefused === true ? { retryRefused: true } : {}),
+  });
+  const report = (outcome: CompleteInput) => {
+    if (!final.reported) reportOutcome(call, decision, outcome);
+  };
+
+  if (attempt.kind === "failed") {
+    report({ ok: false, failure: attempt.failure });
+    log.set({ failure: attempt.failure });
+    if (attempt.failure === "client_abort") {
+      log.set({ aborted: true });
+      return new Response(null, { status: CLIENT_CLOSED });
+    }
+    const detail = `backend '${decision.backendId}': ${attempt.message}`;
+    throw attempt.failure === "timeout" ? backendTimeout(detail) : backendUnreachable(detail);
+  }
+
+  const res = attempt.res;
+  const headers = new Headers();
+  for (const h of PASSED_HEADERS) {
+    const v = res.headers.get(h);
+    if (v !== null) headers.set(h, v);
+  }
+  headers.set("x-prefix-gateway-backend", decision.backendId);
+  headers.set("x-prefix-gateway-route", decision.reason);
+  headers.set("x-prefix-gateway-cached-tokens-expected", String(decision.expectedCachedTokens));
+  const eventStream = isEventStream(res);
+  if (request.stream && res.ok) headers.set("cache-control", "no-cache");
+
+  const failure = failureOf(attempt);
+  const retryAfter = failure === "throttled" ? retryAfterMs(res, Date.now()) : undefined;
+  const startedAt = c.get("startedAt");
+  let firstContentAt: number | undefined;
+  const tap: Tap = eventStream ? new SseTap(request.strip) : new JsonTap();
+  const onEnd = (end: RelayEnd, t: Tap) => {
+    const ended: FailureKind | undefined =
+      end.kind === "client_abort"
+        ? "client_abort"
+        : end.kind === "stream_error"
+          ? "stream_error"
+          : end.kind === "idle_timeout"
+            ? "timeout"
+            : failure;
+    // A stream the client left after content was computed all the same: the prefix is cached there.
+    const ok = res.ok && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
+    report({
+      ok,
+      status: res.status,
+      ...(ended !== undefined ? { failure: ended } : {}),
+      ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+      ...(t.usage?.promptTokens !== undefined ? { promptTokens: t.usage.promptTokens } : {}),
+      ...(t.usage?.cachedTokens !== undefined ? { cachedTokens: t.usage.cachedTokens } : {}),
+      // TTFT of the backend alone (fetch → first content), what the router's prefill model learns from.
+      ...(eventStream && firstContentAt !== undefined ? { ttftMs: firstContentAt - attempt.startedAt } : {}),
+    });
+    log.emit(Date.now(), {
+      status: res.status,
+      ...(ended !== undefined && ended !== failure ? { failure: ended } : {}),
+      ...(t.usage?.promptTokens !== undefined ? { promptTokens: t.usage.promptTokens } : {}),
+      ...(t.usage?.cachedTokens !== undefined ? { cachedTokensReported: t.usage.cachedTokens } : {}),
+      ...(firstContentAt !== undefined && eventStream ? { ttftMs: firstContentAt - startedAt } : {}),
+      ...(end.kind === "client_abort" ? { aborted: true } : {}),
+      ...(end.kind === "stream_error" || end.kind === "idle_timeout" ? { error: end.message } : {}),
+    });
+  };
+  if (failure !== undefined) log.set({ failure });
+  log.defer();
+
+  // A refused retry answers with the first backend's error, read before the retry was asked for.
+  if (final.buffered !== undefined || attempt.reader === undefined) {
+    onEnd({ kind: "done" }, tap);
+    return new Response(final.buffered ?? null, { status: res.status, headers });
+  }
+  if (client.aborted) {
+    attempt.abort.abort();
+    attempt.reader.cancel().catch(() => {});
+    onEnd({ kind: "client_abort" }, tap);
+    return new Response(null, { status: CLIENT_CLOSED });
+  }
+  const body = relay(
+    {
+      reader: attempt.reader,
+      first: attempt.first,
+      abort: attempt.abort,
+      eventStream,
+      idleMs: c.get("config").deadlines.idleMs,
+    },
+    tap,
+    {
+      onFirstContent: (at) => {
+        firstContentAt = at;
+      },
+      onEnd,
+    },
+  );
+  return new Response(body, { status: res.status, headers });
+}

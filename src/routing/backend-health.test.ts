@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { type HealthSettings, HealthTracker } from "./backend-health";
+
+const SETTINGS: HealthSettings = { fall: 3, rise: 2, maxEjectionPercent: 50, probeIntervalMs: 1000 };
+
+function tracker(ids = ["a", "b", "c", "d"], settings: Partial<HealthSettings> = {}): HealthTracker {
+  const t = new HealthTracker({ ...SETTINGS, ...settings });
+  t.setBackends(ids);
+  return t;
+}
+
+describe("HealthTracker", () => {
+  it("ejects after `fall` consecutive faults, and a success in between resets the count", () => {
+    const t = tracker();
+    expect(t.fault("a", 0, 10)).toBeNull();
+    expect(t.fault("a", 0, 11)).toBeNull();
+    t.success("a", 12);
+    expect(t.get("a").faults).toBe(0);
+    expect(t.fault("a", 0, 13)).toBeNull();
+    expect(t.fault("a", 0, 14)).toBeNull();
+    expect(t.fault("a", 0, 15)).toBe("ejected");
+    expect(t.isEjected("a")).toBe(true);
+    expect(t.get("a").nextProbeAt).toBe(1015);
+  });
+
+  it("never ejects more than maxEjectionPercent of the pool (at least one), nor a pool's only backend", () => {
+    const t = tracker();
+    for (const id of ["a", "b", "c", "d"]) for (let k = 0; k < 5; k++) t.fault(id, 0, k);
+    expect(t.ejectedCount).toBe(2);
+    // The other two stay in rotation with their faults counted, and take the next free slot.
+    expect(t.get("c").faults).toBe(5);
+    const one = tracker(["solo"]);
+    for (let k = 0; k < 10; k++) expect(one.fault("solo", 0, k)).toBeNull();
+    expect(one.isEjected("solo")).toBe(false);
+    const tiny = tracker(["x", "y", "z"], { maxEjectionPercent: 10 });
+    for (const id of ["x", "y"]) for (let k = 0; k < 3; k++) tiny.fault(id, 0, k);
+    expect(tiny.ejectedCount).toBe(1);
+  });
+
+  it("restores on `rise` good probes, not on one; a failed probe doubles the delay up to 32x", () => {
+    const t = tracker();
+    for (let k = 0; k < 3; k++) t.fault("a", 0, 100);
+    expect(t.due(1099)).toEqual([]);
+    expect(t.due(1100)).toEqual(["a"]);
+    expect(t.probed("a", false, 1100)).toBeNull();
+    expect(t.get("a").nextProbeAt).toBe(1100 + 2000);
+    t.probed("a", false, 3100);
+    expect(t.get("a").nextProbeAt).toBe(3100 + 4000);
+    for (let k = 0; k < 10; k++) t.probed("a", false, 10_000);
+    expect(t.get("a").nextProbeAt).toBe(10_000 + 32_000);
+    expect(t.probed("a", true, 50_000)).toBeNull();
+    expect(t.isEjected("a")).toBe(true);
+    // A good probe undoes the backoff: the next check comes one interval later.
+    expect(t.get("a").nextProbeAt).toBe(51_000);
+    expect(t.probed("a", true, 51_000)).toBe("restored");
+    expect(t.isEjected("a")).toBe(false);
+    expect(t.get("a").faults).toBe(0);
+  });
+
+  it("ignores outcomes of requests routed before the ejection (no flapping), counts those routed after", () => {
+    const t = tracker();
+    for (let k = 0; k < 3; k++) t.fault("a", 0, 500);
+    // Streams that were already running finish fine: they say nothing about the backend now.
+    for (let k = 0; k < 10; k++) expect(t.success("a", 400)).toBeNull();
+    expect(t.isEjected("a")).toBe(true);
+    // Fail-open traffic sent after the ejection: two good outcomes restore it; a fault restarts the streak.
+    expect(t.success("a", 600)).toBeNull();
+    expect(t.fault("a", 601, 700)).toBeNull();
+    expect(t.get("a").goodChecks).toBe(0);
+    expect(t.success("a", 800)).toBeNull();
+    expect(t.success("a", 801)).toBe("restored");
+  });
+
+  it("persists only rows that differ from the default, and reloads them for backends still in the pool", () => {
+    const t = tracker();
+    t.fault("b", 0, 1);
+    for (let k = 0; k < 3; k++) t.fault("c", 0, 2);
+    const rows = t.rows();
+    expect(rows.map((r) => r.id).sort()).toEqual(["b", "c"]);
+    const u = tracker(["a", "c"]);
+    u.load(rows);
+    expect(u.isEjected("c")).toBe(true);
+    expect(u.get("b").faults).toBe(0);
+    u.reset("c");
+    expect(u.isEjected("c")).toBe(false);
+    u.setBackends(["a"]);
+    expect(u.rows()).toEqual([]);
+  });
+
+  it("rejects bad settings with the field named", () => {
+    expect(() => new HealthTracker({ ...SETTINGS, fall: 0 })).toThrow(/fall/);
+    expect(() => new HealthTracker({ ...SETTINGS, rise: 1.5 })).toThrow(/rise/);
+    expect(() => new HealthTracker({ ...SETTINGS, maxEjectionPercent: 101 })).toThrow(/maxEjectionPercent/);
+    expect(() => new HealthTracker({ ...SETTINGS, probeIntervalMs: 0 })).toThrow(/probeIntervalMs/);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * Outlier detection over a pool's backends: which ones are ejected from
+ * routing, and when each ejected one is probed. Pure: time is a parameter.
+ *
+ * Anchors: Envoy's outlier detection (consecutive failures, a cap on the
+ * share of a pool ejected at once) and HAProxy's health checks (`fall`
+ * consecutive faults to go down, `rise` consecutive good checks to come back).
+ *
+ * - `fall` consecutive backend faults eject a backend; any success resets the
+ *   count. What counts as a fault is the caller's call (a connect error, a
+ *   timeout, a 502/503/504, a cut stream, a 500 the same request did not also
+ *   get elsewhere); client aborts and request-caused errors count for nothing.
+ * - At most `maxEjectionPercent` of the pool is ejected at once (at least one
+ *   backend when the pool has two or more; never a pool's only backend). A
+ *   backend past `fall` while the cap is reached stays in rotation until an
+ *   ejected one comes back.
+ * - An ejected backend is probed `probeIntervalMs` after its ejection, the
+ *   delay doubling with each failed probe (capped at 32×), and restored after
+ *   `rise` consecutive good checks: good probes, or good outcomes of requests
+ *   routed to it AFTER its ejection (fail-open traffic). Outcomes of requests
+ *   routed before the ejection say nothing new; letting them restore it made
+ *   ejection flap under load.
+ */
+
+export interface HealthSettings {
+  /** Consecutive faults that eject a backend. */
+  readonly fall: number;
+  /** Consecutive good checks that restore an ejected backend. */
+  readonly rise: number;
+  /** Largest share of the pool ejected at once, 0..100. */
+  readonly maxEjectionPercent: number;
+  /** Delay before an ejected backend's first probe, ms; doubles per failed probe. */
+  readonly probeIntervalMs: number;
+}
+
+/** One backend's health, as persisted by the RouterDO. Default (absent) = in rotation, no faults. */
+export interface HealthRow {
+  readonly id: string;
+  readonly ejected: boolean;
+  /** Consecutive faults (in rotation) — the count `fall` is compared with. */
+  readonly faults: number;
+  /** Consecutive good checks since the ejection — compared with `rise`. */
+  readonly goodChecks: number;
+  /** Consecutive failed probes since the ejection: the backoff exponent. */
+  readonly failedProbes: number;
+  /** When it was ejected (epoch ms), null in rotation. */
+  readonly ejectedAt: number | null;
+  /** When its next probe is due (epoch ms), null in rotation. */
+  readonly nextProbeAt: number | null;
+}
+
+export type HealthChange = "ejected" | "restored" | null;
+
+/** Probe backoff stops doubling here: 2^5 = 32× the interval. */
+const MAX_BACKOFF_DOUBLINGS = 5;
+
+function inRotation(id: string): HealthRow {
+  return {
+    id,
+    ejected: false,
+    faults: 0,
+    goodChecks: 0,
+    failedProbes: 0,
+    ejectedAt: null,
+    nextProbeAt: null,
+  };
+}
+
+function isDefault(r: HealthRow): boolean {
+  return !r.ejected && r.faults === 0;
+}
+
+export function validateHealthSettings(s: HealthSettings): HealthSettings {
+  const int = (name: string, v: number, min: number) => {
+    if (!Number.isInteger(v) || v < min)
+      throw new RangeError(`${name}: must be an integer >= ${min}, got ${v}`);
+  };
+  int("fall", s.fall, 1);
+  int("rise", s.rise, 1);
+  if (!(s.maxEjectionPercent >= 0 && s.maxEjectionPercent <= 100))
+    throw new RangeError(`maxEjectionPercent: must be within 0..100, got ${s.maxEjectionPercent}`);
+  if (!(s.probeIntervalMs > 0) || !Number.isFinite(s.probeIntervalMs))
+    throw new RangeError(`probeIntervalMs: must be a finite number > 0, got ${s.probeIntervalMs}`);
+  return s;
+}
+
+export class HealthTracker {
+  private rowsById = new Map<string, HealthRow>();
+  private ids: readonly string[] = [];
+  private settings: HealthSettings;
+
+  constructor(settings: HealthSettings) {
+    this.settings = validateHealthSettings(settings);
+  }
+
+  setSettings(settings: HealthSettings): void {
+    this.settings = validateHealthSettings(settings);
+  }
+
+  /** The pool's backends. Rows of backends that left are forgotten. */
+  setBackends(ids: readonly string[]): void {
+    this.ids = [...ids];
+    const keep = new Set(ids);
+    for (const id of [...this.rowsById.keys()]) if (!keep.has(id)) this.rowsById.delete(id);
+  }
+
+  /** Forgets one backend's history (its address changed: it is a different server now). */
+  reset(id: string): void {
+    this.rowsById.delete(id);
+  }
+
+  /** Rows that differ from the default, for persistence. */
+  rows(): HealthRow[] {
+    return [...this.rowsById.values()];
+  }
+
+  /** Restores persisted rows (of backends in the pool; others are ignored). */
+  load(rows: readonly HealthRow[]): void {
+    const known = new Set(this.ids);
+    for (const r of rows) if (known.has(r.id) && !isDefault(r)) this.rowsById.set(r.id, { ...r });
+  }
+
+  get(id: string): HealthRow {
+    return this.rowsById.get(id) ?? inRotation(id);
+  }
+
+  isEjected(id: string): boolean {
+    return this.rowsById.get(id)?.ejected === true;
+  }
+
+  get ejectedCount(): number {
+    let n = 0;
+    for (const r of this.rowsById.values()) if (r.ejected) n++;
+    return n;
+  }
+
+  /** How many backends may be ejected at once in a pool of this size. */
+  maxEjected(): number {
+    const n = this.ids.length;
+    if (n <= 1) return 0;
+    return Math.max(1, Math.floor((n * this.settings.maxEjectionPercent) / 100));
+  }
+
+  /** A backend fault on a request routed at `routedAt`. */
+  fault(id: string, routedAt: number, now: number): HealthChange {
+    const r = this.get(id);
+    if (r.ejected) {
+      // Fail-open traffic sent after the ejection failed too: the good-check streak starts over.
+      if (routedAt >= r.ejectedAt! && r.goodChecks > 0) this.put({ ...r, goodChecks: 0 });
+      return null;
+    }
+    const faults = r.faults + 1;
+    if (faults >= this.settings.fall && this.ejectedCount < this.maxEjected()) {
+      this.put({
+        ...r,
+        ejected: true,
+        faults,
+        goodChecks: 0,
+        failedProbes: 0,
+        ejectedAt: now,
+        nextProbeAt: now + this.settings.probeIntervalMs,
+      });
+      return "ejected";
+    }
+    this.put({ ...r, faults });
+    return null;
+  }
+
+  /** A good outcome of a request routed at `routedAt`. */
+  success(id: string, routedAt: number): HealthChange {
+    const r = this.rowsById.get(id);
+    if (r === undefined) return null;
+    if (!r.ejected) {
+      this.put({ ...r, faults: 0 });
+      return null;
+    }
+    if (routedAt < r.ejectedAt!) return null;
+    return this.goodCheck(r);
+  }
+
+  /** The result of a /health probe. */
+  probed(id: string, ok: boolean, now: number): HealthChange {
+    const r = this.rowsById.get(id);
+    if (r === undefined || !r.ejected) return null;
+    if (ok) return this.goodCheck(r, now);
+    const failedProbes = r.failedProbes + 1;
+    const backoff = this.settings.probeIntervalMs * 2 ** Math.min(failedProbes, MAX_BACKOFF_DOUBLINGS);
+    this.put({ ...r, goodChecks: 0, failedProbes, nextProbeAt: now + backoff });
+    return null;
+  }
+
+  /** Ejected backends whose probe is due. */
+  due(now: number): string[] {
+    const out: string[] = [];
+    for (const r of this.rowsById.values())
+      if (r.ejected && r.nextProbeAt !== null && r.nextProbeAt <= now) out.push(r.id);
+    return out;
+  }
+
+  nextProbeAt(): number | undefined {
+    let min: number | undefined;
+    for (const r of this.rowsById.values())
+      if (r.ejected && r.nextProbeAt !== null && (min === undefined || r.nextProbeAt < min))
+        min = r.nextProbeAt;
+    return min;
+  }
+
+  private goodCheck(r: HealthRow, now?: number): HealthChange {
+    const goodChecks = r.goodChecks + 1;
+    if (goodChecks >= this.settings.rise) {
+      this.rowsById.delete(r.id);
+      return "restored";
+    }
+    // Not yet: check again one interval later (a good probe undoes the backoff).
+    const nextProbeAt = now !== undefined ? now + this.settings.probeIntervalMs : r.nextProbeAt;
+    this.put({ ...r, goodChecks, failedProbes: 0, nextProbeAt });
+    return null;
+  }
+
+  private put(r: HealthRow): void {
+    if (isDefault(r)) this.rowsById.delete(r.id);
+    else this.rowsById.set(r.id, r);
+  }
+}

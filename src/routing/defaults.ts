@@ -1,0 +1,94 @@
+/**
+ * Every tunable of the gateway with its default and its bounds, written
+ * once. The Worker's config validation (src/config.ts), the routing core and
+ * the simulator read them from here; a test checks that wrangler.toml's
+ * [vars] carry these defaults. Pure data: it lives in the routing core only
+ * because the core may import nothing outside itself.
+ *
+ * Each entry says why its default is what it is; the README's configuration
+ * table is the operator's view of the same facts.
+ */
+
+export interface NumericSetting {
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  /** Integers only. */
+  readonly integer: boolean;
+  /** What the number counts, for messages. */
+  readonly unit: string;
+}
+
+const int = (value: number, min: number, max: number, unit: string): NumericSetting => ({
+  default: value,
+  min,
+  max,
+  integer: true,
+  unit,
+});
+
+export const SETTINGS = {
+  /** Leading prompt tokens that form the routing key. */
+  PREFIX_TOKENS: int(8192, 1, 1_048_576, "tokens"),
+  /** Tokens per KV block: vLLM's default block size, so our blocks line up with what the engine reuses. */
+  BLOCK_TOKENS: int(16, 1, 1024, "tokens"),
+  /** The bounded-load factor c (Mirrokni et al.): lower = tighter balance, higher = stickier affinity. */
+  BALANCE_FACTOR: { default: 1.25, min: 1, max: 100, integer: false, unit: "factor" } as NumericSetting,
+  /** An in-flight slot whose completion never arrives is released after this. */
+  LEASE_TTL_SECONDS: int(600, 1, 86_400, "seconds"),
+  /** First /health probe of an ejected backend after this; doubles per failed probe up to 32x. */
+  HEALTH_PROBE_SECONDS: int(10, 1, 3600, "seconds"),
+  /** Consecutive backend faults that eject a backend (HAProxy's `fall` default). */
+  EJECT_AFTER_FAULTS: int(3, 1, 100, "faults"),
+  /** Consecutive good probes (or post-ejection outcomes) that restore it (HAProxy's `rise` default). */
+  RESTORE_AFTER_CHECKS: int(2, 1, 100, "checks"),
+  /** At most this share of a pool is ejected at once (at least one backend of two or more). */
+  MAX_EJECTION_PERCENT: int(50, 0, 100, "percent"),
+  /** Retries may add at most this share of first attempts (Envoy's retry budget default is 20%). */
+  RETRY_BUDGET_PERCENT: int(20, 0, 100, "percent"),
+  /**
+   * A streamed request's response headers must arrive within this: an
+   * OpenAI-compatible server (vLLM, SGLang) sends them as soon as it accepts
+   * the request, before any queueing or prefill.
+   */
+  UPSTREAM_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000, "ms"),
+  /**
+   * The first event of a streamed response must arrive within this after its
+   * headers: queueing plus the prefill of the whole prompt. Non-streamed
+   * responses (headers come with the whole answer) are bounded by LEASE_TTL_SECONDS.
+   */
+  UPSTREAM_FIRST_BYTE_TIMEOUT_MS: int(60_000, 100, 3_600_000, "ms"),
+  /**
+   * Between two events of a streamed response. A decode step takes tens of
+   * ms; a long chunked prefill sharing the batch can stall it for seconds.
+   */
+  UPSTREAM_IDLE_TIMEOUT_MS: int(20_000, 100, 3_600_000, "ms"),
+  /**
+   * The RouterDO's answer to a route call must arrive within this, or the
+   * Worker decides alone (reason `local`).
+   */
+  ROUTER_TIMEOUT_MS: int(50, 1, 60_000, "ms"),
+  /**
+   * Requests in flight per gateway key (a key's `max_concurrent=N` overrides
+   * it). Off by default: the right figure depends on the fleet and the number
+   * of keys, and each limited request costs a call to the key's KeyLimiterDO.
+   */
+  KEY_MAX_CONCURRENT: int(0, 0, 10_000, "requests in flight, 0 = no limit"),
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+
+export const DEFAULT_POLICY = "prefix_aware";
+
+/**
+ * KEY_RATE_LIMIT, on | off: requests per period per gateway key through the
+ * KEY_RATE_LIMITER binding (its limit and period live on the binding in
+ * wrangler.toml). On by default: the binding answers from a local cache, so
+ * the guard costs no round trip.
+ */
+export const DEFAULT_KEY_RATE_LIMIT = "on";
+
+/** The default of a setting as wrangler.toml's [vars] writes it. */
+export function defaultVar(name: SettingName): string {
+  return String(SETTINGS[name].default);
+}

@@ -1,0 +1,137 @@
+/**
+ * One attempt at a backend, up to the point where the client could be
+ * answered: every wait has a deadline, and nothing has reached the client
+ * yet, so a failed attempt can still be retried elsewhere.
+ *
+ * - A streamed request must get its response headers within `connectMs`
+ *   (vLLM and SGLang send them when they accept the request) and, when the
+ *   answer is a 2xx event stream, its first event within `firstByteMs` after
+ *   that: the first chunk is read here, before the client sees a header.
+ * - A non-streamed request gets its headers with its whole answer: it must
+ *   arrive within `responseMs`.
+ * The client's credentials never leave the gateway: the upstream request
+ * carries only the backend's own key.
+ */
+import type { BackendConfig, Deadlines } from "./config";
+
+/** Why an attempt produced no usable response. */
+export type AttemptFailure = "connect_error" | "timeout" | "client_abort";
+
+export type Attempt =
+  | {
+      readonly kind: "response";
+      readonly res: Response;
+      /** Date.now() when the request was sent. */
+      readonly startedAt: number;
+      /** Aborts the upstream request (the client left, a deadline passed). */
+      readonly abort: AbortController;
+      /** The body's reader, with the first chunk already read for a 2xx event stream. */
+      readonly reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+      readonly first: Uint8Array | undefined;
+    }
+  | {
+      readonly kind: "failed";
+      readonly failure: AttemptFailure;
+      readonly message: string;
+      readonly startedAt: number;
+    };
+
+export interface AttemptOptions {
+  readonly stream: boolean;
+  readonly deadlines: Deadlines;
+  /** The client's signal: it left, so the backend should stop working for it. */
+  readonly client: AbortSignal;
+}
+
+class DeadlineExceeded extends Error {
+  override readonly name = "DeadlineExceeded";
+}
+
+/** Resolves with `p`, or rejects with DeadlineExceeded (and aborts `abort`) after `ms`. */
+async function within<T>(p: Promise<T>, ms: number, abort: AbortController, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const e = new DeadlineExceeded(`${what} took longer than ${ms} ms`);
+      abort.abort(e);
+      reject(e);
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function isEventStream(res: Response): boolean {
+  return (res.headers.get("content-type") ?? "").includes("text/event-stream");
+}
+
+export async function callBackend(
+  backend: BackendConfig,
+  path: string,
+  body: string,
+  requestId: string,
+  opts: AttemptOptions,
+): Promise<Attempt> {
+  const headers = new Headers({ "content-type": "application/json", "x-request-id": requestId });
+  if (backend.apiKey !== undefined) headers.set("authorization", `Bearer ${backend.apiKey}`);
+  const abort = new AbortController();
+  const onClientGone = () => abort.abort(new Error("client disconnected"));
+  if (opts.client.aborted) onClientGone();
+  else opts.client.addEventListener("abort", onClientGone, { once: true });
+  const startedAt = Date.now();
+  const failed = (err: unknown): Attempt => {
+    abort.abort();
+    const failure: AttemptFailure = opts.client.aborted
+      ? "client_abort"
+      : err instanceof DeadlineExceeded
+        ? "timeout"
+        : "connect_error";
+    // The message names the failure class (refused, reset, deadline...), never a secret: the url is ours.
+    return { kind: "failed", failure, message: err instanceof Error ? err.message : String(err), startedAt };
+  };
+  const { connectMs, firstByteMs, responseMs } = opts.deadlines;
+  let res: Response;
+  try {
+    res = await within(
+      fetch(`${backend.url}${path}`, { method: "POST", headers, body, signal: abort.signal }),
+      opts.stream ? connectMs : responseMs,
+      abort,
+      opts.stream ? "response headers" : "the response",
+    );
+  } catch (err) {
+    return failed(err);
+  }
+  if (res.body === null)
+    return { kind: "response", res, startedAt, abort, reader: undefined, first: undefined };
+  const reader = res.body.getReader();
+  if (!(opts.stream && res.ok && isEventStream(res)))
+    return { kind: "response", res, startedAt, abort, reader, first: undefined };
+  try {
+    const { done, value } = await within(reader.read(), firstByteMs, abort, "the first event");
+    return { kind: "response", res, startedAt, abort, reader, first: done ? undefined : value };
+  } catch (err) {
+    reader.cancel().catch(() => {});
+    return failed(err);
+  }
+}
+
+/** Statuses retried on another backend (before any byte reached the client). */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
+}
+
+/**
+ * A backend's retry-after header in ms: delta-seconds or an HTTP date;
+ * undefined when absent or unreadable.
+ */
+export function retryAfterMs(res: Response, now: number): number | undefined {
+  const v = res.headers.get("retry-after");
+  if (v === null) return undefined;
+  const t = v.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
+  const at = Date.parse(t);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}

@@ -1,0 +1,106 @@
+/**
+ * GATEWAY_API_KEYS with per-key options (`<key> max_concurrent=N`), and the
+ * per-key limit vars: what each entry means, every mistake named by position
+ * and never by its text.
+ */
+import { describe, expect, it } from "vitest";
+import { parseConfig, sha256 } from "../../src/config";
+import { keyIdOf, parseKeyEntries } from "../../src/gateway-keys";
+
+const BASE = {
+  BACKENDS: JSON.stringify([{ id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 }]),
+  ADMIN_TOKEN: "0123456789abcdef",
+};
+
+describe("parseKeyEntries", () => {
+  it.each([
+    ["sk-a", [{ key: "sk-a", options: {} }]],
+    [
+      " sk-a ,sk-b ,, ",
+      [
+        { key: "sk-a", options: {} },
+        { key: "sk-b", options: {} },
+      ],
+    ],
+    ["sk-a max_concurrent=8", [{ key: "sk-a", options: { maxConcurrent: 8 } }]],
+    [
+      "sk-a \t max_concurrent=0 , sk-b",
+      [
+        { key: "sk-a", options: { maxConcurrent: 0 } },
+        { key: "sk-b", options: {} },
+      ],
+    ],
+    // A key may hold '=' (base64) or ':' : only whitespace ends it.
+    ["YWJj== max_concurrent=3", [{ key: "YWJj==", options: { maxConcurrent: 3 } }]],
+    ["org:team:key", [{ key: "org:team:key", options: {} }]],
+    // The same key twice with the same options is one key.
+    ["sk-a max_concurrent=2, sk-a max_concurrent=2", [{ key: "sk-a", options: { maxConcurrent: 2 } }]],
+  ])("%j", (raw, entries) => {
+    expect(parseKeyEntries(raw)).toEqual({ ok: true, entries });
+  });
+
+  it.each([
+    ["sk-a max_concurrent=", "GATEWAY_API_KEYS[0].max_concurrent", "must be an integer in 0..10000"],
+    ["sk-a max_concurrent=-1", "GATEWAY_API_KEYS[0].max_concurrent", "must be an integer"],
+    ["sk-a max_concurrent=2.5", "GATEWAY_API_KEYS[0].max_concurrent", "must be an integer"],
+    ["x, sk-a max_concurrent=10001", "GATEWAY_API_KEYS[1].max_concurrent", "0..10000"],
+    ["sk-a max_concurrent=1 max_concurrent=2", "GATEWAY_API_KEYS[0].max_concurrent", "given twice"],
+    ["sk-a maxConcurrent=4", "GATEWAY_API_KEYS[0]", "unknown option"],
+    // Spaces around '=' split the option into tokens that mean nothing.
+    ["sk-a max_concurrent = 4", "GATEWAY_API_KEYS[0]", "unknown option"],
+    // Two keys with the comma forgotten: the second is not taken for an option value, and not echoed.
+    ["sk-first sk-second-secret", "GATEWAY_API_KEYS[0]", "separate keys with commas"],
+    ["sk-a max_concurrent=1, sk-b, sk-a max_concurrent=2", "GATEWAY_API_KEYS[2]", "entry [0]"],
+  ])("%j → names the entry, never its text", async (raw, path, message) => {
+    const r = await parseConfig({ ...BASE, GATEWAY_API_KEYS: raw });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const line = r.errors.find((e) => e.startsWith(`${path}:`));
+    expect(line, r.errors.join("; ")).toBeDefined();
+    expect(line).toContain(message);
+    const all = r.errors.join(" ");
+    for (const secret of ["sk-a", "sk-b", "sk-first", "sk-second-secret"]) expect(all).not.toContain(secret);
+  });
+});
+
+describe("per-key limits in the config", () => {
+  it("defaults: rate limit on, no in-flight limit", async () => {
+    const r = await parseConfig({ ...BASE, GATEWAY_API_KEYS: "sk-a" });
+    if (!r.ok) throw new Error(r.errors.join("; "));
+    expect(r.config.keyLimits).toEqual({ rateLimit: true, maxConcurrent: 0 });
+    expect(r.config.gatewayKeys).toEqual([{ id: keyIdOf(await sha256("sk-a")), maxConcurrent: 0 }]);
+  });
+
+  it("gives each key its override, else KEY_MAX_CONCURRENT, in the order of the digests", async () => {
+    const r = await parseConfig({
+      ...BASE,
+      GATEWAY_API_KEYS: "sk-a max_concurrent=8, sk-b, sk-c max_concurrent=0",
+      KEY_MAX_CONCURRENT: "3",
+      KEY_RATE_LIMIT: "off",
+    });
+    if (!r.ok) throw new Error(r.errors.join("; "));
+    expect(r.config.keyLimits).toEqual({ rateLimit: false, maxConcurrent: 3 });
+    expect(r.config.gatewayKeys.map((k) => k.maxConcurrent)).toEqual([8, 3, 0]);
+    expect(r.config.gatewayKeyDigests).toEqual([
+      await sha256("sk-a"),
+      await sha256("sk-b"),
+      await sha256("sk-c"),
+    ]);
+    // The id is 16 hex of the key's SHA-256: distinct per key, and not the key.
+    const ids = r.config.gatewayKeys.map((k) => k.id);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it.each([
+    [{ KEY_MAX_CONCURRENT: "-1" }, "KEY_MAX_CONCURRENT: must be an integer"],
+    [{ KEY_MAX_CONCURRENT: "10001" }, "KEY_MAX_CONCURRENT: must be <= 10000"],
+    [{ KEY_MAX_CONCURRENT: "lots" }, "KEY_MAX_CONCURRENT: must be an integer"],
+    [{ KEY_RATE_LIMIT: "yes" }, "KEY_RATE_LIMIT: must be on or off"],
+    [{ KEY_RATE_LIMIT: "" }, "KEY_RATE_LIMIT: must be on or off"],
+  ])("names the bad var: %j", async (patch, expected) => {
+    const r = await parseConfig({ ...BASE, GATEWAY_API_KEYS: "sk-a", ...patch });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * The RouterDO's durable state under change: a restarted object reloads its
+ * fleet and its backends' health from SQLite; a backend id pointed at a new
+ * address starts with a clean record; a fleet change with leases in flight
+ * keeps the in-flight accounting exact.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { RouterDO } from "../../durable-objects/router-do";
+import type { PoolSpec } from "../../durable-objects/rpc";
+import { spareUrls } from "./helpers";
+
+const SETTINGS = {
+  policy: "least_outstanding",
+  blockTokens: 16,
+  balanceFactor: 1.25,
+  leaseTtlSeconds: 600,
+  healthProbeSeconds: 30,
+  ejectAfterFaults: 3,
+  restoreAfterChecks: 2,
+  maxEjectionPercent: 50,
+  retryBudgetPercent: 20,
+} as const;
+
+function spec(...backends: { id: string; url: string }[]): PoolSpec {
+  return { ...SETTINGS, backends: backends.map((b) => ({ ...b, weight: 1, kvCacheTokens: 262144 })) };
+}
+
+/** Hands the RouterDO a fleet version (one routed and completed request). */
+async function adopt(stub: DurableObjectStub<RouterDO>, version: string, s: PoolSpec): Promise<void> {
+  const r = await stub.route({ fleetVersion: version, spec: s, blocks: [], promptTokens: 1 });
+  if (!r.ok) throw new Error(r.message);
+  await stub.complete(r.leaseId, { ok: true });
+}
+
+/** Routes until a lease lands on `id`, completing the others; returns that lease. */
+async function leaseOn(stub: DurableObjectStub<RouterDO>, version: string, id: string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const r = await stub.route({ fleetVersion: version, blocks: [i + 1], promptTokens: 16 });
+    if (!r.ok) throw new Error(r.message);
+    if (r.backendId === id) return r.leaseId;
+    await stub.complete(r.leaseId, { ok: true });
+  }
+  throw new Error(`no lease on ${id}`);
+}
+
+async function eject(stub: DurableObjectStub<RouterDO>, version: string, id: string): Promise<void> {
+  for (let k = 0; k < 3; k++)
+    await stub.complete(await leaseOn(stub, version, id), { ok: false, failure: "timeout" });
+}
+
+describe("RouterDO state", () => {
+  it("a restarted RouterDO reloads its fleet and its backends' health from storage", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("state-restart");
+    const s = spec({ id: "r-a", url: a }, { id: "r-b", url: b });
+    await adopt(stub, "v1", s);
+    await eject(stub, "v1", "r-b");
+    const before = await stub.stats();
+    if (!before.ok) throw new Error(before.message);
+    expect(before.backends.find((x) => x.id === "r-b")!.healthy).toBe(false);
+    // A fresh instance on the same storage: what a restart (eviction, deploy, crash) gives.
+    const reloaded = await runInDurableObject(stub, async (_instance, state) => {
+      const fresh = new RouterDO(state, env);
+      await state.blockConcurrencyWhile(async () => {});
+      return fresh.stats();
+    });
+    if (!reloaded.ok) throw new Error(reloaded.message);
+    expect(reloaded.fleetVersion).toBe("v1");
+    const rb = reloaded.backends.find((x) => x.id === "r-b")!;
+    expect(rb.healthy).toBe(false);
+    expect(rb.nextProbeAt).toBe(before.backends.find((x) => x.id === "r-b")!.nextProbeAt);
+    expect(reloaded.backends.find((x) => x.id === "r-a")!.healthy).toBe(true);
+  });
+
+  it("a backend id moved to a new url starts with a clean record", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("state-moved");
+    await adopt(stub, "m1", spec({ id: "m-a", url: a }, { id: "m-b", url: "http://127.0.0.1:9" }));
+    await eject(stub, "m1", "m-b");
+    const moved = spec({ id: "m-a", url: a }, { id: "m-b", url: b });
+    await adopt(stub, "m2", moved);
+    const s = await stub.stats();
+    if (!s.ok) throw new Error(s.message);
+    const mb = s.backends.find((x) => x.id === "m-b")!;
+    expect(mb.healthy).toBe(true);
+    expect(mb.consecutiveFailures).toBe(0);
+    // ...and the stale row is gone from storage too: a restart does not bring it back.
+    const reloaded = await runInDurableObject(stub, async (_i, state) => {
+      const fresh = new RouterDO(state, env);
+      await state.blockConcurrencyWhile(async () => {});
+      return fresh.stats();
+    });
+    if (!reloaded.ok) throw new Error(reloaded.message);
+    expect(reloaded.backends.find((x) => x.id === "m-b")!.healthy).toBe(true);
+  });
+
+  it("a fleet change with leases in flight keeps the in-flight accounting exact", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("state-change");
+    const v1 = spec({ id: "c-a", url: a }, { id: "c-b", url: b });
+    await adopt(stub, "c1", v1);
+    const onA = await leaseOn(stub, "c1", "c-a");
+    const onB = await leaseOn(stub, "c1", "c-b");
+    let s = await stub.stats();
+    if (!s.ok) throw new Error(s.message);
+    const leasesBefore = s.leases;
+    // c-b leaves, c-c joins, while both leases are in flight.
+    const v2 = spec({ id: "c-a", url: a }, { id: "c-c", url: b });
+    const r = await stub.route({ fleetVersion: "c2", spec: v2, blocks: [77], promptTokens: 16 });
+    if (!r.ok) throw new Error(r.message);
+    s = await stub.stats();
+    if (!s.ok) throw new Error(s.message);
+    // The lease on the departed backend is dropped with it; the one on c-a stays counted.
+    expect(s.leases).toBe(leasesBefore);
+    expect(await stub.complete(onB, { ok: true })).toMatchObject({ ok: false, code: "unknown_lease" });
+    expect(await stub.complete(onA, { ok: true })).toEqual({ ok: true, backendId: "c-a" });
+    expect(await stub.complete(r.leaseId, { ok: true })).toMatchObject({ ok: true });
+    s = await stub.stats();
+    if (!s.ok) throw new Error(s.message);
+    expect(s.router.totalInflight).toBe(0);
+    expect(s.backends.map((x) => [x.id, x.inflight])).toEqual([
+      ["c-a", 0],
+      ["c-c", 0],
+    ]);
+  });
+});

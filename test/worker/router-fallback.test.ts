@@ -1,0 +1,136 @@
+/**
+ * The data plane never fails for the control plane's sake: with the pool's
+ * RouterDO throwing, hanging past ROUTER_TIMEOUT_MS or answering
+ * `overloaded`, every request is still served by a healthy backend, decided
+ * in the Worker (x-prefix-gateway-route: local); once the RouterDO answers
+ * again, routing returns to it, and no lease is left behind (a lease granted
+ * after the Worker stopped waiting is handed back unused).
+ *
+ * The RouterDO is the real one; a thin wrapper around its namespace makes
+ * chosen calls fail the way a platform failure would.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RouteInput } from "../../durable-objects/rpc";
+import worker from "../../src/index";
+import { ROUTER_BACKOFF_MS } from "../../src/router-client";
+import { authHeaders, BACKEND_KEY, chatBody, longPrompt, SPARE_MODEL, settle, spareUrls } from "./helpers";
+
+type Mode = "ok" | "throw" | "hang" | "overloaded";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let mode: Mode = "ok";
+let routeCalls = 0;
+
+/** The real ROUTER namespace, whose route() fails as `mode` says (the other methods pass through). */
+function faultyRouter(): Env["ROUTER"] {
+  const real = env.ROUTER;
+  return {
+    ...real,
+    getByName(name: string) {
+      const stub = real.getByName(name);
+      return new Proxy(stub, {
+        get(target, prop, receiver) {
+          if (prop !== "route") return Reflect.get(target, prop, receiver);
+          return async (input: RouteInput) => {
+            routeCalls++;
+            if (mode === "throw") throw new Error("Durable Object reset because its code was updated.");
+            if (mode === "overloaded")
+              throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), {
+                overloaded: true,
+                retryable: false,
+              });
+            if (mode === "hang") await sleep(300);
+            return target.route(input);
+          };
+        },
+      });
+    },
+  } as Env["ROUTER"];
+}
+
+const FLEET = () =>
+  JSON.stringify(
+    spareUrls().map((url, i) => ({
+      id: `fb-${i + 1}`,
+      url,
+      models: [SPARE_MODEL],
+      apiKey: BACKEND_KEY,
+      weight: 1,
+      kvCacheTokens: 262144,
+    })),
+  );
+
+async function send(seed: string, stream = false) {
+  const ctx = createExecutionContext();
+  const body = JSON.parse(chatBody(longPrompt(seed), "q", stream ? { stream: true } : {})) as Record<
+    string,
+    unknown
+  >;
+  const res = await worker.fetch(
+    new Request("https://gateway.test/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders(),
+      body: JSON.stringify({ ...body, model: SPARE_MODEL }),
+    }),
+    { ...env, BACKENDS: FLEET(), ROUTER: faultyRouter() },
+    ctx,
+  );
+  const text = await res.text();
+  await waitOnExecutionContext(ctx);
+  return { res, text };
+}
+
+async function stats() {
+  const s = await env.ROUTER.getByName(SPARE_MODEL).stats();
+  if (!s.ok) throw new Error(s.message);
+  return s;
+}
+
+afterEach(async () => {
+  mode = "ok";
+  // Let the isolate's circuit breaker close again before the next test.
+  await sleep(ROUTER_BACKOFF_MS + 50);
+});
+
+describe("RouterDO unavailable", () => {
+  it.each(["throw", "hang", "overloaded"] as const)(
+    "route() %s: every request is served, decided locally; then routing returns to the RouterDO with no lease left",
+    async (failure) => {
+      // Warm: the RouterDO knows the fleet.
+      expect((await send(`fb-warm-${failure}`)).res.status).toBe(200);
+      await settle(SPARE_MODEL);
+      const before = await stats();
+      mode = failure;
+      routeCalls = 0;
+      const ids = new Set(spareUrls().map((_, i) => `fb-${i + 1}`));
+      const homes = new Map<string, string>();
+      for (let i = 0; i < 8; i++) {
+        const seed = `fb-${failure}-${i % 4}`;
+        const { res, text } = await send(seed, i % 2 === 0);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-prefix-gateway-route")).toBe("local");
+        const backend = res.headers.get("x-prefix-gateway-backend")!;
+        expect(ids.has(backend)).toBe(true);
+        // Local decisions are consistent hashing: a prefix keeps its home.
+        if (homes.has(seed)) expect(backend).toBe(homes.get(seed));
+        homes.set(seed, backend);
+        if (i % 2 === 0) expect(text).toContain("data: [DONE]");
+      }
+      // The breaker stops asking after a failure: far fewer route calls than requests.
+      expect(routeCalls).toBeLessThan(4);
+      mode = "ok";
+      await sleep(ROUTER_BACKOFF_MS + 350);
+      const { res } = await send(`fb-back-${failure}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-route")).not.toBe("local");
+      await settle(SPARE_MODEL);
+      const after = await stats();
+      expect(after.leases).toBe(0);
+      expect(after.router.totalInflight).toBe(0);
+      // The local decisions' outcomes reached the RouterDO afterwards (observe), without any lease.
+      expect(after.usage.observed).toBeGreaterThan(before.usage.observed);
+    },
+  );
+});
