@@ -39,13 +39,14 @@ export async function readInferenceRequest(
   const tenant = body.prompt_cache_key ?? c.req.header("x-prefix-cache-key") ?? undefined;
   const hasTenant = tenant !== undefined && tenant !== "";
   if (hasTenant) log.set({ tenant: await fingerprint(tenant) });
-  const { blocks, promptTokens } = prefixKeysForRequest(kind, body, {
+  const { blocks, promptTokens, keyed } = prefixKeysForRequest(kind, body, {
     model,
     ...(hasTenant ? { tenant } : {}),
     blockTokens: config.router.blockTokens,
     prefixTokens: config.prefixTokens,
   });
-  log.set({ promptTokens });
+  // Where the exact count stops and the estimate (ceil(chars / 4)) starts.
+  log.set({ promptTokens, keyedTokens: keyed.tokens });
   const outputTokens =
     (kind === "chat" ? (body as ChatBody).max_completion_tokens : undefined) ?? body.max_tokens ?? undefined;
 

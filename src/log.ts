@@ -18,6 +18,8 @@ export interface RequestLogFields {
   policy?: string;
   reason?: string;
   promptTokens?: number;
+  /** Prompt tokens the routing key was computed from; promptTokens past them is an estimate. */
+  keyedTokens?: number;
   cachedTokensExpected?: number;
   cachedTokensReported?: number;
   inflightAtDecision?: number;
