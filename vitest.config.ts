@@ -39,7 +39,12 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          include: ["src/routing/**/*.test.ts", "bench/**/*.test.ts", "test/node/**/*.test.ts"],
+          include: [
+            "src/routing/**/*.test.ts",
+            "sim/**/*.test.ts",
+            "bench/**/*.test.ts",
+            "test/node/**/*.test.ts",
+          ],
         },
       },
       {

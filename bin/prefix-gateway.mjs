@@ -18,7 +18,7 @@ if (command === undefined || command === "--help" || command === "-h" || command
 } else if (command === "simulate") {
   const unregister = register();
   try {
-    const { simulateCommand } = await import("../bench/sim/cli.ts");
+    const { simulateCommand } = await import("../sim/cli.ts");
     process.exitCode = await simulateCommand(rest);
   } finally {
     await unregister();

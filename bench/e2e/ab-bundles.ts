@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
 import { servedTtftMs } from "../emulator/fleet";
 import { summarize } from "../latency-summary";
-import { DEFAULT_ENGINE_CONFIG } from "../model/presets";
 import { backendEntries, startEmulators } from "./arms";
 import { corpusTokens, sharedSystemChatBodies } from "./corpus";
 import { passthroughConfig, startGateway } from "./gateway";

@@ -4,9 +4,10 @@
  * (or nothing, for `direct`), a warm-up request, the open-loop replay, the
  * emulators' KV counters, and teardown — always, also on error.
  */
+
+import type { EngineConfig } from "../../sim/model/types";
 import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../emulator/fleet";
 import type { Emulator, EmulatorOptions } from "../emulator/server";
-import type { EngineConfig } from "../model/types";
 import { type ArmResult, armResult, type KvCounters } from "./arm-result";
 import {
   type BackendEntry,

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { o200k } from "../workloads/segment-text";
+import { o200k } from "../../sim/workloads/segment-text";
 
 /**
  * Natural text for tokenization: the README files of the installed packages

@@ -8,7 +8,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
-import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
+import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { E2eArgs } from "./args";
 import { type DoRate, routerDoRates } from "./cost-do";
 import { type GatewayCost, measureGatewayCost } from "./cost-gateway";

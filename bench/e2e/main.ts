@@ -7,11 +7,11 @@
  */
 import { cpus } from "node:os";
 import { join, resolve } from "node:path";
-import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
-import type { EngineConfig } from "../model/types";
-import { loadWorkload } from "../workloads/index";
-import { generatedSharedPrefix } from "../workloads/shared-prefix";
-import type { Workload } from "../workloads/types";
+import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
+import type { EngineConfig } from "../../sim/model/types";
+import { loadWorkload } from "../../sim/workloads/index";
+import { generatedSharedPrefix } from "../../sim/workloads/shared-prefix";
+import type { Workload } from "../../sim/workloads/types";
 import { type E2eArgs, parseE2eArgs } from "./args";
 import type { ArmResult } from "./arm-result";
 import { DIRECT, PASSTHROUGH, runArm } from "./arms";

@@ -10,8 +10,9 @@
  * milliseconds are larger than /proc's CPU figures (e2e-cost.md): read the
  * shares, not the absolute values.
  */
+
+import type { EngineConfig } from "../../sim/model/types";
 import { summarize } from "../latency-summary";
-import type { EngineConfig } from "../model/types";
 import { backendEntries, startEmulators } from "./arms";
 import { corpusTokens, sharedSystemChatBodies } from "./corpus";
 import { bundleWorker, startGateway } from "./gateway";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { segmentRequest } from "../workloads/request";
+import { segmentRequest } from "../../sim/workloads/request";
 import { armResult } from "./arm-result";
 import type { ReplayRecord, ReplayRun } from "./replay";
 import { addedLatency, type E2eReport, renderMarkdown, ttftVersusDirect } from "./report";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { segmentRequest } from "../workloads/request";
+import { segmentRequest } from "../../sim/workloads/request";
 import { buildItems, selectWindow } from "./requests";
 
 const reqs = [500, 1000, 1500, 2500, 4000].map((t, i) =>

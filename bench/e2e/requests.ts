@@ -8,15 +8,15 @@
  * the first arrival, capped at `maxRequests`.
  *
  * Prompts: segments become text with exactly one o200k token per segment
- * token (bench/workloads/segment-text.ts), one chat message per segment:
+ * token (sim/workloads/segment-text.ts), one chat message per segment:
  * the first is the system message, then user and assistant alternate by
  * position (never by count, so a prompt that extends another keeps its
  * leading messages byte for byte, roles included). Real clients resend a
  * conversation this way, which is what the gateway's per-message token memo
  * is built for. Logged requests carry their own text, as one user message.
  */
-import { o200k, segmentText } from "../workloads/segment-text";
-import type { WorkloadRequest } from "../workloads/types";
+import { o200k, segmentText } from "../../sim/workloads/segment-text";
+import type { WorkloadRequest } from "../../sim/workloads/types";
 import type { ReplayItem } from "./replay";
 
 export interface WindowOptions {

@@ -4,12 +4,12 @@
  * is the emulators' (16), not the workload's natural one (Mooncake: 512), so
  * the simulated engines cache what the emulators cache.
  */
-import type { EngineConfig } from "../model/types";
-import { isSimPolicy, type SimPolicyName } from "../sim/policies";
-import { prepareWorkload } from "../sim/prepare";
-import { runPolicies } from "../sim/run";
-import type { PolicyResult } from "../sim/simulator";
-import type { WorkloadRequest } from "../workloads/types";
+import type { EngineConfig } from "../../sim/model/types";
+import { isSimPolicy, type SimPolicyName } from "../../sim/policies";
+import { prepareWorkload } from "../../sim/prepare";
+import { runPolicies } from "../../sim/run";
+import type { PolicyResult } from "../../sim/simulator";
+import type { WorkloadRequest } from "../../sim/workloads/types";
 
 /** The simulator's figures the e2e report sets beside its measurements (TTFT/E2E in model-time ms). */
 export type SimPrediction = Pick<

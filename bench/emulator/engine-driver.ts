@@ -4,8 +4,8 @@
  * event, and while any stream is decoding a short ticker turns decode
  * progress (tokensGenerated) into streamed tokens between events.
  */
-import { EngineModel } from "../model/engine-model";
-import type { EngineConfig, EngineEvent, EngineMetrics, EngineRequest } from "../model/types";
+import { EngineModel } from "../../sim/model/engine-model";
+import type { EngineConfig, EngineEvent, EngineMetrics, EngineRequest } from "../../sim/model/types";
 
 export interface RequestListener {
   onFirstToken(cachedTokens: number): void;

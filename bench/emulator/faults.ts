@@ -12,7 +12,7 @@
  * nothing behind for the next.
  */
 import type { ServerResponse } from "node:http";
-import { hashString, Rng } from "../workloads/prng";
+import { hashString, Rng } from "../../sim/workloads/prng";
 import {
   cutConnection,
   type FaultedRequest,

@@ -1,5 +1,5 @@
 /** Messages between an EmulatorFleet handle and its thread (fleet.ts, fleet-thread.ts). */
-import type { EngineMetrics } from "../model/types";
+import type { EngineMetrics } from "../../sim/model/types";
 
 export type FleetRequest =
   | { readonly id: number; readonly op: "start" }

@@ -9,7 +9,7 @@
  * backend" with no gateway at all).
  */
 import { Worker } from "node:worker_threads";
-import type { EngineMetrics } from "../model/types";
+import type { EngineMetrics } from "../../sim/model/types";
 import type { FleetReply, FleetRequest } from "./fleet-protocol";
 import { type Emulator, type EmulatorOptions, startEmulator } from "./server";
 

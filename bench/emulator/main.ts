@@ -10,8 +10,8 @@
  * with a fault already set (a FaultSpec, fault-spec.ts); --help documents both.
  */
 import { parseArgs } from "node:util";
-import { ENGINE_PRESETS } from "../model/presets";
-import type { EngineConfig } from "../model/types";
+import { ENGINE_PRESETS } from "../../sim/model/presets";
+import type { EngineConfig } from "../../sim/model/types";
 import { type FaultSpec, parseFaultSpec } from "./fault-spec";
 import { startEmulator } from "./server";
 

@@ -4,7 +4,7 @@
  * vLLM (llm-d's scorers, dashboards, our e2e bench) read the emulator as is.
  * Counters carry the `_total` suffix as prometheus_client exposes them.
  */
-import type { EngineMetrics } from "../model/types";
+import type { EngineMetrics } from "../../sim/model/types";
 
 export interface ServerCounters {
   /** Finished choices by finished_reason ("stop", "length", "abort"). */

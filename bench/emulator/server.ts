@@ -21,8 +21,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { DEFAULT_ENGINE_CONFIG } from "../model/presets";
-import type { EngineConfig, EngineMetrics } from "../model/types";
+import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
+import type { EngineConfig, EngineMetrics } from "../../sim/model/types";
 import { type CompletionContext, runCompletion, type ServerTiming } from "./completion";
 import { CONTROL_PREFIX, type ControlTarget, handleControl } from "./control";
 import { EngineDriver } from "./engine-driver";

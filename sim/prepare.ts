@@ -4,9 +4,9 @@
  * first `prefixTokens` worth (the gateway hashes only that much: 8192 tokens
  * by default, DESIGN.md).
  */
-import type { BlockKey } from "../../src/routing/types";
-import { requestBlockKeys } from "../workloads/segments";
-import type { Workload, WorkloadRequest } from "../workloads/types";
+import type { BlockKey } from "../src/routing/types";
+import { requestBlockKeys } from "./workloads/segments";
+import type { Workload, WorkloadRequest } from "./workloads/types";
 
 export const DEFAULT_PREFIX_TOKENS = 8192;
 

@@ -23,7 +23,7 @@ import type {
   RouteContext,
   RouteRequest,
   RoutingPolicy,
-} from "../../../src/routing/types";
+} from "../../src/routing/types";
 import { ActiveSequences } from "./dynamo-active-sequences";
 import { healthyIndices, requireSignals } from "./fleet-util";
 

@@ -1,6 +1,6 @@
 /** Small read helpers over a FleetView shared by the baselines. */
 
-import type { EngineSignals, FleetView } from "../../../src/routing/types";
+import type { EngineSignals, FleetView } from "../../src/routing/types";
 
 /** Indices of healthy backends, in fleet order. */
 export function healthyIndices(fleet: FleetView): number[] {

@@ -5,18 +5,18 @@
  * first (lowest) load, which the caller picks low enough for queues to be
  * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
  *
- *   npx tsx bench/sim/sweep.ts --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
+ *   npm run bench:sweep -- --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
  *     [--requests N] [--out FILE]
  */
 import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
-import { loadWorkload } from "../workloads/index";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
 import { parsePolicies, routerFactory } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
 import { simulatePolicy } from "./simulator";
+import { loadWorkload } from "./workloads/index";
 
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<void> {
     rows.push(row);
     console.error(row.join("  "));
   }
-  const cmd = `npx tsx bench/sim/sweep.ts ${argv.join(" ")}`;
+  const cmd = `npm run bench:sweep -- ${argv.join(" ")}`;
   const md = [
     `# Load sweep: ${workload}, ${backends} backends, ${policy}`,
     "",

@@ -17,7 +17,7 @@
  * (we can stop evicting in the middle of what would be one compressed node).
  */
 
-import type { BlockKey } from "../../../src/routing/types";
+import type { BlockKey } from "../../src/routing/types";
 import { MinHeap } from "./min-heap";
 
 interface TreeNode {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RouteContext } from "../../../src/routing/types";
+import type { RouteContext } from "../../src/routing/types";
 import { createDynamoKvRouter, isFirstTokenAware, softmaxSample } from "./dynamo-kv-router";
 import { keys, seededRandom, testFleet, testRequest } from "./test-fleet";
 

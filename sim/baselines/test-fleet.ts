@@ -3,16 +3,10 @@
  * baselines' tests state every input they depend on.
  */
 
-import type {
-  BackendSpec,
-  BlockKey,
-  EngineSignals,
-  FleetView,
-  RouteRequest,
-} from "../../../src/routing/types";
+import type { BackendSpec, BlockKey, EngineSignals, FleetView, RouteRequest } from "../../src/routing/types";
 
 /** The routing core's seeded [0,1) source (mulberry32), re-exported for the tests. */
-export { seededRandom } from "../../../src/routing/seeded-random";
+export { seededRandom } from "../../src/routing/seeded-random";
 
 export interface TestFleetSpec {
   readonly n: number;

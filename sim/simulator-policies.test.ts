@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { generatedSharedPrefix } from "../workloads/shared-prefix";
 import { ALL_POLICIES, parsePolicies, routerFactory } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { runPolicies } from "./run";
 import { simulatePolicy } from "./simulator";
+import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
 // 16 groups × 8 prompts on 4 backends, at a rate the fleet absorbs.
 const w = prepareWorkload(generatedSharedPrefix({ rate: 30, seed: 11, groups: 16, promptsPerGroup: 8 }));

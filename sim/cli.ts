@@ -7,16 +7,16 @@
  */
 import { access } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
-import { parseSampleRate, sampleWorkloadFamilies } from "../workloads/sample-families";
-import { readTraceFile } from "../workloads/trace-file";
-import type { Workload } from "../workloads/types";
 import { fmtMs, fmtPct, table } from "./format";
+import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
 import { ALL_POLICIES, parsePolicies } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { SUMMARY_HEAD, summaryRows } from "./report";
 import type { SimReport } from "./run";
 import { runPolicies } from "./run";
+import { parseSampleRate, sampleWorkloadFamilies } from "./workloads/sample-families";
+import { readTraceFile } from "./workloads/trace-file";
+import type { Workload } from "./workloads/types";
 
 export const USAGE = `usage: prefix-gateway simulate --trace <file.jsonl> --backends N [options]
 

@@ -13,15 +13,15 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
-import { loadWorkload } from "../workloads/index";
-import { parseSampleRate, sampleWorkloadFamilies } from "../workloads/sample-families";
-import type { Workload } from "../workloads/types";
 import { fmtMs, fmtPct } from "./format";
+import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
 import { ALL_POLICIES, parsePolicies } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
+import { loadWorkload } from "./workloads/index";
+import { parseSampleRate, sampleWorkloadFamilies } from "./workloads/sample-families";
+import type { Workload } from "./workloads/types";
 
 const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [options]
   --workload     generated-shared-prefix | multi-turn | zipf | no-shared-prefix | mooncake | file:PATH
@@ -103,7 +103,7 @@ async function main(argv: string[]): Promise<void> {
   const base = workload.startsWith("file:") ? "trace" : workload;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
   const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}`;
-  const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../results");
+  const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");
 
   let w: Workload = await loadWorkload(workload, {
     rate,

@@ -4,7 +4,7 @@
  * approximation are listed in SOURCES.md beside this file.
  */
 
-import type { RoutingPolicy } from "../../../src/routing/types";
+import type { RoutingPolicy } from "../../src/routing/types";
 import { createDynamoKvRouter, type DynamoOptions } from "./dynamo-kv-router";
 import { createLlmdScheduler, type LlmdOptions } from "./llmd-scheduler";
 import { createSagemakerPrefixAware, type SagemakerOptions } from "./sagemaker-prefix-aware";

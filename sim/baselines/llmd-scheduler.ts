@@ -21,7 +21,7 @@ import type {
   RouteContext,
   RouteRequest,
   RoutingPolicy,
-} from "../../../src/routing/types";
+} from "../../src/routing/types";
 import { healthyIndices, requireSignals } from "./fleet-util";
 import { LlmdPrefixIndexer } from "./llmd-prefix-indexer";
 

@@ -1,16 +1,16 @@
 /**
  * Policy names the simulator accepts: the routing core's own policies and the
- * peer baselines (bench/sim/baselines). An unknown name is an error, never a
+ * peer baselines (sim/baselines). An unknown name is an error, never a
  * silent default.
  */
-import { Router, type RouteTicket } from "../../src/routing/index";
+import { Router, type RouteTicket } from "../src/routing/index";
 import {
   POLICY_NAMES,
   type PolicyName,
   type RouteContext,
   type RouteRequest,
   type RoutingPolicy,
-} from "../../src/routing/types";
+} from "../src/routing/types";
 import { createBaseline, isFirstTokenAware } from "./baselines/index";
 import type { RouterFactory, SimRouter } from "./simulator";
 

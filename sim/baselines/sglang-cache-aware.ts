@@ -26,7 +26,7 @@ import type {
   RouteContext,
   RouteRequest,
   RoutingPolicy,
-} from "../../../src/routing/types";
+} from "../../src/routing/types";
 import { healthyIndices, leastInflight } from "./fleet-util";
 import { SglangTree } from "./sglang-tree";
 

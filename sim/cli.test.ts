@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { type CliIO, simulateCommand } from "./cli";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, "../..");
+const repo = resolve(here, "..");
 const node = join(repo, "node_modules/.bin/node");
 const bin = join(repo, "bin/prefix-gateway.mjs");
 const fixture = join(here, "fixtures/openai-log-small.jsonl");

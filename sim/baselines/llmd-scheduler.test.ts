@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RouteContext } from "../../../src/routing/types";
+import type { RouteContext } from "../../src/routing/types";
 import { LlmdPrefixIndexer } from "./llmd-prefix-indexer";
 import { createLlmdScheduler } from "./llmd-scheduler";
 import { keys, seededRandom, testFleet, testRequest } from "./test-fleet";

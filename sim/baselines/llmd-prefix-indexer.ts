@@ -10,7 +10,7 @@
  * removes the pod from that hash's set.
  */
 
-import type { BlockKey } from "../../../src/routing/types";
+import type { BlockKey } from "../../src/routing/types";
 import { LruSet } from "./lru-set";
 
 export class LlmdPrefixIndexer {

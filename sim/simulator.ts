@@ -19,12 +19,12 @@ import type {
   RouteOutcome,
   RouteReason,
   RouteRequest,
-} from "../../src/routing/types";
-import { DEFAULT_ENGINE_CONFIG, EngineModel } from "../model/engine-model";
-import type { EngineConfig } from "../model/types";
-import { Rng } from "../workloads/prng";
+} from "../src/routing/types";
+import { DEFAULT_ENGINE_CONFIG, EngineModel } from "./model/engine-model";
+import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
 import { mean, percentile, sortedCopy } from "./stats";
+import { Rng } from "./workloads/prng";
 
 /** What the simulator needs of a router: the routing core's Router satisfies it. */
 export interface SimRouter {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RouteContext } from "../../../src/routing/types";
+import type { RouteContext } from "../../src/routing/types";
 import { createSglangCacheAware } from "./sglang-cache-aware";
 import { SglangTree } from "./sglang-tree";
 import { keys, seededRandom, testFleet, testRequest } from "./test-fleet";

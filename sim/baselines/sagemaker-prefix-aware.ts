@@ -22,14 +22,14 @@
  * isolated because our block keys are seeded with prompt_cache_key.
  */
 
-import { hashKey, hashString } from "../../../src/routing/hash";
+import { hashKey, hashString } from "../../src/routing/hash";
 import type {
   FleetView,
   PolicyPick,
   RouteContext,
   RouteRequest,
   RoutingPolicy,
-} from "../../../src/routing/types";
+} from "../../src/routing/types";
 import { healthyIndices } from "./fleet-util";
 
 export interface SagemakerOptions {

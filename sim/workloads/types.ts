@@ -1,5 +1,5 @@
 /**
- * Contract of a workload request, shared by the simulator (bench/sim) and the
+ * Contract of a workload request, shared by the simulator (sim/) and the
  * end-to-end replay (bench/e2e).
  *
  * A prompt is a list of segments. A segment is a run of tokens identified by a

@@ -12,7 +12,7 @@
  *   prefill completes (first token) or it is freed.
  */
 
-import type { BlockKey } from "../../../src/routing/types";
+import type { BlockKey } from "../../src/routing/types";
 
 export class ActiveSequences {
   private readonly refs = new Map<BlockKey, number>();

@@ -6,7 +6,7 @@
  * order, so its first key is always the least recently used one.
  */
 
-import type { BlockKey } from "../../../src/routing/types";
+import type { BlockKey } from "../../src/routing/types";
 
 export class LruSet {
   private readonly entries = new Map<BlockKey, true>();

@@ -4,7 +4,7 @@
  * changes; plus the registry's error on an unknown name.
  */
 import { describe, expect, it } from "vitest";
-import type { BlockKey, FleetView, RouteRequest, RoutingPolicy } from "../../../src/routing/types";
+import type { BlockKey, FleetView, RouteRequest, RoutingPolicy } from "../../src/routing/types";
 import { BASELINE_NAMES, createBaseline, isBaselineName } from "./index";
 import { keys, seededRandom, testFleet } from "./test-fleet";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RouteContext } from "../../../src/routing/types";
+import type { RouteContext } from "../../src/routing/types";
 import { createSagemakerPrefixAware } from "./sagemaker-prefix-aware";
 import { keys, seededRandom, testFleet, testRequest } from "./test-fleet";
 

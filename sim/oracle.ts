@@ -12,7 +12,7 @@
  * chains matchable (vLLM frees a request's blocks in reverse order for the
  * same reason).
  */
-import type { BlockKey } from "../../src/routing/types";
+import type { BlockKey } from "../src/routing/types";
 
 export interface OracleRequest {
   readonly blocks: readonly BlockKey[];

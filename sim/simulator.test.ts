@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { RouteReason } from "../../src/routing/types";
-import { generatedSharedPrefix } from "../workloads/shared-prefix";
+import type { RouteReason } from "../src/routing/types";
 import { prepareWorkload } from "./prepare";
 import { type RouterFactory, type SimRouter, simulatePolicy } from "./simulator";
+import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
 // A throwaway round-robin router for testing the event loop on its own; the
 // real policies come from the routing core (see simulator-policies.test.ts).
