@@ -41,6 +41,7 @@ export default defineConfig({
           environment: "node",
           include: [
             "src/routing/**/*.test.ts",
+            "src/prefix/**/*.test.ts",
             "sim/**/*.test.ts",
             "bench/**/*.test.ts",
             "test/node/**/*.test.ts",

@@ -8,7 +8,7 @@ import type { GatewayEnv } from "./app-types";
 import { modelNotFound } from "./errors";
 import { fingerprint } from "./log";
 import type { ChatBody, InferenceBody, InferenceKind } from "./openai-schemas";
-import { prefixKeysForRequest } from "./prefix";
+import { prefixKeysForRequest } from "./prefix/request-keys";
 import { readInferenceBody } from "./request-body";
 import type { RouteRequest } from "./routing/types";
 

@@ -1,7 +1,7 @@
 /**
  * Gateway cost, the parts that are pure computation, measured call by call
  * under Node on the very modules the Worker and the RouterDO run
- * (src/prefix.ts, src/routing): same source, same V8 engine as workerd.
+ * (src/prefix, src/routing): same source, same V8 engine as workerd.
  *
  * Why not inside workerd: the local runtime's performance.now() ticks in
  * whole milliseconds (measured: a loop timed in-Worker reads 252, 261, 270 —
@@ -10,7 +10,7 @@
  * measured separately (cost-gateway.ts, from /proc), which bounds these
  * figures from above.
  */
-import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix";
+import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix/request-keys";
 import { Router } from "../../src/routing/index";
 import type { BackendSpec, PolicyName, RouteContext } from "../../src/routing/types";
 import { type Summary, summarize } from "../latency-summary";

@@ -42,7 +42,7 @@ function prefixSection(r: CostReport): string[] {
   const out = [
     "## Prefix keys (Worker CPU), per request",
     "",
-    "`prefixKeysForRequest` (src/prefix.ts) on a chat body: system prompt of N−128 tokens + a 128-token " +
+    "`prefixKeysForRequest` (src/prefix/request-keys.ts) on a chat body: system prompt of N−128 tokens + a 128-token " +
       "question, natural text (package READMEs). Timed call by call under Node on the same module the Worker " +
       "runs (same V8): local workerd's clock ticks in whole ms, too coarse for sub-ms medians. *seen*: the " +
       "isolate memo holds the system prompt; *unseen*: a new system prompt every call. Only the first 8192 " +

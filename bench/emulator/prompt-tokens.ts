@@ -14,8 +14,8 @@
  * about twice as fast, and an engine's tokenizer (Rust in vLLM) is not where
  * its time goes, so the emulator should not spend long on it either.
  */
-import { blockKeysFromTokens, chainSeed } from "../../src/routing/prefix-keys";
-import { encodeO200k, o200kTokenizer } from "../../src/tokenizer";
+import { blockKeysFromTokens, chainSeed } from "../../src/prefix/block-keys";
+import { encodeO200k, o200kTokenizer } from "../../src/prefix/tokenizer";
 
 const memo = new Map<string, readonly number[]>();
 /** Bounds the memo; cleared wholesale when full (simple, and rarely hit in a bench run). */

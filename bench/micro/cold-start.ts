@@ -3,7 +3,7 @@
  * before its keys exist. One operation = a fresh process that loads the
  * tokenizer and keys one unseen ~8k-token chat prompt, then a second one.
  * Compared: js-tiktoken's `new Tiktoken(o200k_base)` + `encode()` (the
- * "before") and ours (src/tokenizer.ts via src/prefix.ts). The figure that
+ * "before") and ours (src/prefix/tokenizer.ts via src/prefix/request-keys.ts). The figure that
  * matters: tokenizer build + first request, ms of CPU.
  *
  *   npx tsx bench/micro/cold-start.ts [--runs 5] [--wrangler] [--workerd]
@@ -68,8 +68,8 @@ async function child(mode: Mode, promptsFile: string): Promise<void> {
     enc.encode(b, [], []);
     timing.secondMs = performance.now() - t;
   } else {
-    const { prefixKeysForRequest } = await import("../../src/prefix");
-    const { o200kTokenizer } = await import("../../src/tokenizer");
+    const { prefixKeysForRequest } = await import("../../src/prefix/request-keys");
+    const { o200kTokenizer } = await import("../../src/prefix/tokenizer");
     timing.importMs = performance.now() - t;
     const opts = { model: "m", blockTokens: 16, prefixTokens: 8192 };
     t = performance.now();
@@ -156,7 +156,11 @@ async function main(): Promise<void> {
   }
   const load1 = loadavg()[0]!;
 
-  const ours = bundleSize(`export { prefixKeysForRequest } from "../../src/prefix";\n`, dir, "ours");
+  const ours = bundleSize(
+    `export { prefixKeysForRequest } from "../../src/prefix/request-keys";\n`,
+    dir,
+    "ours",
+  );
   const theirs = bundleSize(
     `import { Tiktoken } from "js-tiktoken/lite";\nimport ranks from "js-tiktoken/ranks/o200k_base";\nexport const make = () => new Tiktoken(ranks);\n`,
     dir,
@@ -197,7 +201,7 @@ async function main(): Promise<void> {
     "| what | raw | gzip |",
     "|---|---:|---:|",
     `| js-tiktoken lite + o200k_base ranks | ${kb(theirs.raw)} | ${kb(theirs.gzip)} |`,
-    `| src/prefix.ts (+ tokenizer, memo, canonical prompt, routing/prefix-keys, the same ranks) | ${kb(ours.raw)} | ${kb(ours.gzip)} |`,
+    `| src/prefix/request-keys.ts (+ tokenizer, memo, canonical prompt, block keys, the same ranks) | ${kb(ours.raw)} | ${kb(ours.gzip)} |`,
     ...(worker
       ? [
           `| the whole Worker: \`wrangler deploy --dry-run --outdir /tmp/pgw-dist\` (${worker.files}) | ${kb(worker.raw)} | ${kb(worker.gzip)} |`,

@@ -17,7 +17,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix";
+import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix/request-keys";
 import { readInferenceBody } from "../../src/request-body";
 import { summarize } from "../latency-summary";
 import { textOfTokens } from "./text-source";

@@ -16,7 +16,7 @@ import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
-import { type ChatBody, prefixKeysForRequest, prefixMemoStats } from "../../src/prefix";
+import { type ChatBody, prefixKeysForRequest, prefixMemoStats } from "../../src/prefix/request-keys";
 import { summarize } from "../latency-summary";
 import { textOfTokens } from "./text-source";
 

@@ -19,7 +19,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { blockKeysFromIds, chainSeed } from "../../src/routing/prefix-keys";
+import { blockKeysFromIds, chainSeed } from "../../src/prefix/block-keys";
 import { Router, type RouteTicket } from "../../src/routing/router";
 import { seededRandom } from "../../src/routing/seeded-random";
 import { type BackendSpec, POLICY_NAMES, type PolicyName, type RouteRequest } from "../../src/routing/types";

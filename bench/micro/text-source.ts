@@ -6,7 +6,7 @@
  * offset, so distinct offsets give distinct prompts (memo misses).
  */
 import { readFileSync } from "node:fs";
-import { encodeO200k } from "../../src/tokenizer";
+import { encodeO200k } from "../../src/prefix/tokenizer";
 
 const SOURCES = [
   "node_modules/openai/README.md",

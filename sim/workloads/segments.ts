@@ -8,7 +8,7 @@
  * The end-to-end replay needs text instead: segment-text.ts turns the same
  * segments into words with one o200k token each, preserving the prefix structure.
  */
-import { blockKeysFromTokens, type ChainSeed, chainSeed } from "../../src/routing/prefix-keys";
+import { blockKeysFromTokens, type ChainSeed, chainSeed } from "../../src/prefix/block-keys";
 import type { BlockKey } from "../../src/routing/types";
 import { hashString } from "./prng";
 import type { Segment, WorkloadRequest } from "./types";

@@ -29,7 +29,6 @@ export { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "./policies/pla
 export { type PrefixAwareOptions, PrefixAwarePolicy } from "./policies/prefix-aware";
 export { RandomPolicy } from "./policies/random";
 export { RoundRobinPolicy } from "./policies/round-robin";
-export { blockKeysFromIds, blockKeysFromTokens, type ChainSeed, chainSeed, keyOf } from "./prefix-keys";
 export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
 export { RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";

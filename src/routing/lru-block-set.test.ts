@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { blockKeysFromIds, chainSeed } from "../prefix/block-keys";
 import { LruBlockSet } from "./lru-block-set";
-import { blockKeysFromIds, chainSeed } from "./prefix-keys";
 import { seededRandom } from "./seeded-random";
 
 describe("LruBlockSet", () => {

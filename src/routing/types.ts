@@ -7,11 +7,9 @@
  */
 
 /**
- * The key of one full block of prompt tokens, chained over everything before
- * it: h_i = H(h_{i-1}, tokens of block i), seeded by model and tenant. The
- * chain is computed on 64 bits; the key is its top 53 bits so it is an exact
- * JS number (a fast Map key, cheap to send over RPC). Two keys are equal only
- * when the whole prefix up to and including that block is equal.
+ * The key of one full block of a request's prefix, chained over everything
+ * before it (made in src/prefix/block-keys.ts; an exact integer below 2^53):
+ * two keys are equal only when the whole prefix up to that block is equal.
  */
 export type BlockKey = number;
 

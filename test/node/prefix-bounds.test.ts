@@ -12,8 +12,8 @@ import {
   MAX_KEYED_CHARS_PER_TOKEN,
   type PrefixKeys,
   prefixKeysForRequest,
-} from "../../src/prefix";
-import { o200kTokenizer } from "../../src/tokenizer";
+} from "../../src/prefix/request-keys";
+import { o200kTokenizer } from "../../src/prefix/tokenizer";
 import { prose } from "./tokenizer-corpus";
 
 const opts = { model: "m", blockTokens: 16, prefixTokens: 1024 };

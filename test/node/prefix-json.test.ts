@@ -1,7 +1,12 @@
 /** JSON inside the canonical prompt: sorted-key rendering, cut exactly at a limit, measured, fingerprinted. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "../../src/prefix-json";
+import {
+  fingerprint,
+  fingerprintJson,
+  renderStableJson,
+  stableJsonLength,
+} from "../../src/prefix/canonical-json";
 
 /** The reference: recursive sorted-key JSON, built by concatenation (an object would reorder integer-like keys). */
 function reference(v: unknown): string {

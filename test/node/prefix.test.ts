@@ -1,14 +1,14 @@
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { beforeAll, describe, expect, it } from "vitest";
+import { blockKeysFromTokens, chainSeed } from "../../src/prefix/block-keys";
 import {
   type ChatBody,
   type CompletionsBody,
   clearPrefixMemo,
   prefixKeysForRequest,
   prefixMemoStats,
-} from "../../src/prefix";
-import { blockKeysFromTokens, chainSeed } from "../../src/routing/prefix-keys";
+} from "../../src/prefix/request-keys";
 import { prose } from "./tokenizer-corpus";
 
 const opts = { model: "llama-3.1-70b", blockTokens: 16, prefixTokens: 8192 };

@@ -6,8 +6,8 @@
  */
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
-import { MAX_PIECE_RUN, o200kTokenizer } from "../../src/tokenizer";
-import { boundPattern } from "../../src/tokenizer-pattern";
+import { MAX_PIECE_RUN, o200kTokenizer } from "../../src/prefix/tokenizer";
+import { boundPattern } from "../../src/prefix/tokenizer-pattern";
 import { prose } from "./tokenizer-corpus";
 
 describe("boundPattern", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { EncodedText } from "../../src/tokenizer";
-import { TokenMemo } from "../../src/tokenizer-memo";
+import type { EncodedText } from "../../src/prefix/tokenizer";
+import { TokenMemo } from "../../src/prefix/tokenizer-memo";
 
 /** A fake encoder: one token per character (its code), counting calls, honouring maxTokens. */
 function counting(): { encode: (t: string, max: number) => EncodedText; calls: string[] } {

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BpeTokenizer, encodeO200k, o200kLoaded, o200kTokenizer } from "../../src/tokenizer";
-import { SMALL_PIECE_BYTES } from "../../src/tokenizer-bpe";
-import { BpeVocab } from "../../src/tokenizer-vocab";
+import { BpeTokenizer, encodeO200k, o200kLoaded, o200kTokenizer } from "../../src/prefix/tokenizer";
+import { SMALL_PIECE_BYTES } from "../../src/prefix/tokenizer-bpe";
+import { BpeVocab } from "../../src/prefix/tokenizer-vocab";
 import { prose, tokenizerCorpus } from "./tokenizer-corpus";
 
 let reference: Tiktoken;

@@ -7,8 +7,13 @@
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
-import { type ChatBody, clearPrefixMemo, prefixKeysForRequest, prefixMemoStats } from "../../src/prefix";
-import { encodeO200k, o200kLoaded, o200kTokenizer } from "../../src/tokenizer";
+import {
+  type ChatBody,
+  clearPrefixMemo,
+  prefixKeysForRequest,
+  prefixMemoStats,
+} from "../../src/prefix/request-keys";
+import { encodeO200k, o200kLoaded, o200kTokenizer } from "../../src/prefix/tokenizer";
 import { prose, tokenizerCorpus } from "../node/tokenizer-corpus";
 
 const opts = { model: "test-model", blockTokens: 16, prefixTokens: 8192 };

@@ -5,8 +5,8 @@
  * honoured, fail open when nothing is healthy.
  */
 import { describe, expect, it } from "vitest";
+import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
 import { boundedCap } from "../bounded-load";
-import { blockKeysFromIds, chainSeed } from "../prefix-keys";
 import { createPolicy } from "../registry";
 import { NoHealthyBackendError, Router, type RouteTicket } from "../router";
 import { seededRandom } from "../seeded-random";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blockKeysFromIds, chainSeed } from "../prefix-keys";
+import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
 import { Router } from "../router";
 import { seededRandom } from "../seeded-random";
 import type { BackendSpec, RouteRequest } from "../types";

@@ -22,7 +22,7 @@
  * a million segments. While open, a JSON rendering stops at the sink's
  * `renderLimit`, past which the tokenizer could not read it anyway.
  */
-import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "./prefix-json";
+import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "./canonical-json";
 
 /** Where the walk writes the canonical prompt, segment by segment. */
 export interface PromptSink {

@@ -13,8 +13,9 @@
  * Appleby, public domain) with Math.imul: 64 bits of chain state without
  * BigInt. The key handed out is the top 53 bits, an exact JS number.
  */
-import { fmix32 } from "./hash";
-import type { BlockKey } from "./types";
+
+/** The key of one full block: an exact integer below 2^53 (the routing core's BlockKey). */
+export type BlockKey = number;
 
 /** 64 bits of chain state, as two unsigned 32-bit halves. */
 export interface ChainSeed {
@@ -27,6 +28,20 @@ const C2 = 0x1b873593;
 const D1 = 0x85ebca77;
 const D2 = 0xc2b2ae3d;
 const TWO_POW_21 = 0x200000;
+
+/**
+ * MurmurHash3's 32-bit finaliser. The routing core has the same function
+ * (src/routing/hash.ts) for ring placement; each keeps its own copy because
+ * neither layer imports the other, and block-keys.test.ts pins the keys.
+ */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
 
 function rotl(x: number, r: number): number {
   return (x << r) | (x >>> (32 - r));

@@ -1,9 +1,9 @@
 /**
- * Request → prefix keys: the canonical prompt (prefix-canonical.ts) is
+ * Request → prefix keys: the canonical prompt (canonical-prompt.ts) is
  * tokenized with o200k_base (tokenizer.ts) up to `prefixTokens`, through the
  * isolate's memo (tokenizer-memo.ts), and the tokens are folded into chained
- * block keys by the routing core — the one implementation of the hashing,
- * shared with the RouterDO and the simulator.
+ * block keys (block-keys.ts) — the one implementation of the hashing, shared
+ * with the simulator and the emulator.
  *
  * Cost is bounded by `prefixTokens`, whatever the request: keying stops at
  * the first of
@@ -24,18 +24,19 @@
  * with more tokens than this request needed counts them all exactly, so
  * `promptTokens` can differ slightly with the memo's state; the keys never do.
  */
+
+import { blockKeysFromTokens, chainSeed } from "./block-keys";
 import {
   type ChatBody,
   type CompletionsBody,
   type PromptSink,
   writeChatPrompt,
   writeCompletionsPrompt,
-} from "./prefix-canonical";
-import { blockKeysFromTokens, chainSeed } from "./routing/prefix-keys";
+} from "./canonical-prompt";
 import { encodeO200k, o200kTokenizer } from "./tokenizer";
 import { TokenMemo, type TokenMemoStats } from "./tokenizer-memo";
 
-export type { ChatBody, ChatMessage, CompletionsBody, ContentPart } from "./prefix-canonical";
+export type { ChatBody, ChatMessage, CompletionsBody, ContentPart } from "./canonical-prompt";
 
 export interface PrefixOptions {
   /** The model pool: separates key chains across models. */

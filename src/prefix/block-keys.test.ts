@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blockKeysFromIds, blockKeysFromTokens, chainSeed } from "./prefix-keys";
+import { blockKeysFromIds, blockKeysFromTokens, chainSeed, keyOf } from "./block-keys";
 
 function tokens(n: number, salt = 0): Uint32Array {
   const t = new Uint32Array(n);
@@ -7,7 +7,7 @@ function tokens(n: number, salt = 0): Uint32Array {
   return t;
 }
 
-describe("prefix keys", () => {
+describe("block keys", () => {
   const seed = chainSeed("llama-3.1-8b");
 
   it("keys only full blocks and honours the token cap", () => {
@@ -61,6 +61,16 @@ describe("prefix keys", () => {
     expect(b[2]).not.toBe(a[2]);
     expect(b[3]).not.toBe(a[3]); // same id after a different prefix is a different block
     expect(blockKeysFromIds([2 ** 40 + 5], seed)).not.toEqual(blockKeysFromIds([5], seed));
+  });
+
+  it("keys do not change: the same chain from release to release (affinity and ring homes depend on it)", () => {
+    const t = new Uint32Array(48);
+    for (let i = 0; i < 48; i++) t[i] = (i * 2654435761) % 200_000;
+    expect(blockKeysFromTokens(t, seed, 16)).toEqual([2073264299338190, 188517311329867, 4993373653062437]);
+    expect(blockKeysFromIds([0, 1, 2 ** 40 + 5], chainSeed("m", "tenant"))).toEqual([
+      642544874370218, 1564859825617846, 7538213148878821,
+    ]);
+    expect(keyOf(chainSeed("m"))).toBe(3718592759300540);
   });
 
   it("rejects a nonsensical block size", () => {
