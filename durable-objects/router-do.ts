@@ -8,9 +8,9 @@
  * changed. It decides; it never sees a token of the response.
  */
 import { DurableObject } from "cloudflare:workers";
-import { throttledUntil, toRouteOutcome } from "../src/outcomes";
 import { type HealthChange, RetryBudget, Router } from "../src/routing";
 import type { BackendSpec, RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
+import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import { FleetStore } from "./fleet-store";
 import { LeaseBook } from "./lease-book";
 import type {

@@ -9,7 +9,7 @@
  * token prefix, as a chat template gives a real engine. Each message's tokens
  * are memoized: long shared system prompts are tokenized once.
  *
- * The BPE is the typed-array o200k encoder (src/tokenizer.ts), which
+ * The BPE is the typed-array o200k encoder (src/prefix/tokenizer.ts), which
  * test/node/tokenizer.test.ts holds token-for-token identical to js-tiktoken:
  * about twice as fast, and an engine's tokenizer (Rust in vLLM) is not where
  * its time goes, so the emulator should not spend long on it either.

@@ -186,7 +186,7 @@ async function main(): Promise<void> {
     "| variant | import ms | build ms | first request ms | build + first ms | build + first, CPU ms | second request ms |",
     "|---|---:|---:|---:|---:|---:|---:|",
     row("js-tiktoken", "before: js-tiktoken lite + o200k_base ranks"),
-    row("ours", "after: src/tokenizer.ts (typed-array vocab, lazy)"),
+    row("ours", "after: src/prefix/tokenizer.ts (typed-array vocab, lazy)"),
     "",
     ...(workerd
       ? [

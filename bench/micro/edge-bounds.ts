@@ -18,7 +18,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { clearPrefixMemo, prefixKeysForRequest } from "../../src/prefix/request-keys";
-import { readInferenceBody } from "../../src/request-body";
+import { readInferenceBody } from "../../src/worker/request/request-body";
 import { summarize } from "../latency-summary";
 import { textOfTokens } from "./text-source";
 

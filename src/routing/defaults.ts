@@ -1,6 +1,6 @@
 /**
  * Every tunable of the gateway with its default and its bounds, written
- * once. The Worker's config validation (src/config.ts), the routing core and
+ * once. The Worker's config validation (src/worker/config.ts), the routing core and
  * the simulator read them from here; a test checks that wrangler.toml's
  * [vars] carry these defaults. Pure data: it lives in the routing core only
  * because the core may import nothing outside itself.

@@ -11,14 +11,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../src/errors";
 import {
   clearPrefixMemo,
   MAX_KEYED_CHARS_PER_TOKEN,
   prefixKeysForRequest,
 } from "../../src/prefix/request-keys";
 import { o200kTokenizer } from "../../src/prefix/tokenizer";
-import { readInferenceBody } from "../../src/request-body";
+import { GatewayError } from "../../src/worker/errors";
+import { readInferenceBody } from "../../src/worker/request/request-body";
 import { type FuzzBody, fuzzBodies } from "./fuzz-bodies";
 
 const SEED = 20261130;

@@ -4,8 +4,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../src/errors";
-import { type JsonShapeLimits, JsonShapeMeter } from "../../src/json-shape";
+import { GatewayError } from "../../src/worker/errors";
+import { type JsonShapeLimits, JsonShapeMeter } from "../../src/worker/request/json-shape";
 
 /** What the meter counts, from the parsed value: max container depth; containers + elements after the first; keys. */
 function shapeOf(v: unknown, depth = 0): { depth: number; values: number; keys: number } {

@@ -5,9 +5,9 @@
  * first bad element reported without validating the rest.
  */
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../src/errors";
-import type { InferenceKind } from "../../src/openai-schemas";
-import { readInferenceBody } from "../../src/request-body";
+import { GatewayError } from "../../src/worker/errors";
+import type { InferenceKind } from "../../src/worker/request/openai-schemas";
+import { readInferenceBody } from "../../src/worker/request/request-body";
 import {
   MAX_BODY_BYTES,
   MAX_CHOICES,
@@ -16,7 +16,7 @@ import {
   MAX_JSON_VALUES,
   MAX_OUTPUT_TOKENS,
   MAX_STOP_SEQUENCES,
-} from "../../src/request-limits";
+} from "../../src/worker/request/request-limits";
 
 function request(body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Request {
   return new Request("https://gateway.test/v1/x", {

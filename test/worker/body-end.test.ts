@@ -4,7 +4,7 @@
  * exactly once, however the body ends.
  */
 import { describe, expect, it } from "vitest";
-import { type BodyEnd, onBodyEnd } from "../../src/body-end";
+import { type BodyEnd, onBodyEnd } from "../../src/worker/key-limits/body-end";
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

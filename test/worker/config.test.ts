@@ -1,8 +1,8 @@
 /** Config validation: field-named errors at the edge, on every request and in /healthz. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { formatPath, loadConfig, parseConfig } from "../../src/config";
 import { type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
+import { formatPath, loadConfig, parseConfig } from "../../src/worker/config";
 import { authHeaders, expectOpenAIError, gatewayWithEnv, MODEL } from "./helpers";
 
 const base = {

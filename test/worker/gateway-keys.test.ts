@@ -4,8 +4,8 @@
  * and never by its text.
  */
 import { describe, expect, it } from "vitest";
-import { parseConfig, sha256 } from "../../src/config";
-import { keyIdOf, parseKeyEntries } from "../../src/gateway-keys";
+import { parseConfig, sha256 } from "../../src/worker/config";
+import { keyIdOf, parseKeyEntries } from "../../src/worker/gateway-keys";
 
 const BASE = {
   BACKENDS: JSON.stringify([{ id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 }]),

@@ -10,9 +10,9 @@ import { expect } from "vitest";
 import type { ControlState, FaultSpec, HealthOverride } from "../../bench/emulator/fault-spec";
 import type { KeyLimiterStats } from "../../durable-objects/key-limiter-rpc";
 import type { StatsResult } from "../../durable-objects/rpc";
-import { sha256 } from "../../src/config";
-import { keyIdOf } from "../../src/gateway-keys";
 import worker from "../../src/index";
+import { sha256 } from "../../src/worker/config";
+import { keyIdOf } from "../../src/worker/gateway-keys";
 
 export const MODEL = "test-model";
 export const CLIENT_KEY = "test-key-alpha";

@@ -8,7 +8,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { fingerprint } from "../../src/log";
+import { fingerprint } from "../../src/worker/log";
 import {
   BACKEND_KEY,
   chatBody,

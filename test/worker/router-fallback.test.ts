@@ -14,7 +14,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RouteInput } from "../../durable-objects/rpc";
 import worker from "../../src/index";
-import { ROUTER_BACKOFF_MS } from "../../src/router-client";
+import { ROUTER_BACKOFF_MS } from "../../src/worker/router/router-client";
 import { authHeaders, BACKEND_KEY, chatBody, longPrompt, SPARE_MODEL, settle, spareUrls } from "./helpers";
 
 type Mode = "ok" | "throw" | "hang" | "overloaded";

@@ -4,7 +4,7 @@
  * non-streamed and /v1/completions bodies pass through.
  */
 import { describe, expect, it } from "vitest";
-import { JsonTap, readUsage, SseTap } from "../../src/stream-tap";
+import { JsonTap, readUsage, SseTap } from "../../src/worker/inference/stream-tap";
 import {
   authHeaders,
   BACKEND_KEY,

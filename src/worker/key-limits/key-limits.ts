@@ -12,11 +12,11 @@
  * slot's TTL (LEASE_TTL_SECONDS, like the RouterDO's leases) ends it.
  */
 import type { Context, MiddlewareHandler, Next } from "hono";
-import type { GatewayEnv } from "./app-types";
+import type { GatewayEnv } from "../app-types";
+import { rateLimited } from "../errors";
+import type { RequestLog } from "../log";
 import { onBodyEnd } from "./body-end";
-import { rateLimited } from "./errors";
 import { acquireSlot, checkRate } from "./key-limiter-client";
-import type { RequestLog } from "./log";
 
 /** A refused slot is worth retrying as soon as any of the key's requests ends: no better estimate exists. */
 const CONCURRENCY_RETRY_AFTER_SECONDS = 1;

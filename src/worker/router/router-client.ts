@@ -22,12 +22,12 @@ import type {
   PoolSpec,
   RouteInput,
   RouteResult,
-} from "../durable-objects/rpc";
-import type { GatewayConfig } from "./config";
-import { GatewayError } from "./errors";
+} from "../../../durable-objects/rpc";
+import type { RouteTicket } from "../../routing";
+import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
+import type { GatewayConfig } from "../config";
+import { GatewayError } from "../errors";
 import { type LocalRouter, localRouterFor } from "./local-router";
-import type { RouteTicket } from "./routing";
-import type { PolicyName, RouteReason, RouteRequest } from "./routing/types";
 
 export interface Pool {
   readonly model: string;

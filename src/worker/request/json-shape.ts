@@ -10,7 +10,7 @@
  * so scanning bytes is exact. Strings (most of a body) are crossed with
  * indexOf from quote to quote; syntax errors are left to JSON.parse.
  */
-import { GatewayError } from "./errors";
+import { GatewayError } from "../errors";
 
 export interface JsonShapeLimits {
   readonly maxDepth: number;

@@ -1,7 +1,7 @@
 /**
  * The gateway's middleware, each a factory returning a named function:
  * request context (id, clock, log line), allowed methods, config, client
- * auth. Per-key limits live in key-limits.ts.
+ * auth. Per-key limits live in key-limits/key-limits.ts.
  */
 import type { MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "./app-types";

@@ -1,24 +1,16 @@
 /**
- * GET /v1/models and GET /healthz. /healthz is public for liveness and
- * config validity only: whoever can reach the URL learns that the gateway
- * runs and whether its config is valid, nothing about the fleet. The config
- * summary (models, backend count, policy and its settings) and per-pool
+ * GET /healthz. Public for liveness and config validity only: whoever can
+ * reach the URL learns that the gateway runs and whether its config is
+ * valid, nothing about the fleet. The config summary (models, backend count, policy and its settings) and per-pool
  * router stats (backend ids, health, in-flight, affinity counters — never
  * urls or keys) need the ADMIN_TOKEN as a Bearer.
  */
 import type { Context } from "hono";
-import type { StatsResult } from "../durable-objects/rpc";
+import type { StatsResult } from "../../durable-objects/rpc";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
-import { routerStub } from "./router-client";
-
-export function listModels(c: Context<GatewayEnv>): Response {
-  const data = c
-    .get("config")
-    .models.map((id) => ({ id, object: "model", created: 0, owned_by: "prefix-gateway" }));
-  return c.json({ object: "list", data });
-}
+import { routerStub } from "./router/router-client";
 
 type PoolHealth = StatsResult | { ok: false; code: "router_unavailable"; message: string };
 

@@ -12,7 +12,7 @@
  * The client's credentials never leave the gateway: the upstream request
  * carries only the backend's own key.
  */
-import type { BackendConfig, Deadlines } from "./config";
+import type { BackendConfig, Deadlines } from "../config";
 
 /** Why an attempt produced no usable response. */
 export type AttemptFailure = "connect_error" | "timeout" | "client_abort";

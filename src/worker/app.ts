@@ -5,10 +5,11 @@
 import { Hono } from "hono";
 import type { GatewayEnv } from "./app-types";
 import { errorBody, GatewayError, toGatewayError } from "./errors";
-import { healthz, listModels } from "./fleet-info";
-import { inferenceHandler } from "./inference";
-import { keyLimits } from "./key-limits";
+import { healthz } from "./healthz";
+import { inferenceHandler } from "./inference/handler";
+import { keyLimits } from "./key-limits/key-limits";
 import { allowMethods, requestContext, requireConfig, requireGatewayKey } from "./middleware";
+import { listModels } from "./models";
 
 export const app = new Hono<GatewayEnv>();
 

@@ -3,7 +3,7 @@
  *
  * A retry happens only before the first byte reaches the client, only on
  * another backend, at most once per request, and only while the pool's retry
- * budget allows (router-client.ts: the RouterDO spends it). It is tried for
+ * budget allows (router/router-client.ts: the RouterDO spends it). It is tried for
  * a refused or timed-out connection, a 502/503/504, a 429 (whose retry-after
  * keeps that backend out of decisions for a while), and a 500. A 500 is the
  * one ambiguous answer — the backend may be broken, or the request may break
@@ -12,11 +12,11 @@
  * there too, nobody does, and this isolate remembers the request so that
  * repeats of it (SDKs retry 500s by themselves) are not retried again.
  */
-import type { FailureKind } from "../durable-objects/rpc";
-import type { BackendConfig, GatewayConfig } from "./config";
-import { GatewayError } from "./errors";
+import type { FailureKind } from "../../../durable-objects/rpc";
+import type { BackendConfig, GatewayConfig } from "../config";
+import { GatewayError } from "../errors";
+import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
 import type { InferenceRequest } from "./inference-request";
-import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "./router-client";
 import { type Attempt, callBackend, retryAfterMs } from "./upstream";
 
 export interface Leg {

@@ -8,7 +8,7 @@
  * backend unchanged.
  */
 import type { z } from "zod";
-import { badRequest } from "./errors";
+import { badRequest } from "../errors";
 import { JsonShapeMeter } from "./json-shape";
 import {
   chatBodySchema,

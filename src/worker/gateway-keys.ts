@@ -9,7 +9,7 @@
  * space). Problems name the entry by its position, never by its text: any
  * token may be a key, or half of one (two keys with the comma forgotten).
  */
-import { SETTINGS } from "./routing/defaults";
+import { SETTINGS } from "../routing/defaults";
 
 /** Per-key options; absent means "use the var" (KEY_MAX_CONCURRENT). */
 export interface KeyOptions {

@@ -6,9 +6,9 @@
  * effect on the very next request without a redeploy.
  */
 import { z } from "zod";
+import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } from "../routing/defaults";
+import { POLICY_NAMES, type PolicyName } from "../routing/types";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
-import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } from "./routing/defaults";
-import { POLICY_NAMES, type PolicyName } from "./routing/types";
 
 /** A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). */
 function numericVar(name: SettingName) {

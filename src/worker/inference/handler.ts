@@ -4,12 +4,12 @@
  * (attempts.ts), answer and report (respond.ts).
  */
 import type { Context } from "hono";
-import type { GatewayEnv } from "./app-types";
+import type { GatewayEnv } from "../app-types";
+import type { InferenceKind } from "../request/openai-schemas";
+import { poolFor, type RouteCall, routerStub } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
-import type { InferenceKind } from "./openai-schemas";
 import { respond } from "./respond";
-import { poolFor, type RouteCall, routerStub } from "./router-client";
 
 export function inferenceHandler(kind: InferenceKind) {
   return async function inference(c: Context<GatewayEnv>): Promise<Response> {

@@ -5,14 +5,14 @@
  * ended (or a local decision observed), and the request's log line written.
  */
 import type { Context } from "hono";
-import type { CompleteInput, FailureKind } from "../durable-objects/rpc";
-import type { GatewayEnv } from "./app-types";
+import type { CompleteInput, FailureKind } from "../../../durable-objects/rpc";
+import type { GatewayEnv } from "../app-types";
+import { backendTimeout, backendUnreachable } from "../errors";
+import { type RouteCall, reportOutcome } from "../router/router-client";
 import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
-import { backendTimeout, backendUnreachable } from "./errors";
 import type { InferenceRequest } from "./inference-request";
 import { type RelayEnd, relay } from "./relay";
-import { type RouteCall, reportOutcome } from "./router-client";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";
 import { isEventStream, retryAfterMs } from "./upstream";
 

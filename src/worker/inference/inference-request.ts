@@ -4,13 +4,13 @@
  * steps need about the client's request, computed once.
  */
 import type { Context } from "hono";
-import type { GatewayEnv } from "./app-types";
-import { modelNotFound } from "./errors";
-import { fingerprint } from "./log";
-import type { ChatBody, InferenceBody, InferenceKind } from "./openai-schemas";
-import { prefixKeysForRequest } from "./prefix/request-keys";
-import { readInferenceBody } from "./request-body";
-import type { RouteRequest } from "./routing/types";
+import { prefixKeysForRequest } from "../../prefix/request-keys";
+import type { RouteRequest } from "../../routing/types";
+import type { GatewayEnv } from "../app-types";
+import { modelNotFound } from "../errors";
+import { fingerprint } from "../log";
+import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
+import { readInferenceBody } from "../request/request-body";
 
 export interface InferenceRequest {
   readonly kind: InferenceKind;

@@ -6,7 +6,7 @@
  * chunk can be inspected as it arrives (the JSON shape check does), so a
  * body can also be refused for what its first bytes hold.
  */
-import { requestTooLarge } from "./errors";
+import { requestTooLarge } from "../errors";
 
 export async function readBodyBytes(
   req: Request,
