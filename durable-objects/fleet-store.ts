@@ -11,7 +11,7 @@
  * (ejection, restoration, a probe), never per request.
  */
 import type { HealthRow } from "../src/routing";
-import type { PoolSpec } from "./rpc";
+import type { PoolSpec } from "../src/worker/router/router-rpc";
 
 type MetaRow = { value: string } & Record<string, SqlStorageValue>;
 type HealthSqlRow = { id: string; url: string; row: string } & Record<string, SqlStorageValue>;

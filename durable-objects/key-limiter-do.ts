@@ -11,7 +11,12 @@
  * to the earliest deadline (so an abandoned key's rows do not linger).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { AcquireInput, AcquireResult, KeyLimiterStats, ReleaseResult } from "./key-limiter-rpc";
+import type {
+  AcquireInput,
+  AcquireResult,
+  KeyLimiterStats,
+  ReleaseResult,
+} from "../src/worker/key-limits/key-limiter-rpc";
 
 /** Bounds on what a Worker may send (config allows less; these only keep a bug from doing harm). */
 const MAX_LIMIT = 100_000;

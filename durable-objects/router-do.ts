@@ -11,8 +11,6 @@ import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, RetryBudget, Router } from "../src/routing";
 import type { BackendSpec, RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
-import { FleetStore } from "./fleet-store";
-import { LeaseBook } from "./lease-book";
 import type {
   BackendStatus,
   CompleteInput,
@@ -24,7 +22,9 @@ import type {
   RouteResult,
   StatsResult,
   UsageTotals,
-} from "./rpc";
+} from "../src/worker/router/router-rpc";
+import { FleetStore } from "./fleet-store";
+import { LeaseBook } from "./lease-book";
 
 type Ticket = ReturnType<Router["route"]>["ticket"];
 

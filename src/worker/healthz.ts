@@ -6,11 +6,11 @@
  * urls or keys) need the ADMIN_TOKEN as a Bearer.
  */
 import type { Context } from "hono";
-import type { StatsResult } from "../../durable-objects/rpc";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
 import { routerStub } from "./router/router-client";
+import type { StatsResult } from "./router/router-rpc";
 
 type PoolHealth = StatsResult | { ok: false; code: "router_unavailable"; message: string };
 

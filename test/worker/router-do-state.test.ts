@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RouterDO } from "../../durable-objects/router-do";
-import type { PoolSpec } from "../../durable-objects/rpc";
+import type { PoolSpec } from "../../src/worker/router/router-rpc";
 import { spareUrls } from "./helpers";
 
 const SETTINGS = {

@@ -12,9 +12,9 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RouteInput } from "../../durable-objects/rpc";
 import worker from "../../src/index";
 import { ROUTER_BACKOFF_MS } from "../../src/worker/router/router-client";
+import type { RouteInput } from "../../src/worker/router/router-rpc";
 import { authHeaders, BACKEND_KEY, chatBody, longPrompt, SPARE_MODEL, settle, spareUrls } from "./helpers";
 
 type Mode = "ok" | "throw" | "hang" | "overloaded";

@@ -12,10 +12,11 @@
  * there too, nobody does, and this isolate remembers the request so that
  * repeats of it (SDKs retry 500s by themselves) are not retried again.
  */
-import type { FailureKind } from "../../../durable-objects/rpc";
+
 import type { BackendConfig, GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
 import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
+import type { FailureKind } from "../router/router-rpc";
 import type { InferenceRequest } from "./inference-request";
 import { type Attempt, callBackend, retryAfterMs } from "./upstream";
 

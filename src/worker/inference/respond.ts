@@ -5,10 +5,10 @@
  * ended (or a local decision observed), and the request's log line written.
  */
 import type { Context } from "hono";
-import type { CompleteInput, FailureKind } from "../../../durable-objects/rpc";
 import type { GatewayEnv } from "../app-types";
 import { backendTimeout, backendUnreachable } from "../errors";
 import { type RouteCall, reportOutcome } from "../router/router-client";
+import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
 import type { InferenceRequest } from "./inference-request";

@@ -5,7 +5,7 @@
  * not answer within its deadline lets the request through and says why (the
  * data plane never fails for the control plane's sake).
  */
-import type { AcquireResult } from "../../../durable-objects/key-limiter-rpc";
+import type { AcquireResult } from "./key-limiter-rpc";
 
 /**
  * How long a request waits for its key's KeyLimiterDO: an object's cold start

@@ -9,10 +9,11 @@
  * rotation, this isolate's own in-flight requests, and its own outcomes
  * (outlier detection runs here too, with the pool's settings).
  */
-import type { CompleteInput, PoolSpec } from "../../../durable-objects/rpc";
+
 import { RetryBudget, Router, type RouteTicket } from "../../routing";
 import type { RouteContext, RouteDecision, RouteRequest } from "../../routing/types";
 import { throttledUntil, toRouteOutcome } from "./outcomes";
+import type { CompleteInput, PoolSpec } from "./router-rpc";
 
 /** Retries a fresh isolate may spend before its own traffic has earned any. */
 const LOCAL_RETRY_BURST = 3;

@@ -3,8 +3,9 @@
  * and the Worker's local decisions: which failures are the backend's fault
  * (they count toward its ejection) and how long a 429 keeps a backend out.
  */
-import type { CompleteInput, FailureKind } from "../../../durable-objects/rpc";
+
 import type { RouteOutcome } from "../../routing/types";
+import type { CompleteInput, FailureKind } from "./router-rpc";
 
 /** The backend itself failed. (http_500 is judged by the retry; the rest are not the backend's doing.) */
 const BACKEND_FAULTS: ReadonlySet<FailureKind> = new Set([

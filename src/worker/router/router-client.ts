@@ -15,6 +15,12 @@
  * unused; a local decision's outcome is reported with observe() once the
  * stream ends. Nothing is counted twice.
  */
+
+import type { RouteTicket } from "../../routing";
+import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
+import type { GatewayConfig } from "../config";
+import { GatewayError } from "../errors";
+import { type LocalRouter, localRouterFor } from "./local-router";
 import type {
   CompleteInput,
   FailureKind,
@@ -22,12 +28,7 @@ import type {
   PoolSpec,
   RouteInput,
   RouteResult,
-} from "../../../durable-objects/rpc";
-import type { RouteTicket } from "../../routing";
-import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
-import type { GatewayConfig } from "../config";
-import { GatewayError } from "../errors";
-import { type LocalRouter, localRouterFor } from "./local-router";
+} from "./router-rpc";
 
 export interface Pool {
   readonly model: string;

@@ -1,14 +1,16 @@
 /**
- * The RPC contract between the Worker and a RouterDO. Plain data only (RPC
- * drops error classes), every method returns a result union. Nothing here
+ * The RPC contract between the Worker and a RouterDO (types only; the object
+ * in durable-objects/router-do.ts implements it and imports it from here, so
+ * the dependency runs one way). Plain data only (RPC drops error classes),
+ * every method returns a result union. Nothing here
  * carries a secret: backends travel with their url (the DO probes /health)
  * but never with their apiKey.
  *
  * Shard-agnostic: a RouterDO decides over the traffic it is given and never
  * assumes it sees all of a pool's requests; the Worker chooses the object.
  */
-import type { RouterStats } from "../src/routing";
-import type { PolicyName, RouteReason } from "../src/routing/types";
+import type { RouterStats } from "../../routing";
+import type { PolicyName, RouteReason } from "../../routing/types";
 
 /** A backend as the DO knows it. */
 export interface FleetBackend {

@@ -1,6 +1,7 @@
 /**
  * The RPC contract between the Worker and a KeyLimiterDO (one object per
- * gateway key, named by the key's fingerprint, never by the key). Plain data
+ * gateway key, named by the key's fingerprint, never by the key); types
+ * only, implemented by durable-objects/key-limiter-do.ts. Plain data
  * only, every method returns a result union: RPC drops error classes.
  */
 
