@@ -1,8 +1,8 @@
 /**
  * Block keys of every request, computed once and shared by every policy run
  * (and by the oracle). The engine gets all full blocks; the router gets the
- * first `prefixTokens` worth (the gateway hashes only that much: 8192 tokens
- * by default, DESIGN.md).
+ * first `prefixTokens` worth (the gateway hashes only that much: its
+ * PREFIX_TOKENS, 8192 tokens by default).
  */
 import type { BlockKey } from "../src/routing/types";
 import { requestBlockKeys } from "./workloads/segments";

@@ -21,6 +21,7 @@
  *   routed before the ejection say nothing new; letting them restore it made
  *   ejection flap under load.
  */
+import { checkSetting } from "./defaults";
 
 export interface HealthSettings {
   /** Consecutive faults that eject a backend. */
@@ -70,15 +71,16 @@ function isDefault(r: HealthRow): boolean {
   return !r.ejected && r.faults === 0;
 }
 
+/**
+ * The settings if valid: fall, rise and maxEjectionPercent within the bounds
+ * of EJECT_AFTER_FAULTS, RESTORE_AFTER_CHECKS and MAX_EJECTION_PERCENT
+ * (defaults.ts). The probe interval only has to be positive: the Worker's
+ * config bounds it in whole seconds, tests and the simulator probe faster.
+ */
 export function validateHealthSettings(s: HealthSettings): HealthSettings {
-  const int = (name: string, v: number, min: number) => {
-    if (!Number.isInteger(v) || v < min)
-      throw new RangeError(`${name}: must be an integer >= ${min}, got ${v}`);
-  };
-  int("fall", s.fall, 1);
-  int("rise", s.rise, 1);
-  if (!(s.maxEjectionPercent >= 0 && s.maxEjectionPercent <= 100))
-    throw new RangeError(`maxEjectionPercent: must be within 0..100, got ${s.maxEjectionPercent}`);
+  checkSetting("EJECT_AFTER_FAULTS", s.fall, "fall");
+  checkSetting("RESTORE_AFTER_CHECKS", s.rise, "rise");
+  checkSetting("MAX_EJECTION_PERCENT", s.maxEjectionPercent, "maxEjectionPercent");
   if (!(s.probeIntervalMs > 0) || !Number.isFinite(s.probeIntervalMs))
     throw new RangeError(`probeIntervalMs: must be a finite number > 0, got ${s.probeIntervalMs}`);
   return s;

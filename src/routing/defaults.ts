@@ -88,6 +88,21 @@ export const DEFAULT_POLICY = "prefix_aware";
  */
 export const DEFAULT_KEY_RATE_LIMIT = "on";
 
+/**
+ * `value` if it is within the setting's bounds (and whole, for integer
+ * settings); a RangeError naming `label` otherwise. The Worker's config
+ * checks the same bounds on the vars (src/worker/config.ts); the Router and
+ * outlier detection check what their callers pass them.
+ */
+export function checkSetting(name: SettingName, value: number, label: string = name): number {
+  const s: NumericSetting = SETTINGS[name];
+  if (!(value >= s.min && value <= s.max) || (s.integer && !Number.isInteger(value)))
+    throw new RangeError(
+      `${label}: must be ${s.integer ? "an integer" : "a number"} within ${s.min}..${s.max} (${s.unit}), got ${value}`,
+    );
+  return value;
+}
+
 /** The default of a setting as wrangler.toml's [vars] writes it. */
 export function defaultVar(name: SettingName): string {
   return String(SETTINGS[name].default);

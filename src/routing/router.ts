@@ -10,10 +10,8 @@
  * Health has one owner, this Router: outcomes (complete, observe) and
  * probe results (probed) feed its HealthTracker, which ejects and restores
  * backends; a 429's retry-after throttles a backend for a while (throttle).
- * A decision sees as available the backends neither ejected nor throttled;
- * if that leaves none it routes to the throttled ones, and if every backend
- * is ejected it routes to them all (fail open: a suspect fleet serves, an
- * empty answer never does). Only an empty pool throws NoHealthyBackendError.
+ * Which backends a decision may use follows from both (availability.ts:
+ * it fails open). Only an empty pool throws NoHealthyBackendError.
  *
  * Every ticket must be completed exactly once (ok: false on lease expiry):
  * the index treats blocks of uncompleted requests as still being computed.
@@ -21,15 +19,13 @@
 
 import type { AffinityReceipt } from "./affinity-index";
 import { BackendAffinity } from "./affinity-index";
+import { AvailabilityMask, sameMask } from "./availability";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
-import { DEFAULT_BALANCE_FACTOR } from "./bounded-load";
-import { SETTINGS } from "./defaults";
 import { FleetState } from "./fleet-state";
-import { createPolicy } from "./registry";
+import { type RouterOptions, resolveRouterOptions, validateBackends } from "./router-options";
+import type { BackendStats, RouterStats } from "./router-stats";
 import type {
   BackendSpec,
-  EngineSignals,
-  PolicyName,
   PolicyPick,
   RouteContext,
   RouteDecision,
@@ -38,81 +34,12 @@ import type {
   RoutingPolicy,
 } from "./types";
 
-export interface RouterOptions {
-  policy: PolicyName | RoutingPolicy;
-  /** Tokens per KV block; must match the block keys' block size. Default 16 (vLLM). */
-  blockTokens?: number;
-  /** c in cap_i = ceil(c · w_i/Σw · (inflight + 1)). Default 1.25. */
-  balanceFactor?: number;
-  /**
-   * Index every s-th block only. Default: every DEFAULT_INDEX_STRIDE_TOKENS
-   * (64) tokens, i.e. 4 at vLLM's 16-token blocks and 1 at 64-token blocks or
-   * larger. Stride 4 finds matches to 64 tokens' resolution with a quarter of
-   * the memory and of the work per request (a route + complete at 16 backends
-   * × 8192-token prefixes: ~130 µs median at stride 1, see
-   * bench/results/micro-routing.md); a match loses < 64 tokens, under 3.2 ms
-   * of prefill at 20k tok/s, and the simulator's figures did not move.
-   */
-  indexStride?: number;
-  /** prefix_aware's prefill rate before it has learned one, tokens/s (when `policy` is a name). */
-  defaultPrefillTokensPerSec?: number;
-  engineSignals?: (i: number) => EngineSignals;
-  /** Outlier detection; default DEFAULT_HEALTH_SETTINGS. */
-  health?: HealthSettings;
-}
-
-/** Outlier detection as the gateway's defaults set it (see defaults.ts). */
-export const DEFAULT_HEALTH_SETTINGS: HealthSettings = {
-  fall: SETTINGS.EJECT_AFTER_FAULTS.default,
-  rise: SETTINGS.RESTORE_AFTER_CHECKS.default,
-  maxEjectionPercent: SETTINGS.MAX_EJECTION_PERCENT.default,
-  probeIntervalMs: SETTINGS.HEALTH_PROBE_SECONDS.default * 1000,
-};
-
 /** Handed out by route(), given back to complete(). In-memory only; never serialised. */
 export interface RouteTicket {
   readonly backendId: string;
   readonly routedAt: number;
   readonly decision: RouteDecision;
 }
-
-export interface BackendStats {
-  readonly id: string;
-  /** Not ejected by outlier detection. */
-  readonly healthy: boolean;
-  /** Consecutive backend faults (the count that ejects at `fall`). */
-  readonly faults: number;
-  /** Epoch ms until which a 429 asked us to send it nothing (absent when not throttled). */
-  readonly throttledUntil?: number;
-  /** Ejected: epoch ms of its next /health probe. */
-  readonly nextProbeAt?: number;
-  readonly weight: number;
-  readonly inflight: number;
-  readonly indexBlocks: number;
-  readonly indexCapacityBlocks: number;
-  /** Requests routed here since the backend joined. */
-  readonly routed: number;
-}
-
-export interface RouterStats {
-  readonly policy: string;
-  readonly blockTokens: number;
-  readonly balanceFactor: number;
-  readonly indexStride: number;
-  readonly totalInflight: number;
-  readonly backends: readonly BackendStats[];
-  /** Bytes held by all backends' affinity indexes. */
-  readonly indexBytes: number;
-  /** Blocks the indexes cover (entries × indexStride). */
-  readonly indexBlocks: number;
-  /** Index entries dropped because a backend reported fewer cached tokens than expected. */
-  readonly correctedBlocks: number;
-  /** Index entries dropped because their request failed before computing them. */
-  readonly forgottenBlocks: number;
-}
-
-/** Default resolution of the affinity index, tokens (see RouterOptions.indexStride). */
-export const DEFAULT_INDEX_STRIDE_TOKENS = 64;
 
 export class NoHealthyBackendError extends Error {
   readonly code = "no_healthy_backend";
@@ -138,26 +65,6 @@ interface TicketState {
   readonly receipt: AffinityReceipt;
 }
 
-function positiveInteger(name: string, v: number): number {
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name}: must be a positive integer, got ${v}`);
-  return v;
-}
-
-function validateBackends(backends: readonly BackendSpec[]): void {
-  if (!Array.isArray(backends)) throw new TypeError("backends: must be an array");
-  const seen = new Set<string>();
-  backends.forEach((b, i) => {
-    if (typeof b.id !== "string" || b.id === "")
-      throw new Error(`backends[${i}].id: must be a non-empty string`);
-    if (seen.has(b.id)) throw new Error(`backends[${i}].id: duplicate id "${b.id}"`);
-    seen.add(b.id);
-    if (!(b.weight > 0) || !Number.isFinite(b.weight))
-      throw new Error(`backends[${i}].weight: must be a finite number > 0, got ${b.weight}`);
-    if (!(b.kvCacheTokens > 0) || !Number.isFinite(b.kvCacheTokens))
-      throw new Error(`backends[${i}].kvCacheTokens: must be a finite number > 0, got ${b.kvCacheTokens}`);
-  });
-}
-
 export class Router {
   readonly policy: RoutingPolicy;
   readonly blockTokens: number;
@@ -170,36 +77,16 @@ export class Router {
   private readonly tickets = new WeakMap<RouteTicket, TicketState>();
   private corrected = 0;
   private forgotten = 0;
-  /** The availability mask changes only on these events; between them route() reuses it. */
-  private availabilityStale = true;
-  /** Earliest throttle expiry among available-mask exclusions (ms), when the mask must be rebuilt. */
-  private nextThrottleExpiry = Number.POSITIVE_INFINITY;
+  private readonly availability = new AvailabilityMask();
 
   constructor(backends: readonly BackendSpec[], options: RouterOptions) {
-    this.blockTokens = positiveInteger("blockTokens", options.blockTokens ?? SETTINGS.BLOCK_TOKENS.default);
-    this.balanceFactor = options.balanceFactor ?? DEFAULT_BALANCE_FACTOR;
-    if (!(this.balanceFactor > 0) || !Number.isFinite(this.balanceFactor))
-      throw new RangeError(`balanceFactor: must be a finite number > 0, got ${this.balanceFactor}`);
-    this.policy =
-      typeof options.policy === "string"
-        ? createPolicy(
-            options.policy,
-            options.defaultPrefillTokensPerSec === undefined
-              ? {}
-              : { defaultPrefillTokensPerSec: options.defaultPrefillTokensPerSec },
-          )
-        : options.policy;
-    this.indexStride = positiveInteger(
-      "indexStride",
-      options.indexStride ?? Math.max(1, Math.floor(DEFAULT_INDEX_STRIDE_TOKENS / this.blockTokens)),
-    );
-    this.fleet = new FleetState(
-      this.blockTokens,
-      this.balanceFactor,
-      this.indexStride,
-      options.engineSignals,
-    );
-    this.health = new HealthTracker(options.health ?? DEFAULT_HEALTH_SETTINGS);
+    const o = resolveRouterOptions(options);
+    this.policy = o.policy;
+    this.blockTokens = o.blockTokens;
+    this.balanceFactor = o.balanceFactor;
+    this.indexStride = o.indexStride;
+    this.fleet = new FleetState(this.blockTokens, this.balanceFactor, this.indexStride, o.engineSignals);
+    this.health = new HealthTracker(o.health);
     this.setBackends(backends);
   }
 
@@ -246,7 +133,7 @@ export class Router {
     f.inflight = inflight;
     f.affinity = affinity;
     f.totalInflight = total;
-    this.availabilityStale = true;
+    this.availability.invalidate();
     this.refreshAvailability(Number.NEGATIVE_INFINITY);
     f.forgetMatches();
     this.policy.onBackendsChanged?.(f.backends);
@@ -277,7 +164,7 @@ export class Router {
           nextProbeAt: null,
         },
       ]);
-    this.availabilityStale = true;
+    this.availability.invalidate();
   }
 
   /** A backend answered 429: send it nothing until `until` (epoch ms) while others can serve. */
@@ -285,7 +172,7 @@ export class Router {
     const slot = this.byId.get(id);
     if (slot === undefined || until <= slot.throttledUntil) return;
     slot.throttledUntil = until;
-    this.availabilityStale = true;
+    this.availability.invalidate();
   }
 
   /** The result of a /health probe of an ejected backend. */
@@ -311,13 +198,13 @@ export class Router {
   /** Restores persisted health rows (rows of backends not in the pool are ignored). */
   loadHealth(rows: readonly HealthRow[]): void {
     this.health.load(rows);
-    this.availabilityStale = true;
+    this.availability.invalidate();
   }
 
   /** Forgets a backend's health history: same id, different server (its address changed). */
   resetHealth(id: string): void {
     this.health.reset(id);
-    this.availabilityStale = true;
+    this.availability.invalidate();
   }
 
   /**
@@ -490,38 +377,22 @@ export class Router {
   }
 
   private changed(change: HealthChange): HealthChange {
-    if (change !== null) this.availabilityStale = true;
+    if (change !== null) this.availability.invalidate();
     return change;
   }
 
-  /**
-   * The availability mask decisions see as FleetView.healthy: not ejected and
-   * not throttled; else not ejected (every backend throttled: they still
-   * serve, the client's 429 would be no better); else everyone (fail open).
-   */
+  /** Rebuilds FleetView.healthy when health or a throttle changed, or a throttle ran out. */
   private refreshAvailability(now: number): void {
-    if (!this.availabilityStale && now < this.nextThrottleExpiry) return;
+    if (!this.availability.due(now)) return;
     const f = this.fleet;
-    const n = this.slots.length;
-    const inRotation = this.slots.map((s) => !this.health.isEjected(s.spec.id));
-    let expiry = Number.POSITIVE_INFINITY;
-    const open = this.slots.map((s, i) => {
-      const throttled = s.throttledUntil > now;
-      if (throttled && inRotation[i]) expiry = Math.min(expiry, s.throttledUntil);
-      return inRotation[i]! && !throttled;
-    });
-    const mask = open.some(Boolean)
-      ? open
-      : inRotation.some(Boolean)
-        ? inRotation
-        : new Array<boolean>(n).fill(true);
-    let changed = mask.length !== f.healthy.length;
-    for (let i = 0; i < n && !changed; i++) if (mask[i] !== f.healthy[i]) changed = true;
-    if (changed) {
+    const mask = this.availability.build(
+      this.slots.map((s) => this.health.isEjected(s.spec.id)),
+      this.slots.map((s) => s.throttledUntil),
+      now,
+    );
+    if (!sameMask(mask, f.healthy)) {
       f.healthy = mask;
       f.recomputeHealthyWeight();
     }
-    this.availabilityStale = false;
-    this.nextThrottleExpiry = expiry;
   }
 }

@@ -4,8 +4,8 @@
  * The classic bounded-load baseline; no affinity index in the decision.
  */
 import { expectedCachedTokens } from "../bounded-load";
+import { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "../placement";
 import type { BackendSpec, FleetView, PolicyPick, RouteRequest, RoutingPolicy } from "../types";
-import { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "./placement";
 
 export interface ConsistentHashOptions {
   /** Leading blocks forming the ring key. Default 4. */

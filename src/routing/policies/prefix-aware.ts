@@ -1,15 +1,13 @@
 /**
  * prefix_aware (ours): lowest expected cost among healthy backends under
  * their bounded cap, where cost = queued prefill + uncached prefill + a
- * small in-flight term (cost-model.ts), and the uncached part comes from
+ * small in-flight term (../cost-model.ts), and the uncached part comes from
  * the affinity index's longest cached prefix on each backend.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
- * the ring alone (load seen only through the bounded cap) set the p99 of
- * no-shared-prefix traffic to consistent hashing's (572 ms against 421 for
- * least_outstanding) and made Mooncake's long cold prompts queue behind each
- * other (bench/results SUMMARY before this change).
+ * the ring alone sees load only through the bounded cap, so long cold
+ * prompts queue behind each other.
  *
  * The ring still decides among near-equal costs (within `tieToleranceMs`):
  * candidates are taken in the probe order of the request's key, so an idle
@@ -19,11 +17,11 @@
  *   useful match (under `minMatchTokens`: a chat template header or a
  *   tenant-wide opener predicts nothing about the rest of the prompt);
  * - otherwise the divergence key, the first block past the longest known
- *   prefix (DESIGN.md's measured warning: keying on where a prefix starts
- *   piles every conversation of a shared system prompt onto one backend).
- * Both thresholds are in tokens, not blocks: 4 blocks were 64 tokens at
- * vLLM's 16-token blocks but 2,048 at Mooncake's 512, which sent half of the
- * Mooncake trace down the no-match path.
+ *   prefix: keying on where a prefix starts would pile every conversation
+ *   of a shared system prompt onto one backend.
+ * Both thresholds are in tokens, not blocks, so they mean the same at any
+ * block size (4 blocks are 64 tokens at vLLM's 16-token blocks, 2,048 at
+ * Mooncake's 512).
  *
  * Reasons: `affinity` when the chosen backend holds a useful match and no
  * backend with a longer one was at its cap; `spill` when one was, or when
@@ -32,6 +30,8 @@
  * at its cap; `fallback` when every healthy backend is at its cap.
  */
 import { isEligible, leastOverloaded } from "../bounded-load";
+import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
+import { FleetRing, ringKey } from "../placement";
 import type {
   BackendSpec,
   BlockKey,
@@ -43,8 +43,6 @@ import type {
   RouteRequest,
   RoutingPolicy,
 } from "../types";
-import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "./cost-model";
-import { FleetRing, ringKey } from "./placement";
 
 export interface PrefixAwareOptions extends CostModelOptions {
   /** Shortest match (tokens) that counts as affinity and switches to the divergence key. Default 64. */

@@ -67,8 +67,9 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
 }
 
 /**
- * The RouterDO of a pool. One object per model today; DESIGN.md "Scale"
- * splits a hot pool into cells by ring key, which changes only this name.
+ * The RouterDO of a pool: one object per model. Splitting a hot pool into
+ * cells (one RouterDO per disjoint subset of its backends, chosen by ring
+ * key) would change only this name.
  */
 export function routerStub(ns: Env["ROUTER"], model: string) {
   return ns.getByName(model);

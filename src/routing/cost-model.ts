@@ -4,44 +4,35 @@
  *   cost_i = queueWait_i + memoryWait_i + (uncached_i + kvWeight · kv_i) / rate_i
  *            + decodeMsPerInflight · inflight_i
  *
- * - queueWait_i: a virtual prefill queue. Routing a request here pushes the
- *   backend's busy-until time by its uncached tokens / rate; it drains with
- *   `now`, and a request that completes gives back whatever part of its slot
- *   had not drained yet (it produced tokens, so its prefill is over: leaving
- *   the slot in place made a backend look busy after a short request and
- *   tie with an idle one). This is the gateway's view of NVIDIA Dynamo's
- *   "active prefill tokens" (ai-dynamo/dynamo kv_router/sequence.rs), built
- *   from our own leases instead of engine events.
- * - rate_i: prefill tokens per second (one pooled estimate per unit of weight, see
- *   ratePerShare), starting at `defaultPrefillTokensPerSec`
- *   (10,000 tok/s: the order of an 8B model on one H100 with chunked prefill)
- *   times the backend's weight over the mean weight (weight is relative
- *   capacity: a fleet configured 1:3 is assumed 1:3 until measured).
- *   It is learned from TTFT = predicted wait + uncached / rate, but the gateway
- *   cannot see the engine's own queue (running slots, batch budget, memory),
- *   so every sample taken on a busy backend is too slow, never too fast. An
- *   average of such samples learned 1.3k–18k tok/s for an engine doing 20k
- *   (bench/results SUMMARY, Mooncake). So: a sample from a request that had
- *   the backend to itself (nothing else of ours in flight there, no predicted
- *   wait) moves the estimate both ways; any other sample can only raise it
- *   (an upper envelope: queueing hides speed, it cannot fake it). See observe().
- *   Samples under `minSampleTokens` uncached tokens are skipped: their TTFT
- *   is mostly network and the first decode step, not prefill.
+ * - queueWait_i: a virtual prefill queue, the gateway's view of NVIDIA
+ *   Dynamo's "active prefill tokens" (ai-dynamo/dynamo kv_router/sequence.rs)
+ *   built from our own leases instead of engine events. Routing a request
+ *   pushes the backend's busy-until time by its uncached tokens / rate; it
+ *   drains with `now`, and a completed request gives back what is left of
+ *   its slot (its prefill is over: a short request must not leave its
+ *   backend looking busy).
+ * - rate_i: prefill tokens per second, one pooled estimate per unit of
+ *   weight (weight is relative capacity), starting at
+ *   `defaultPrefillTokensPerSec`. It is learned from TTFTs, but queueing the
+ *   gateway cannot see (the engine's running set, batch budget, memory)
+ *   only ever makes a sample too slow: so a sample from a request that had
+ *   the backend to itself moves the estimate both ways, any other one can
+ *   only raise it (an upper envelope; see observe()). Samples under
+ *   `minSampleTokens` uncached tokens are mostly network and the first
+ *   decode step, and are skipped.
  * - kv_i: KV tokens our in-flight requests hold on i (uncached prompt +
- *   expected output, i.e. max_tokens when given). Engines admit a request only
- *   when its blocks fit, so past capacity a request waits for memory
- *   (memoryWait_i, see memoryWaitMs); below it, a small linear term
- *   (kvWeight 0.05) prefers the backend with less decode work in flight,
- *   Dynamo's "active decode blocks" (there weighted 1:1 with prefill blocks;
- *   at 1:1 our Mooncake p99 was 9.4 s, at 0.05 6.2 s, at 0 6.9 s).
- *   Memory-bound queueing was the Mooncake tail: without these terms the
- *   chosen engine had 1.06 requests waiting for admission on average.
+ *   expected output). An engine admits a request only when its blocks fit,
+ *   so past capacity a request waits for memory (memoryWait_i); below it, a
+ *   small linear term (kvWeight) prefers the backend with less decode work
+ *   in flight — Dynamo's "active decode blocks", weighted lower than prefill.
  * - decodeMsPerInflight: requests in flight slow every engine step a little
- *   (they decode in the same batch) and fill the running set; a small term
- *   that decides between backends with equal matches and equal queues,
- *   divided by the backend's relative weight like the rate.
+ *   and fill the running set; a small term that decides between backends
+ *   with equal matches and equal queues, divided by the backend's relative
+ *   weight like the rate.
+ *
+ * The measurements behind these choices: bench/results/routing-tuning.md.
  */
-import type { BackendSpec } from "../types";
+import type { BackendSpec } from "./types";
 
 export interface CostModelOptions {
   /** Prefill rate before any outcome is seen, tokens/s. Default 10,000. */
@@ -95,8 +86,8 @@ export class PrefillCostModel {
   /**
    * Prefill rate per unit of share (tokens/ms): one estimate for the pool, scaled by each backend's
    * weight. Per-backend estimates starve: one slow first sample (a cold connection) makes a backend look
-   * slow, cost-based placement then sends it none of the cold prompts that would prove otherwise — in
-   * the e2e replay one of four emulators fell to 8% of requests. Replicas of a pool differ by weight.
+   * slow, and cost-based placement then sends it none of the cold prompts that would prove otherwise.
+   * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
   private byId = new Map<string, BackendCostState>();
@@ -215,9 +206,9 @@ export class PrefillCostModel {
    * Learns i's prefill rate from one observed TTFT. uncached / TTFT is a lower
    * bound of the rate whatever happened ahead of the request (TTFT ≥ its own
    * prefill), so it may always raise the estimate; it may lower it only when
-   * the request had the backend to itself, where the bound is tight. (Taking
-   * TTFT minus our *predicted* wait instead learned 34k tok/s for a 20k
-   * engine on Mooncake: an overestimated wait makes the sample look fast.)
+   * the request had the backend to itself, where the bound is tight. (TTFT
+   * minus our *predicted* wait is no better: an overestimated wait makes the
+   * sample look fast.)
    */
   observe(i: number, slot: PrefillSlot, uncachedTokens: number, ttftMs: number): void {
     if (uncachedTokens < this.minSampleTokens || !(ttftMs > 0)) return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { BackendSpec } from "../types";
 import { PrefillCostModel } from "./cost-model";
+import type { BackendSpec } from "./types";
 
 const FLEET: BackendSpec[] = [
   { id: "a", weight: 1, kvCacheTokens: 100_000 },

@@ -2,9 +2,9 @@
  * Ring placement shared by the policies that use the ring (prefix_aware for
  * prefixes nobody caches yet, consistent_hash for everything).
  */
-import { isEligible, leastOverloaded } from "../bounded-load";
-import { HashRing } from "../ring";
-import type { BackendSpec, BlockKey, FleetView, RouteReason, RouteRequest } from "../types";
+import { isEligible, leastOverloaded } from "./bounded-load";
+import { HashRing } from "./ring";
+import type { BackendSpec, BlockKey, FleetView, RouteReason, RouteRequest } from "./types";
 
 /** Leading blocks that make up a request's ring key (64 tokens at 16-token blocks). */
 export const RING_KEY_BLOCKS = 4;

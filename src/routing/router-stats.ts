@@ -1,0 +1,36 @@
+/** What a Router reports about itself (Router.stats()): for /healthz, the simulator and tests. */
+
+export interface BackendStats {
+  readonly id: string;
+  /** Not ejected by outlier detection. */
+  readonly healthy: boolean;
+  /** Consecutive backend faults (the count that ejects at `fall`). */
+  readonly faults: number;
+  /** Epoch ms until which a 429 asked us to send it nothing (absent when not throttled). */
+  readonly throttledUntil?: number;
+  /** Ejected: epoch ms of its next /health probe. */
+  readonly nextProbeAt?: number;
+  readonly weight: number;
+  readonly inflight: number;
+  readonly indexBlocks: number;
+  readonly indexCapacityBlocks: number;
+  /** Requests routed here since the backend joined. */
+  readonly routed: number;
+}
+
+export interface RouterStats {
+  readonly policy: string;
+  readonly blockTokens: number;
+  readonly balanceFactor: number;
+  readonly indexStride: number;
+  readonly totalInflight: number;
+  readonly backends: readonly BackendStats[];
+  /** Bytes held by all backends' affinity indexes. */
+  readonly indexBytes: number;
+  /** Blocks the indexes cover (entries × indexStride). */
+  readonly indexBlocks: number;
+  /** Index entries dropped because a backend reported fewer cached tokens than expected. */
+  readonly correctedBlocks: number;
+  /** Index entries dropped because their request failed before computing them. */
+  readonly forgottenBlocks: number;
+}
