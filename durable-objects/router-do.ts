@@ -9,8 +9,9 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, RetryBudget, Router } from "../src/routing";
-import type { BackendSpec, RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
+import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
+import { backendSpecs, healthSettings, routerOptions } from "../src/worker/router/pool-settings";
 import type {
   BackendStatus,
   CompleteInput,
@@ -33,22 +34,9 @@ const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size). */
 const RETRY_BURST = 10;
 
-function toBackendSpecs(spec: PoolSpec): BackendSpec[] {
-  return spec.backends.map((b) => ({ id: b.id, weight: b.weight, kvCacheTokens: b.kvCacheTokens }));
-}
-
 /** The router options a spec implies that need a fresh Router (the affinity index is keyed by them). */
 function routerOptionsKey(spec: PoolSpec): string {
   return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}`;
-}
-
-function healthSettings(spec: PoolSpec) {
-  return {
-    fall: spec.ejectAfterFaults,
-    rise: spec.restoreAfterChecks,
-    maxEjectionPercent: spec.maxEjectionPercent,
-    probeIntervalMs: spec.healthProbeSeconds * 1000,
-  };
 }
 
 /** A retry whose first attempt got a 500: the verdict on that backend waits for the retry's outcome. */
@@ -102,7 +90,7 @@ export class RouterDO extends DurableObject<Env> {
   }
 
   private applySpec(version: string, spec: PoolSpec, persist: boolean): void {
-    const specs = toBackendSpecs(spec);
+    const specs = backendSpecs(spec);
     const previous = this.spec;
     if (
       this.router === undefined ||
@@ -111,12 +99,7 @@ export class RouterDO extends DurableObject<Env> {
     ) {
       // Policy or block size changed: the old affinity index means nothing under the new keys.
       const old = this.router;
-      this.router = new Router(specs, {
-        policy: spec.policy,
-        blockTokens: spec.blockTokens,
-        balanceFactor: spec.balanceFactor,
-        health: healthSettings(spec),
-      });
+      this.router = new Router(specs, routerOptions(spec));
       if (old !== undefined) this.router.loadHealth(old.healthRows());
       this.leases.expire(Number.POSITIVE_INFINITY);
       this.verdicts.clear();

@@ -4,11 +4,13 @@
  * first `prefixTokens` worth (the gateway hashes only that much: its
  * PREFIX_TOKENS, 8192 tokens by default).
  */
+import { SETTINGS } from "../src/routing/defaults";
 import type { BlockKey } from "../src/routing/types";
 import { requestBlockKeys } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
-export const DEFAULT_PREFIX_TOKENS = 8192;
+/** The gateway's own default (PREFIX_TOKENS). */
+export const DEFAULT_PREFIX_TOKENS = SETTINGS.PREFIX_TOKENS.default;
 
 export interface PreparedWorkload {
   readonly name: string;

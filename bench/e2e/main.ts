@@ -9,6 +9,7 @@ import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { EngineConfig } from "../../sim/model/types";
+import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
 import { loadWorkload } from "../../sim/workloads/index";
 import { generatedSharedPrefix } from "../../sim/workloads/shared-prefix";
 import type { Workload } from "../../sim/workloads/types";
@@ -20,8 +21,6 @@ import { bundleWorker } from "./gateway";
 import { type E2eReport, renderMarkdown, writeReport } from "./report";
 import { buildItems, selectWindow } from "./requests";
 import { predict } from "./sim-prediction";
-
-const PREFIX_TOKENS = 8192;
 
 async function workloadFor(a: E2eArgs): Promise<Workload> {
   const shaped = a.systemTokens ?? a.questionTokens ?? a.outputTokens;
@@ -80,7 +79,10 @@ export async function main(argv: readonly string[]): Promise<void> {
         engine,
         requestTimeoutMs: a.requestTimeoutS * 1000,
         runtime: a.runtime,
-        gatewayVars: { PREFIX_TOKENS: String(PREFIX_TOKENS), BLOCK_TOKENS: String(engine.blockTokens) },
+        gatewayVars: {
+          PREFIX_TOKENS: String(DEFAULT_PREFIX_TOKENS),
+          BLOCK_TOKENS: String(engine.blockTokens),
+        },
         ...(bundle !== undefined ? { configPath: bundle.configPath } : {}),
         log,
       });
@@ -98,7 +100,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         window,
         a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
         { backends: a.backends, engine, seed: a.seed },
-        PREFIX_TOKENS,
+        DEFAULT_PREFIX_TOKENS,
       )
     : undefined;
   let promptTokens = 0;

@@ -16,6 +16,7 @@
  */
 import { Rng } from "./prng";
 import { checkCommon, checkCount, segmentRequest } from "./request";
+import { DEFAULT_BLOCK_TOKENS } from "./segments";
 import type { Segment, Workload, WorkloadRequest } from "./types";
 
 export interface MultiTurnOptions {
@@ -73,5 +74,5 @@ export function multiTurn(opts: MultiTurnOptions): Workload {
     }
   }
   out.sort((a, b) => a.arrivalMs - b.arrivalMs);
-  return { name: "multi-turn", blockTokens: 16, malformed: 0, requests: out };
+  return { name: "multi-turn", blockTokens: DEFAULT_BLOCK_TOKENS, malformed: 0, requests: out };
 }

@@ -6,6 +6,7 @@
  */
 import { poissonArrivals, Rng } from "./prng";
 import { checkCommon, checkCount, segmentRequest } from "./request";
+import { DEFAULT_BLOCK_TOKENS } from "./segments";
 import type { Workload } from "./types";
 
 export interface NoSharedPrefixOptions {
@@ -29,7 +30,7 @@ export function noSharedPrefix(opts: NoSharedPrefixOptions): Workload {
   const arrivals = poissonArrivals(n, opts.rate, rng.fork("arrivals"));
   return {
     name: "no-shared-prefix",
-    blockTokens: 16,
+    blockTokens: DEFAULT_BLOCK_TOKENS,
     malformed: 0,
     requests: arrivals.map((t, i) =>
       segmentRequest(t, [{ key: `nsp/${opts.seed}/${i}`, tokens: sizes.int(lo, hi) }], output),

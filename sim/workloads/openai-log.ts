@@ -18,9 +18,10 @@
  * tokens = max_completion_tokens ?? max_tokens ?? 256.
  */
 import type { Tiktoken } from "js-tiktoken/lite";
+import { DEFAULT_BLOCK_TOKENS } from "./segments";
 import type { WorkloadRequest } from "./types";
 
-export const OPENAI_LOG_BLOCK_TOKENS = 16;
+export const OPENAI_LOG_BLOCK_TOKENS = DEFAULT_BLOCK_TOKENS;
 export const DEFAULT_OUTPUT_TOKENS = 256;
 
 let encoder: Tiktoken | undefined;

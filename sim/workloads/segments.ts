@@ -9,11 +9,18 @@
  * segments into words with one o200k token each, preserving the prefix structure.
  */
 import { blockKeysFromTokens, type ChainSeed, chainSeed } from "../../src/prefix/block-keys";
+import { SETTINGS } from "../../src/routing/defaults";
 import type { BlockKey } from "../../src/routing/types";
 import { hashString } from "./prng";
 import type { Segment, WorkloadRequest } from "./types";
 
 const VOCAB = 200_000;
+/**
+ * Tokens per block of the generated workloads and of OpenAI logs: the
+ * gateway's default BLOCK_TOKENS (vLLM's block size). Mooncake traces come
+ * in their own blocks of 512.
+ */
+export const DEFAULT_BLOCK_TOKENS = SETTINGS.BLOCK_TOKENS.default;
 /** Model name the simulator assumes when a request names none (one pool). */
 export const DEFAULT_MODEL = "default";
 

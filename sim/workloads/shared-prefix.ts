@@ -9,6 +9,7 @@
  */
 import { poissonArrivals, Rng, shuffle } from "./prng";
 import { checkCommon, checkCount, segmentRequest } from "./request";
+import { DEFAULT_BLOCK_TOKENS } from "./segments";
 import type { Segment, Workload } from "./types";
 
 export interface SharedPrefixOptions {
@@ -41,7 +42,7 @@ export function generatedSharedPrefix(opts: SharedPrefixOptions): Workload {
   const arrivals = poissonArrivals(prompts.length, opts.rate, rng.fork("arrivals"));
   return {
     name: "generated-shared-prefix",
-    blockTokens: 16,
+    blockTokens: DEFAULT_BLOCK_TOKENS,
     malformed: 0,
     requests: prompts.map((segments, i) => segmentRequest(arrivals[i]!, segments, output)),
   };

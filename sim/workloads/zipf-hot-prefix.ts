@@ -7,6 +7,7 @@
  */
 import { poissonArrivals, Rng, ZipfSampler } from "./prng";
 import { checkCommon, checkCount, segmentRequest } from "./request";
+import { DEFAULT_BLOCK_TOKENS } from "./segments";
 import type { Workload } from "./types";
 
 export interface ZipfHotPrefixOptions {
@@ -38,7 +39,7 @@ export function zipfHotPrefix(opts: ZipfHotPrefixOptions): Workload {
   const arrivals = poissonArrivals(n, opts.rate, rng.fork("arrivals"));
   return {
     name: "zipf",
-    blockTokens: 16,
+    blockTokens: DEFAULT_BLOCK_TOKENS,
     malformed: 0,
     requests: arrivals.map((t, i) => {
       const prefix = pick.next() < hotShare ? "hot" : `z${zipf.sample(pick)}`;

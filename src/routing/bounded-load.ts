@@ -6,10 +6,7 @@
  * c > 1, some healthy backend is always under its cap: `fallback` only
  * happens with c ≤ 1 or when the caller's view of in-flight work is odd.
  */
-import { SETTINGS } from "./defaults";
 import type { FleetView, PolicyPick, RouteReason, RouteRequest } from "./types";
-
-export const DEFAULT_BALANCE_FACTOR = SETTINGS.BALANCE_FACTOR.default;
 
 export function boundedCap(
   weight: number,

@@ -1,12 +1,14 @@
 /**
  * Every tunable of the gateway with its default and its bounds, written
- * once. The Worker's config validation (src/worker/config.ts), the routing core and
- * the simulator read them from here; a test checks that wrangler.toml's
- * [vars] carry these defaults. Pure data: it lives in the routing core only
- * because the core may import nothing outside itself.
+ * once. The Worker's config validation (src/worker/config.ts), the routing
+ * core and the simulator read them from here; a test checks that
+ * wrangler.toml's [vars] carry these defaults. Pure data: it lives in the
+ * routing core only because the core may import nothing outside itself.
  *
  * Each entry says why its default is what it is; the README's configuration
- * table is the operator's view of the same facts.
+ * table is the operator's view of the same facts. The fixed bounds of one
+ * HTTP request (body size, JSON shape, output tokens), which no var changes
+ * and only the Worker reads, are in src/worker/request/request-limits.ts.
  */
 
 export interface NumericSetting {

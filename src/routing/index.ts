@@ -11,7 +11,6 @@ export {
 export {
   anyHealthy,
   boundedCap,
-  DEFAULT_BALANCE_FACTOR,
   expectedCachedTokens,
   isEligible,
   leastOverloaded,

@@ -7,8 +7,9 @@
  */
 import { z } from "zod";
 import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } from "../routing/defaults";
-import { POLICY_NAMES, type PolicyName } from "../routing/types";
+import { POLICY_NAMES } from "../routing/types";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
+import type { RouterSettings } from "./router/router-rpc";
 
 /** A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). */
 function numericVar(name: SettingName) {
@@ -118,19 +119,6 @@ const envSchema = z
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
       ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
   });
-
-/** Settings the RouterDO of a pool needs (no secrets). Part of the fleet version. */
-export interface RouterSettings {
-  readonly policy: PolicyName;
-  readonly blockTokens: number;
-  readonly balanceFactor: number;
-  readonly leaseTtlSeconds: number;
-  readonly healthProbeSeconds: number;
-  readonly ejectAfterFaults: number;
-  readonly restoreAfterChecks: number;
-  readonly maxEjectionPercent: number;
-  readonly retryBudgetPercent: number;
-}
 
 /** Deadlines of the Worker's own waits, ms. */
 export interface Deadlines {

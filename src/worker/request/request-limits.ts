@@ -1,7 +1,9 @@
 /**
  * Every bound the edge puts on one inference request, in one place. What a
  * client can make the gateway — and the backend behind it — do is bounded
- * by these constants, never by what it sends. (Keying has its own bounds,
+ * by these constants, never by what it sends. They are fixed, not tunables:
+ * no var changes them and neither the routing core nor the simulator reads
+ * them, so they stay out of src/routing/defaults.ts. (Keying has its own bounds,
  * next to the code they bound: MAX_KEYED_CHARS_PER_TOKEN in src/prefix/request-keys.ts,
  * MAX_PIECE_RUN in tokenizer.ts.)
  */

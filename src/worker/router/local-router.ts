@@ -13,6 +13,7 @@
 import { RetryBudget, Router, type RouteTicket } from "../../routing";
 import type { RouteContext, RouteDecision, RouteRequest } from "../../routing/types";
 import { throttledUntil, toRouteOutcome } from "./outcomes";
+import { backendSpecs, routerOptions } from "./pool-settings";
 import type { CompleteInput, PoolSpec } from "./router-rpc";
 
 /** Retries a fresh isolate may spend before its own traffic has earned any. */
@@ -28,20 +29,7 @@ export class LocalRouter {
 
   constructor(spec: PoolSpec) {
     this.ids = new Set(spec.backends.map((b) => b.id));
-    this.router = new Router(
-      spec.backends.map((b) => ({ id: b.id, weight: b.weight, kvCacheTokens: b.kvCacheTokens })),
-      {
-        policy: "consistent_hash",
-        blockTokens: spec.blockTokens,
-        balanceFactor: spec.balanceFactor,
-        health: {
-          fall: spec.ejectAfterFaults,
-          rise: spec.restoreAfterChecks,
-          maxEjectionPercent: spec.maxEjectionPercent,
-          probeIntervalMs: spec.healthProbeSeconds * 1000,
-        },
-      },
-    );
+    this.router = new Router(backendSpecs(spec), routerOptions(spec, "consistent_hash"));
     this.budget = new RetryBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST);
   }
 

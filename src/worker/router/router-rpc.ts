@@ -20,9 +20,13 @@ export interface FleetBackend {
   readonly kvCacheTokens: number;
 }
 
-/** A pool's whole routing configuration; its hash is the fleet version. */
-export interface PoolSpec {
-  readonly backends: readonly FleetBackend[];
+/**
+ * The settings a pool's RouterDO routes with, as the Worker's config
+ * validated them (the vars of the same names; no secrets). Part of the
+ * fleet version. pool-settings.ts turns them into the routing core's
+ * RouterOptions.
+ */
+export interface RouterSettings {
   readonly policy: PolicyName;
   readonly blockTokens: number;
   readonly balanceFactor: number;
@@ -36,6 +40,11 @@ export interface PoolSpec {
   readonly maxEjectionPercent: number;
   /** Retries allowed, as a percentage of first attempts. */
   readonly retryBudgetPercent: number;
+}
+
+/** A pool's whole routing configuration; its hash is the fleet version. */
+export interface PoolSpec extends RouterSettings {
+  readonly backends: readonly FleetBackend[];
 }
 
 /**
