@@ -24,7 +24,7 @@ describe("Dynamo KV router baseline", () => {
     expect(c.get(1)).toEqual({ overlapBlocks: 4, prefillTokens: 136, decodeBlocks: 12, logit: 20.5 });
     // b2: prefill 200/16 = 12.5; decode 12 → 24.5
     expect(c.get(2)).toEqual({ overlapBlocks: 0, prefillTokens: 200, decodeBlocks: 12, logit: 24.5 });
-    expect(pick).toEqual({ index: 1, reason: "spill", expectedCachedTokens: 64 });
+    expect(pick).toEqual({ index: 1, reason: "spill" });
   });
 
   it("stays on the worker that caches a shared prefix while load is even", () => {
@@ -32,11 +32,8 @@ describe("Dynamo KV router baseline", () => {
     const shared = keys(3, 64);
     const fleet = testFleet({ n: 4, cached: [[], [], shared, []] });
     const req = testRequest([...shared, ...keys(4, 4, 64)]);
-    expect(policy.pick(req, fleet, ctx())).toEqual({
-      index: 2,
-      reason: "affinity",
-      expectedCachedTokens: 64 * 16,
-    });
+    expect(policy.pick(req, fleet, ctx())).toEqual({ index: 2, reason: "affinity" });
+    expect(policy.lastCosts().get(2)!.overlapBlocks).toBe(64);
   });
 
   it("dedupes shared blocks among in-flight requests and releases them on completion", () => {

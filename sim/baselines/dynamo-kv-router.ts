@@ -139,7 +139,7 @@ export function createDynamoKvRouter(options: DynamoOptions = {}): RoutingPolicy
     }
     const overlap = costs.get(index)!.overlapBlocks;
     const reason = overlap < maxOverlap ? "spill" : overlap > 0 ? "affinity" : "ring";
-    return { index, reason, expectedCachedTokens: overlap * bt };
+    return { index, reason };
   }
 
   function onRouted(req: RouteRequest, index: number, fleet: FleetView): void {

@@ -52,7 +52,7 @@ describe("llm-d weighted scorer baseline", () => {
     expect(s.get(2)!.queue).toBe(0.5);
     expect(s.get(2)!.total).toBeCloseTo(0 + 2 * 0.5 + 2 * 0.1, 12);
     // b1 (3.8) beats b0 (3.25): the prefix holder loses to load, so this is a spill.
-    expect(pick).toEqual({ index: 1, reason: "spill", expectedCachedTokens: 0 });
+    expect(pick).toEqual({ index: 1, reason: "spill" });
   });
 
   it("stays on the prefix holder when load is equal (sticky on a shared prefix)", () => {
@@ -66,7 +66,7 @@ describe("llm-d weighted scorer baseline", () => {
     for (let k = 0; k < 5; k++) {
       const req = testRequest([...shared, ...keys(40 + k, 2)]);
       const p = policy.pick(req, fleet, ctx(10 + k));
-      expect(p).toEqual({ index: p1.index, reason: "affinity", expectedCachedTokens: 20 * 16 });
+      expect(p).toEqual({ index: p1.index, reason: "affinity" });
       policy.onRouted?.(req, p.index, fleet, ctx());
     }
   });

@@ -105,7 +105,7 @@ export function createLlmdScheduler(options: LlmdOptions = {}): RoutingPolicy & 
     const index = bestSet.length === 1 ? bestSet[0]! : bestSet[Math.floor(ctx.random() * bestSet.length)]!;
     const match = matches.get(fleet.backends[index]!.id) ?? 0;
     const reason = match < maxMatch ? "spill" : match > 0 ? "affinity" : "ring";
-    return { index, reason, expectedCachedTokens: match * fleet.blockTokens };
+    return { index, reason };
   }
 
   function onRouted(req: RouteRequest, index: number, fleet: FleetView): void {

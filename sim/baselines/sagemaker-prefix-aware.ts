@@ -109,16 +109,14 @@ export function createSagemakerPrefixAware(options: SagemakerOptions = {}): Rout
 
   function pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
     const candidates = healthyIndices(fleet);
-    // SageMaker keeps no model of the caches: the expected hit is our own index's estimate, for logs only.
-    const expected = (i: number): number => (fleet.matchedBlocks(req.blocks)[i] ?? 0) * fleet.blockTokens;
     const home = homeOf(req, fleet);
     if (home >= 0 && fleet.inflight[home]! < cfg.concurrencyThreshold) {
-      return { index: home, reason: "ring", expectedCachedTokens: expected(home) };
+      return { index: home, reason: "ring" };
     }
     const index = leastOutstanding(fleet, candidates, ctx.random);
     const reason =
       home < 0 ? "ring" : fleet.inflight[index]! < cfg.concurrencyThreshold ? "spill" : "fallback";
-    return { index, reason, expectedCachedTokens: expected(index) };
+    return { index, reason };
   }
 
   return { name: "sagemaker", homeOf, pick };

@@ -88,7 +88,6 @@ export function createSglangCacheAware(options: SglangCacheAwareOptions = {}): R
     maybeEvict(ctx.now, fleet.blockTokens);
     const healthy = healthyIndices(fleet);
     const bt = fleet.blockTokens;
-    const expected = (i: number): number => tree.tenantMatch(req.blocks, fleet.backends[i]!.id) * bt;
 
     let min = Number.POSITIVE_INFINITY;
     let max = 0;
@@ -101,7 +100,7 @@ export function createSglangCacheAware(options: SglangCacheAwareOptions = {}): R
     if (imbalanced) {
       const index = leastInflight(fleet, healthy);
       pending = { req, insert: true };
-      return { index, reason: "spill", expectedCachedTokens: expected(index) };
+      return { index, reason: "spill" };
     }
 
     const match = tree.prefixMatch(req.blocks);
@@ -112,18 +111,18 @@ export function createSglangCacheAware(options: SglangCacheAwareOptions = {}): R
       const index = fleet.backends.findIndex((b) => b.id === match.tenant);
       if (index >= 0 && fleet.healthy[index]) {
         pending = { req, insert: true };
-        return { index, reason: "affinity", expectedCachedTokens: match.matchedBlocks * bt };
+        return { index, reason: "affinity" };
       }
       // The named worker is gone (forget it) or unhealthy: the Rust returns the first healthy worker
       // and does not touch the tree.
       if (index < 0) tree.removeTenant(match.tenant);
       const fallback = healthy[0]!;
       pending = { req, insert: false };
-      return { index: fallback, reason: "fallback", expectedCachedTokens: expected(fallback) };
+      return { index: fallback, reason: "fallback" };
     }
     const index = leastInflight(fleet, healthy);
     pending = { req, insert: true };
-    return { index, reason: "ring", expectedCachedTokens: expected(index) };
+    return { index, reason: "ring" };
   }
 
   function onRouted(req: RouteRequest, index: number, fleet: FleetView): void {

@@ -129,7 +129,7 @@ export class SglangTree {
     return { matchedBlocks: matched, tenant };
   }
 
-  /** Longest prefix of `blocks` this tenant holds. Read-only (used for logging the expected hit). */
+  /** Longest prefix of `blocks` this tenant holds. Read-only: what the tree holds, for tests. */
   tenantMatch(blocks: readonly BlockKey[], tenant: string): number {
     let curr = this.root;
     let matched = 0;

@@ -6,7 +6,7 @@
  * c > 1, some healthy backend is always under its cap: `fallback` only
  * happens with c ≤ 1 or when the caller's view of in-flight work is odd.
  */
-import type { FleetView, PolicyPick, RouteReason, RouteRequest } from "./types";
+import type { FleetView, PolicyPick, RouteReason } from "./types";
 
 export function boundedCap(
   weight: number,
@@ -47,17 +47,6 @@ export function leastOverloaded(fleet: FleetView, rank?: Int32Array): number {
   return best;
 }
 
-/** Tokens the index expects backend i to find cached for this request. */
-export function expectedCachedTokens(
-  fleet: FleetView,
-  blocks: readonly number[],
-  promptTokens: number,
-  i: number,
-): number {
-  if (blocks.length === 0) return 0;
-  return Math.min(promptTokens, fleet.matchedBlocks(blocks)[i]! * fleet.blockTokens);
-}
-
 /**
  * The bounded-load step shared by the load-blind policies: their natural
  * choice stands (`ring`) unless it is at its cap; then the eligible
@@ -66,7 +55,6 @@ export function expectedCachedTokens(
  */
 export function boundedPick(
   fleet: FleetView,
-  req: RouteRequest,
   natural: number,
   eligibleAlternative: () => number,
 ): PolicyPick {
@@ -80,9 +68,5 @@ export function boundedPick(
       reason = "fallback";
     }
   }
-  return {
-    index,
-    reason,
-    expectedCachedTokens: expectedCachedTokens(fleet, req.blocks, req.promptTokens, index),
-  };
+  return { index, reason };
 }

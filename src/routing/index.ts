@@ -11,7 +11,6 @@ export {
 export {
   anyHealthy,
   boundedCap,
-  expectedCachedTokens,
   isEligible,
   leastOverloaded,
 } from "./bounded-load";

@@ -93,14 +93,14 @@ describe("Router", () => {
   it("refuses a policy's pick of an unhealthy or unknown backend", () => {
     const bad: RoutingPolicy = {
       name: "bad",
-      pick: () => ({ index: 1, reason: "ring", expectedCachedTokens: 0 }),
+      pick: () => ({ index: 1, reason: "ring" }),
     };
     const router = new Router([spec("a"), spec("b")], { policy: bad });
     router.setHealthy("b", false);
     expect(() => router.route({ blocks: [], promptTokens: 1 }, ctx)).toThrow(/picked unhealthy backend b/);
     const worse: RoutingPolicy = {
       name: "worse",
-      pick: () => ({ index: 9, reason: "ring", expectedCachedTokens: 0 }),
+      pick: () => ({ index: 9, reason: "ring" }),
     };
     expect(() =>
       new Router([spec("a")], { policy: worse }).route({ blocks: [], promptTokens: 1 }, ctx),

@@ -92,11 +92,14 @@ export const POLICY_NAMES = [
 ] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
-/** A policy's choice: an index into FleetView.backends, and why. */
+/**
+ * A policy's choice: an index into FleetView.backends, and why. What the
+ * chosen backend is expected to hold cached is the Router's to say, from
+ * its affinity index (RouteDecision.expectedCachedTokens).
+ */
 export interface PolicyPick {
   readonly index: number;
   readonly reason: RouteReason;
-  readonly expectedCachedTokens: number;
 }
 
 /** Live engine signals some peer policies read (llm-d's KV use, queue). The simulator fills them. */

@@ -3,7 +3,6 @@
  * (leading blocks), walking the key's probe sequence past full backends.
  * The classic bounded-load baseline; no affinity index in the decision.
  */
-import { expectedCachedTokens } from "../bounded-load";
 import { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "../placement";
 import type { BackendSpec, FleetView, PolicyPick, RouteRequest, RoutingPolicy } from "../types";
 
@@ -22,12 +21,7 @@ export class ConsistentHashPolicy implements RoutingPolicy {
   }
 
   pick(req: RouteRequest, fleet: FleetView): PolicyPick {
-    const { index, reason } = placeOnRing(this.ring.of(fleet), ringKey(req, this.keyBlocks), fleet);
-    return {
-      index,
-      reason,
-      expectedCachedTokens: expectedCachedTokens(fleet, req.blocks, req.promptTokens, index),
-    };
+    return placeOnRing(this.ring.of(fleet), ringKey(req, this.keyBlocks), fleet);
   }
 
   onBackendsChanged(backends: readonly BackendSpec[]): void {

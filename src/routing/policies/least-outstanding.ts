@@ -5,13 +5,13 @@
  * its bounded cap when c > 1 (min_i inflight_i/w_i ≤ T/Σw < cap_i/w_i).
  * Reason `ring` = "the policy's own placement rule chose" (see RouteReason).
  */
-import { expectedCachedTokens, isEligible, leastOverloaded } from "../bounded-load";
+import { isEligible, leastOverloaded } from "../bounded-load";
 import type { FleetView, PolicyPick, RouteContext, RouteRequest, RoutingPolicy } from "../types";
 
 export class LeastOutstandingPolicy implements RoutingPolicy {
   readonly name = "least_outstanding";
 
-  pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
+  pick(_req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
     let bestLoad = Number.POSITIVE_INFINITY;
     let tieWeight = 0;
     let best = -1;
@@ -31,10 +31,6 @@ export class LeastOutstandingPolicy implements RoutingPolicy {
     }
     if (best < 0) best = leastOverloaded(fleet);
     const reason = isEligible(fleet, best) ? "ring" : "fallback";
-    return {
-      index: best,
-      reason,
-      expectedCachedTokens: expectedCachedTokens(fleet, req.blocks, req.promptTokens, best),
-    };
+    return { index: best, reason };
   }
 }

@@ -161,11 +161,7 @@ describe("the invariant harness", () => {
   it("catches a policy that ignores the cap", () => {
     const greedy: () => RoutingPolicy = () => ({
       name: "greedy",
-      pick: (_req, fleet) => ({
-        index: fleet.healthy.indexOf(true),
-        reason: "ring",
-        expectedCachedTokens: 0,
-      }),
+      pick: (_req, fleet) => ({ index: fleet.healthy.indexOf(true), reason: "ring" }),
     });
     expect(drive(greedy, 1, 2000).violations.length).toBeGreaterThan(0);
   });

@@ -118,11 +118,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const ring = this.ring.of(fleet);
     if (candidates === 0) {
       const index = leastOverloaded(fleet, ring.ranks(key));
-      return {
-        index,
-        reason: "fallback",
-        expectedCachedTokens: Math.min(req.promptTokens, matched[index]! * bt),
-      };
+      return { index, reason: "fallback" };
     }
     // First in the key's probe order among the near-cheapest; the home is the first healthy one.
     let home = -1;
@@ -145,7 +141,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         }
       }
     }
-    return { index: best, reason, expectedCachedTokens: Math.min(req.promptTokens, matched[best]! * bt) };
+    return { index: best, reason };
   }
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {

@@ -23,8 +23,8 @@ function weightedDraw(fleet: FleetView, ctx: RouteContext, accept: (i: number) =
 export class RandomPolicy implements RoutingPolicy {
   readonly name = "random";
 
-  pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
+  pick(_req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
     const natural = weightedDraw(fleet, ctx, (i) => fleet.healthy[i] === true);
-    return boundedPick(fleet, req, natural, () => weightedDraw(fleet, ctx, (i) => isEligible(fleet, i)));
+    return boundedPick(fleet, natural, () => weightedDraw(fleet, ctx, (i) => isEligible(fleet, i)));
   }
 }

@@ -13,7 +13,7 @@ export class RoundRobinPolicy implements RoutingPolicy {
   readonly name = "round_robin";
   private credit = new Float64Array(0);
 
-  pick(req: RouteRequest, fleet: FleetView): PolicyPick {
+  pick(_req: RouteRequest, fleet: FleetView): PolicyPick {
     this.fit(fleet.backends.length);
     let natural = -1;
     let eligible = -1;
@@ -27,7 +27,7 @@ export class RoundRobinPolicy implements RoutingPolicy {
       )
         eligible = i;
     }
-    return boundedPick(fleet, req, natural, () => eligible);
+    return boundedPick(fleet, natural, () => eligible);
   }
 
   onRouted(_req: RouteRequest, index: number, fleet: FleetView): void {
