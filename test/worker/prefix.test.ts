@@ -1,23 +1,15 @@
 /**
  * Prefix keys inside workerd: the same code the Worker runs, with the same
- * promises as under Node (test/node/prefix.test.ts) — tokens identical to
- * js-tiktoken's, shared system prompts share leading blocks, tenants never
- * share, tools and content parts change keys, the cap, the memo.
+ * promises as under Node (the shared suite, test/node/prefix-cases.ts), and
+ * the tokenizer's own: built on first use and quickly, tokens identical to
+ * js-tiktoken's.
  */
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
-import { describe, expect, it } from "vitest";
-import {
-  type ChatBody,
-  clearPrefixMemo,
-  prefixKeysForRequest,
-  prefixMemoStats,
-} from "../../src/prefix/request-keys";
-import { encodeO200k, o200kLoaded, o200kTokenizer } from "../../src/prefix/tokenizer";
-import { prose, tokenizerCorpus } from "../node/tokenizer-corpus";
-
-const opts = { model: "test-model", blockTokens: 16, prefixTokens: 8192 };
-const SYSTEM = prose(11, 1500);
+import { describe, expect, it, vi } from "vitest";
+import { BpeTokenizer, encodeO200k } from "../../src/prefix/tokenizer";
+import { prefixKeyCases } from "../node/prefix-cases";
+import { tokenizerCorpus } from "../node/tokenizer-corpus";
 
 /**
  * Wall time of `build`, in workerd. Its clocks stand still during synchronous
@@ -33,33 +25,24 @@ async function workerdMillis(build: () => unknown): Promise<number> {
   return Date.now() - t0;
 }
 
-function shared(a: readonly number[], b: readonly number[]): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
-}
-
-function ask(question: string, extra: Partial<ChatBody> = {}): ChatBody {
-  return {
-    messages: [
-      { role: "system", content: SYSTEM },
-      { role: "user", content: question },
-    ],
-    ...extra,
-  };
-}
-
 let reference: Tiktoken | undefined;
 
-describe("prefix keys in workerd", () => {
-  it("builds o200k lazily, far faster than js-tiktoken's constructor", async () => {
-    const ours = o200kLoaded() ? Number.NaN : await workerdMillis(() => o200kTokenizer());
+describe("o200k tokenizer in workerd", () => {
+  it("builds the isolate's tables on first use, not at import", async () => {
+    // A fresh instance of the module, whatever an earlier test of this isolate has loaded.
+    vi.resetModules();
+    const fresh = await import("../../src/prefix/tokenizer");
+    expect(fresh.o200kLoaded()).toBe(false);
+    fresh.encodeO200k("hello");
+    expect(fresh.o200kLoaded()).toBe(true);
+  });
+
+  it("builds its tables far faster than js-tiktoken's constructor", async () => {
+    const ours = await workerdMillis(() => new BpeTokenizer(o200kBase));
     const theirs = await workerdMillis(() => {
       reference = new Tiktoken(o200kBase);
     });
-    console.log(`[cold start in workerd] ours: ${ours} ms, js-tiktoken constructor: ${theirs} ms`);
-    expect(o200kLoaded()).toBe(true);
-    if (!Number.isNaN(ours)) expect(ours * 5).toBeLessThan(theirs);
+    expect(ours * 5, `ours ${ours} ms, js-tiktoken's constructor ${theirs} ms`).toBeLessThan(theirs);
   }, 120_000);
 
   it("produces js-tiktoken's tokens exactly", () => {
@@ -68,69 +51,6 @@ describe("prefix keys in workerd", () => {
       expect(encodeO200k(text).tokens, JSON.stringify(text.slice(0, 40))).toEqual(ref.encode(text, [], []));
     }
   }, 120_000);
-
-  it("shares the system prompt's blocks across questions; tenants never share", () => {
-    const a = prefixKeysForRequest("chat", ask(prose(1, 300)), opts);
-    const b = prefixKeysForRequest("chat", ask(prose(2, 300)), opts);
-    const sys = shared(a.blocks, b.blocks);
-    expect(sys).toBeGreaterThan(50);
-    expect(sys).toBeLessThan(a.blocks.length);
-    const t1 = prefixKeysForRequest("chat", ask(prose(1, 300)), { ...opts, tenant: "acme" });
-    const t2 = prefixKeysForRequest("chat", ask(prose(1, 300)), { ...opts, tenant: "globex" });
-    expect(shared(t1.blocks, a.blocks)).toBe(0);
-    expect(shared(t1.blocks, t2.blocks)).toBe(0);
-  });
-
-  it("changes keys with tool definitions and content parts", () => {
-    const plain = prefixKeysForRequest("chat", ask("weather?"), opts);
-    const tool = {
-      type: "function",
-      function: { name: "get_weather", description: "Weather", parameters: { type: "object" } },
-    };
-    const withTools = prefixKeysForRequest("chat", ask("weather?", { tools: [tool] }), opts);
-    const sys = shared(plain.blocks, withTools.blocks);
-    expect(sys).toBeGreaterThan(50);
-    expect(withTools.blocks.length).toBeGreaterThan(sys);
-
-    const image = (url: string) =>
-      prefixKeysForRequest(
-        "chat",
-        {
-          messages: [
-            { role: "system", content: SYSTEM },
-            {
-              role: "user",
-              content: [
-                { type: "image_url", image_url: { url } },
-                { type: "text", text: prose(4, 60) },
-              ],
-            },
-          ],
-        },
-        opts,
-      );
-    const a = image("https://img.example/a.png");
-    expect(image("https://img.example/a.png")).toEqual(a);
-    expect(shared(a.blocks, image("https://img.example/b.png").blocks)).toBe(sys);
-  });
-
-  it("keys at most prefixTokens and estimates the rest", () => {
-    const long = prose(21, 12_000);
-    const r = prefixKeysForRequest(
-      "chat",
-      { messages: [{ role: "user", content: long }] },
-      { ...opts, prefixTokens: 2048 },
-    );
-    expect(r.blocks.length).toBe(128);
-    expect(r.promptTokens).toBeGreaterThan(10_000);
-  });
-
-  it("serves a repeated system prompt from the isolate memo", () => {
-    clearPrefixMemo();
-    const first = prefixKeysForRequest("chat", ask("first question"), opts);
-    const before = prefixMemoStats();
-    const second = prefixKeysForRequest("chat", ask("second question"), opts);
-    expect(prefixMemoStats().hits).toBe(before.hits + 1);
-    expect(shared(first.blocks, second.blocks)).toBeGreaterThan(50);
-  });
 });
+
+prefixKeyCases("workerd");
