@@ -6,7 +6,7 @@
  * A key that already matched once skips the hash (it can only tell a caller
  * that their key is valid, which the response says anyway).
  */
-import { sha256 } from "./config";
+import { sha256 } from "./sha256";
 
 /** Constant-time equality of two equal-length digests (workerd's timingSafeEqual when present). */
 export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {

@@ -10,6 +10,7 @@ import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } fr
 import { POLICY_NAMES } from "../routing/types";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
+import { sha256 } from "./sha256";
 
 /** A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). */
 function numericVar(name: SettingName) {
@@ -179,10 +180,6 @@ export function formatPath(path: readonly PropertyKey[]): string {
     else out += out === "" ? String(p) : `.${String(p)}`;
   }
   return out;
-}
-
-export async function sha256(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
 }
 
 /** Parses and validates; never throws for bad input. */

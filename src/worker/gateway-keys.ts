@@ -10,6 +10,7 @@
  * token may be a key, or half of one (two keys with the comma forgotten).
  */
 import { SETTINGS } from "../routing/defaults";
+import { hexPrefix } from "./sha256";
 
 /** Per-key options; absent means "use the var" (KEY_MAX_CONCURRENT). */
 export interface KeyOptions {
@@ -92,7 +93,5 @@ export function parseKeyEntries(raw: string): KeyEntriesResult {
  * first 8. One-way and, for keys of any real entropy, collision-free in practice.
  */
 export function keyIdOf(digest: Uint8Array): string {
-  let hex = "";
-  for (let i = 0; i < 8; i++) hex += digest[i]!.toString(16).padStart(2, "0");
-  return hex;
+  return hexPrefix(digest, 8);
 }

@@ -4,6 +4,7 @@
  * really over: after the last streamed byte, not when headers leave. Fields
  * are facts about routing and timing; prompts and keys never appear.
  */
+import { sha256Hex } from "./sha256";
 
 export interface RequestLogFields {
   requestId: string;
@@ -91,9 +92,6 @@ export class RequestLog {
 }
 
 /** A short, non-reversible fingerprint (first 8 hex of SHA-256) for identifiers we may not log raw. */
-export async function fingerprint(value: string): Promise<string> {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
-  let hex = "";
-  for (let i = 0; i < 4; i++) hex += d[i]!.toString(16).padStart(2, "0");
-  return hex;
+export function fingerprint(value: string): Promise<string> {
+  return sha256Hex(value, 4);
 }

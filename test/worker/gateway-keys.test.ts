@@ -4,8 +4,9 @@
  * and never by its text.
  */
 import { describe, expect, it } from "vitest";
-import { parseConfig, sha256 } from "../../src/worker/config";
+import { parseConfig } from "../../src/worker/config";
 import { keyIdOf, parseKeyEntries } from "../../src/worker/gateway-keys";
+import { sha256 } from "../../src/worker/sha256";
 
 const BASE = {
   BACKENDS: JSON.stringify([{ id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 }]),

@@ -9,10 +9,10 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { ControlState, FaultSpec, HealthOverride } from "../../bench/emulator/fault-spec";
 import worker from "../../src/index";
-import { sha256 } from "../../src/worker/config";
 import { keyIdOf } from "../../src/worker/gateway-keys";
 import type { KeyLimiterStats } from "../../src/worker/key-limits/key-limiter-rpc";
 import type { StatsResult } from "../../src/worker/router/router-rpc";
+import { sha256 } from "../../src/worker/sha256";
 
 export const MODEL = "test-model";
 export const CLIENT_KEY = "test-key-alpha";

@@ -17,6 +17,7 @@ import type { BackendConfig, GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
 import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
 import type { FailureKind } from "../router/router-rpc";
+import { sha256Hex } from "../sha256";
 import type { InferenceRequest } from "./inference-request";
 import { type Attempt, callBackend, retryAfterMs } from "./upstream";
 
@@ -64,13 +65,6 @@ const RETRYABLE: ReadonlySet<FailureKind> = new Set([
   "http_500",
   "throttled",
 ]);
-
-async function fingerprintOf(text: string): Promise<string> {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  let hex = "";
-  for (let i = 0; i < 16; i++) hex += d[i]!.toString(16).padStart(2, "0");
-  return hex;
-}
 
 function remember(fp: string): void {
   poison.delete(fp);
@@ -144,7 +138,7 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
     ctx.client.aborted
   )
     return { final: one };
-  const fp = failure === "http_500" ? await fingerprintOf(ctx.request.upstreamBody) : undefined;
+  const fp = failure === "http_500" ? await sha256Hex(ctx.request.upstreamBody, 16) : undefined;
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
   const buffered = await buffer(one.attempt);

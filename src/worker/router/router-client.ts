@@ -20,6 +20,7 @@ import type { RouteTicket } from "../../routing";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
+import { sha256Hex } from "../sha256";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import type {
   CompleteInput,
@@ -34,13 +35,6 @@ export interface Pool {
   readonly model: string;
   readonly spec: PoolSpec;
   readonly version: string;
-}
-
-async function hashHex(text: string): Promise<string> {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  let hex = "";
-  for (let i = 0; i < 8; i++) hex += d[i]!.toString(16).padStart(2, "0");
-  return hex;
 }
 
 const poolsByConfig = new WeakMap<GatewayConfig, Map<string, Promise<Pool>>>();
@@ -60,7 +54,7 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
         .map((b) => ({ id: b.id, url: b.url, weight: b.weight, kvCacheTokens: b.kvCacheTokens })),
       ...config.router,
     };
-    pool = hashHex(JSON.stringify(spec)).then((version) => ({ model, spec, version }));
+    pool = sha256Hex(JSON.stringify(spec), 8).then((version) => ({ model, spec, version }));
     pools.set(model, pool);
   }
   return pool;
