@@ -42,6 +42,8 @@ export default defineConfig({
           include: [
             "src/routing/**/*.test.ts",
             "src/prefix/**/*.test.ts",
+            // Worker modules that need no Workers runtime (the app and its bindings are tested in workerd).
+            "src/worker/**/*.test.ts",
             "sim/**/*.test.ts",
             "bench/**/*.test.ts",
             "test/node/**/*.test.ts",

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { LocalRouter, localRouterFor } from "./local-router";
+import type { PoolSpec } from "./router-rpc";
+
+const spec: PoolSpec = {
+  backends: ["a", "b", "c"].map((id) => ({
+    id,
+    url: `http://${id}.internal`,
+    weight: 1,
+    kvCacheTokens: 65536,
+  })),
+  policy: "prefix_aware",
+  blockTokens: 16,
+  balanceFactor: 1.25,
+  leaseTtlSeconds: 600,
+  healthProbeSeconds: 10,
+  ejectAfterFaults: 3,
+  restoreAfterChecks: 2,
+  maxEjectionPercent: 50,
+  retryBudgetPercent: 20,
+};
+const ctx = (now = 0) => ({ now, random: () => 0.5 });
+const req = (key: number) => ({ blocks: [key, key + 1, key + 2, key + 3], promptTokens: 64 });
+
+/** The backend a fresh decision for each of `n` distinct requests lands on, completed at once. */
+function homes(local: LocalRouter, n: number, now = 0): Set<string> {
+  const seen = new Set<string>();
+  for (let k = 0; k < n; k++) {
+    const { decision, ticket } = local.decide(req(1000 * k), ctx(now));
+    seen.add(decision.backendId);
+    local.finish(ticket, { ok: true }, ctx(now));
+  }
+  return seen;
+}
+
+describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
+  it("places by consistent hashing: the same request, the same home", () => {
+    const local = new LocalRouter(spec);
+    const first = local.decide(req(7), ctx());
+    expect(first.decision.reason).toBe("ring");
+    expect(local.inflight(first.decision.backendId)).toBe(1);
+    local.finish(first.ticket, { ok: true }, ctx());
+    expect(local.inflight(first.decision.backendId)).toBe(0);
+    expect(local.decide(req(7), ctx()).decision.backendId).toBe(first.decision.backendId);
+  });
+
+  it("holds out what the RouterDO last reported ejected, and takes it back when it no longer does", () => {
+    const local = new LocalRouter(spec);
+    local.syncEjected(["b", "not-in-this-pool"]);
+    expect(homes(local, 60).has("b")).toBe(false);
+    local.syncEjected(undefined);
+    expect(homes(local, 60).has("b")).toBe(true);
+  });
+
+  it("avoids a retry's failed backend, and a 429 keeps its backend out for its retry-after", () => {
+    const local = new LocalRouter(spec);
+    const { decision, ticket } = local.decide(req(7), ctx());
+    expect(local.decide(req(7), ctx(), decision.backendId).decision.backendId).not.toBe(decision.backendId);
+    local.finish(ticket, { ok: false, failure: "throttled", retryAfterMs: 5000 }, ctx(0));
+    expect(homes(local, 60, 1000).has(decision.backendId)).toBe(false);
+    expect(homes(local, 60, 6000).has(decision.backendId)).toBe(true);
+  });
+
+  it("is one per pool version: kept while the version stays, replaced when it changes", () => {
+    const v1 = localRouterFor("m", "v1", spec);
+    expect(localRouterFor("m", "v1", spec)).toBe(v1);
+    const v2 = localRouterFor("m", "v2", spec);
+    expect(v2).not.toBe(v1);
+    expect(localRouterFor("m", "v1", spec)).not.toBe(v1);
+  });
+});
