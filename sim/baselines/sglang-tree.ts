@@ -18,7 +18,7 @@
  */
 
 import type { BlockKey } from "../../src/routing/types";
-import { MinHeap } from "./min-heap";
+import { Heap } from "../heap";
 
 interface TreeNode {
   readonly key: BlockKey;
@@ -35,6 +35,14 @@ export interface PrefixMatch {
   readonly matchedBlocks: number;
   /** The tenant named for the deepest matched node; undefined when the tree is empty. */
   readonly tenant: string | undefined;
+}
+
+/** A leaf of one tenant, queued for eviction by its access stamp. */
+interface LeafEntry {
+  readonly ts: number;
+  readonly seq: number;
+  readonly node: TreeNode;
+  readonly tenant: string;
 }
 
 export class SglangTree {
@@ -161,13 +169,15 @@ export class SglangTree {
    * leaves until it holds at most `maxBlocks` blocks. The root is never evicted.
    */
   evictBySize(maxBlocks: number): void {
-    const heap = new MinHeap<{ node: TreeNode; tenant: string }>();
+    // Least recently used first; equal stamps in the order pushed (Rust's BinaryHeap leaves it unspecified).
+    let seq = 0;
+    const heap = new Heap<LeafEntry>((a, b) => a.ts < b.ts || (a.ts === b.ts && a.seq < b.seq));
     const stack: TreeNode[] = [...this.root.children.values()];
     while (stack.length > 0) {
       const node = stack.pop()!;
       for (const child of node.children.values()) stack.push(child);
       for (const [tenant, ts] of node.tenants) {
-        if (this.isLeafOf(node, tenant)) heap.push(ts, { node, tenant });
+        if (this.isLeafOf(node, tenant)) heap.push({ ts, seq: seq++, node, tenant });
       }
     }
     for (let entry = heap.pop(); entry !== undefined; entry = heap.pop()) {
@@ -178,7 +188,7 @@ export class SglangTree {
       this.detach(node, tenant);
       const parent = node.parent;
       if (parent !== null && parent !== this.root && this.isLeafOf(parent, tenant)) {
-        heap.push(parent.tenants.get(tenant)!, { node: parent, tenant });
+        heap.push({ ts: parent.tenants.get(tenant)!, seq: seq++, node: parent, tenant });
       }
     }
   }

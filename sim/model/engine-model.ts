@@ -37,7 +37,7 @@
  *   interval between events, and the last chunk of a short prefill is charged
  *   for its own size only (no padding to the budget).
  */
-import { FinishHeap } from "./finish-heap";
+import { Heap } from "../heap";
 import { BlockPool } from "./kv-cache";
 import type { EngineConfig, EngineEvent, EngineMetrics, EngineRequest } from "./types";
 
@@ -64,6 +64,15 @@ interface Req {
   finishStep: number;
 }
 
+/**
+ * Decoding requests by the decode-step count at which they finish, ties by
+ * admission order. The engine keeps one global step counter, so a request's
+ * finish never moves once it starts decoding.
+ */
+function finishesFirst(a: Req, b: Req): boolean {
+  return a.finishStep < b.finishStep || (a.finishStep === b.finishStep && a.seq < b.seq);
+}
+
 const NO_EVENT = 0;
 const PREFILL_DONE = 1;
 const DECODE_DONE = 2;
@@ -86,7 +95,7 @@ export class EngineModel {
   private waitHead = 0;
   private prefilling: Req[] = [];
   private pfHead = 0;
-  private readonly decoding = new FinishHeap<Req>();
+  private readonly decoding = new Heap<Req>(finishesFirst);
   /** Global decode-step counter: every decoding sequence gains one token per step. */
   private step = 0;
   private nDec = 0;
