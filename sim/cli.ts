@@ -6,15 +6,24 @@
  * Returns an exit code instead of exiting, so tests can call it in-process.
  */
 import { access } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import {
+  countFlag,
+  FLEET_OPTIONS,
+  parseFlags,
+  policiesFlag,
+  positiveFlag,
+  sampleRateFlag,
+  seedFlag,
+  UsageError,
+} from "./flags";
 import { fmtMs, fmtPct, table } from "./format";
 import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
-import { ALL_POLICIES, parsePolicies } from "./policies";
+import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { SUMMARY_HEAD, summaryRows } from "./report";
 import type { SimReport } from "./run";
 import { runPolicies } from "./run";
-import { parseSampleRate, sampleWorkloadFamilies } from "./workloads/sample-families";
+import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import { readTraceFile } from "./workloads/trace-file";
 import type { Workload } from "./workloads/types";
 
@@ -55,18 +64,6 @@ const stdio: CliIO = {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
 };
-
-function positive(name: string, v: string | undefined, fallback?: number): number {
-  if (v === undefined) {
-    if (fallback === undefined) throw new UsageError(`--${name} is required`);
-    return fallback;
-  }
-  const x = Number(v);
-  if (!Number.isFinite(x) || x <= 0) throw new UsageError(`--${name} must be a positive number, got "${v}"`);
-  return x;
-}
-
-class UsageError extends Error {}
 
 export function toJson(r: SimReport): object {
   const policies: Record<string, object> = {};
@@ -114,39 +111,19 @@ export function verdict(r: SimReport): string {
 }
 
 export async function simulateCommand(argv: string[], io: CliIO = stdio): Promise<number> {
-  let values: ReturnType<typeof parse>["values"];
   try {
-    values = parse(argv).values;
-  } catch (e) {
-    io.err(`prefix-gateway simulate: ${e instanceof Error ? e.message : String(e)}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(USAGE);
-    return 0;
-  }
-  try {
+    const values = parseFlags(argv, OPTIONS);
+    if (values.help) {
+      io.out(USAGE);
+      return 0;
+    }
     if (values.trace === undefined) throw new UsageError("--trace is required");
-    const backends = positive("backends", values.backends);
-    if (!Number.isInteger(backends))
-      throw new UsageError(`--backends must be an integer, got "${values.backends}"`);
-    const kvTokens = positive("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
-    const speed = positive("speed", values.speed, 1);
-    const seed = values.seed === undefined ? 1 : Number(values.seed);
-    if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got "${values.seed}"`);
-    let sampleRate: number | undefined;
-    try {
-      const v = values["sample-families"];
-      sampleRate = v === undefined ? undefined : parseSampleRate(v);
-    } catch (e) {
-      throw new UsageError(`--sample-families: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    let policies: ReturnType<typeof parsePolicies>;
-    try {
-      policies = parsePolicies(values.policies ?? "all");
-    } catch (e) {
-      throw new UsageError(e instanceof Error ? e.message : String(e));
-    }
+    const backends = countFlag("backends", values.backends);
+    const kvTokens = positiveFlag("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
+    const speed = positiveFlag("speed", values.speed, 1);
+    const seed = seedFlag(values.seed);
+    const sampleRate = sampleRateFlag(values["sample-families"]);
+    const policies = policiesFlag(values.policies);
     try {
       await access(values.trace);
     } catch {
@@ -193,21 +170,8 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
   }
 }
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      trace: { type: "string" },
-      backends: { type: "string" },
-      "kv-tokens": { type: "string" },
-      speed: { type: "string" },
-      policies: { type: "string" },
-      seed: { type: "string" },
-      "sample-families": { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-}
+const OPTIONS = {
+  ...FLEET_OPTIONS,
+  trace: { type: "string" },
+  json: { type: "boolean" },
+} as const;

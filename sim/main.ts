@@ -12,15 +12,24 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import {
+  countFlag,
+  FLEET_OPTIONS,
+  parseFlags,
+  policiesFlag,
+  positiveFlag,
+  sampleRateFlag,
+  seedFlag,
+  UsageError,
+} from "./flags";
 import { fmtMs, fmtPct } from "./format";
 import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
-import { ALL_POLICIES, parsePolicies } from "./policies";
+import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
 import { loadWorkload } from "./workloads/index";
-import { parseSampleRate, sampleWorkloadFamilies } from "./workloads/sample-families";
+import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import type { Workload } from "./workloads/types";
 
 const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [options]
@@ -43,16 +52,6 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>])
   --out          output directory (default bench/results)`;
 
-function num(name: string, v: string | undefined, fallback?: number): number {
-  if (v === undefined) {
-    if (fallback === undefined) throw new Error(`--${name} is required`);
-    return fallback;
-  }
-  const x = Number(v);
-  if (!Number.isFinite(x) || x <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
-  return x;
-}
-
 /** Requests that arrived in the first `seconds` of recorded time (arrivals are already divided by speed). */
 function firstSeconds(w: Workload, seconds: number, speed: number): Workload {
   const endMs = (seconds * 1000) / speed;
@@ -60,46 +59,35 @@ function firstSeconds(w: Workload, seconds: number, speed: number): Workload {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      workload: { type: "string" },
-      backends: { type: "string" },
-      rate: { type: "string" },
-      speed: { type: "string" },
-      policies: { type: "string" },
-      seed: { type: "string" },
-      requests: { type: "string" },
-      "kv-tokens": { type: "string" },
-      "prefix-tokens": { type: "string" },
-      "sample-families": { type: "string" },
-      "duration-s": { type: "string" },
-      name: { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+  const values = parseFlags(argv, {
+    ...FLEET_OPTIONS,
+    workload: { type: "string" },
+    rate: { type: "string" },
+    requests: { type: "string" },
+    "prefix-tokens": { type: "string" },
+    "duration-s": { type: "string" },
+    name: { type: "string" },
+    out: { type: "string" },
   });
   if (values.help) {
     console.log(HELP);
     return;
   }
   const workload = values.workload;
-  if (workload === undefined) throw new Error("--workload is required");
+  if (workload === undefined) throw new UsageError("--workload is required");
   const isTrace = workload === "mooncake" || workload.startsWith("file:");
-  const backends = num("backends", values.backends, 8);
-  const rate = isTrace ? 1 : num("rate", values.rate);
-  const speed = num("speed", values.speed, 1);
-  const seed = values.seed === undefined ? 1 : Number(values.seed);
-  if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer, got "${values.seed}"`);
-  const requests = values.requests === undefined ? undefined : num("requests", values.requests);
-  const kvTokens = num("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
-  const prefixTokens = num("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
-  const policies = parsePolicies(values.policies ?? "all");
-  const sampleRate =
-    values["sample-families"] === undefined ? undefined : parseSampleRate(values["sample-families"]);
-  const durationS = values["duration-s"] === undefined ? undefined : num("duration-s", values["duration-s"]);
-  if (durationS !== undefined && !isTrace) throw new Error("--duration-s applies to traces only");
+  const backends = countFlag("backends", values.backends, 8);
+  const rate = isTrace ? 1 : positiveFlag("rate", values.rate);
+  const speed = positiveFlag("speed", values.speed, 1);
+  const seed = seedFlag(values.seed);
+  const requests = values.requests === undefined ? undefined : positiveFlag("requests", values.requests);
+  const kvTokens = positiveFlag("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
+  const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
+  const policies = policiesFlag(values.policies);
+  const sampleRate = sampleRateFlag(values["sample-families"]);
+  const durationS =
+    values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
+  if (durationS !== undefined && !isTrace) throw new UsageError("--duration-s applies to traces only");
   const base = workload.startsWith("file:") ? "trace" : workload;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
   const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}`;

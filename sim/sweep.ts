@@ -9,43 +9,47 @@
  *     [--requests N] [--out FILE]
  */
 import { writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import {
+  countFlag,
+  FLEET_OPTIONS,
+  parseFlags,
+  policiesFlag,
+  positiveFlag,
+  seedFlag,
+  UsageError,
+} from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
 import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
-import { parsePolicies, routerFactory } from "./policies";
+import { routerFactory } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
 import { simulatePolicy } from "./simulator";
 import { loadWorkload } from "./workloads/index";
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      workload: { type: "string" },
-      backends: { type: "string", default: "8" },
-      loads: { type: "string" },
-      policy: { type: "string", default: "least_outstanding" },
-      seed: { type: "string", default: "1" },
-      requests: { type: "string" },
-      out: { type: "string" },
-    },
+  const values = parseFlags(argv, {
+    workload: { type: "string" },
+    backends: FLEET_OPTIONS.backends,
+    loads: { type: "string" },
+    policy: { type: "string" },
+    seed: FLEET_OPTIONS.seed,
+    requests: { type: "string" },
+    out: { type: "string" },
   });
   const workload = values.workload;
   if (workload === undefined || values.loads === undefined)
-    throw new Error("--workload and --loads are required");
+    throw new UsageError("--workload and --loads are required");
   const isTrace = workload === "mooncake" || workload.startsWith("file:");
-  const loads = values.loads.split(",").map(Number);
-  if (loads.some((x) => !(x > 0))) throw new Error(`--loads must be positive numbers, got ${values.loads}`);
-  const [policy] = parsePolicies(values.policy);
-  const backends = Number(values.backends);
-  const seed = Number(values.seed);
+  const loads = values.loads.split(",").map((x) => positiveFlag("loads", x));
+  const [policy] = policiesFlag(values.policy ?? "least_outstanding");
+  const backends = countFlag("backends", values.backends, 8);
+  const seed = seedFlag(values.seed);
+  const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
   const fleet = { backends, kvCacheTokens: DEFAULT_ENGINE_CONFIG.kvCacheTokens, seed };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
   for (const load of loads) {
-    const n = values.requests === undefined ? {} : { requests: Number(values.requests) };
+    const n = requests === undefined ? {} : { requests };
     const w = await loadWorkload(
       workload,
       isTrace ? { rate: 1, speed: load, seed, ...n } : { rate: load, seed, ...n },

@@ -1,0 +1,75 @@
+/**
+ * The simulator commands' flags, read one way: `prefix-gateway simulate`
+ * (cli.ts), the report generator (main.ts) and the load sweep (sweep.ts)
+ * share the options they have in common and the rules and messages for
+ * their values. A bad flag is a UsageError: the command prints it with its
+ * usage.
+ */
+import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+import { parsePolicies, type SimPolicyName } from "./policies";
+import { parseSampleRate } from "./workloads/sample-families";
+
+export class UsageError extends Error {}
+
+/** Options every simulator command reads alike. */
+export const FLEET_OPTIONS = {
+  backends: { type: "string" },
+  "kv-tokens": { type: "string" },
+  speed: { type: "string" },
+  policies: { type: "string" },
+  seed: { type: "string" },
+  "sample-families": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** node:util's parseArgs, strict, no positionals; its complaints as UsageErrors. */
+export function parseFlags<O extends ParseArgsOptionsConfig>(argv: readonly string[], options: O) {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** A positive number; `fallback` when the flag is absent, which is an error when there is none. */
+export function positiveFlag(name: string, v: string | undefined, fallback?: number): number {
+  if (v === undefined) {
+    if (fallback === undefined) throw new UsageError(`--${name} is required`);
+    return fallback;
+  }
+  const x = Number(v);
+  if (!Number.isFinite(x) || x <= 0) throw new UsageError(`--${name} must be a positive number, got "${v}"`);
+  return x;
+}
+
+/** A positive integer (a count); `fallback` as for positiveFlag. */
+export function countFlag(name: string, v: string | undefined, fallback?: number): number {
+  const x = positiveFlag(name, v, fallback);
+  if (!Number.isInteger(x)) throw new UsageError(`--${name} must be an integer, got "${v}"`);
+  return x;
+}
+
+/** The seed of workload and router randomness: any integer, 1 by default. */
+export function seedFlag(v: string | undefined): number {
+  const seed = v === undefined ? 1 : Number(v);
+  if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got "${v}"`);
+  return seed;
+}
+
+/** --policies: a comma list of names, or "all" (the default). */
+export function policiesFlag(v: string | undefined): SimPolicyName[] {
+  try {
+    return parsePolicies(v ?? "all");
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** --sample-families R: a rate in (0, 1], as 0.25 or 1/4; undefined when absent. */
+export function sampleRateFlag(v: string | undefined): number | undefined {
+  try {
+    return v === undefined ? undefined : parseSampleRate(v);
+  } catch (e) {
+    throw new UsageError(`--sample-families: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
