@@ -11,13 +11,18 @@ import {
   type RouteRequest,
   type RoutingPolicy,
 } from "../src/routing/types";
-import { createBaseline, isFirstTokenAware } from "./baselines/index";
+import {
+  BASELINE_NAMES,
+  type BaselineName,
+  createBaseline,
+  isBaselineName,
+  isFirstTokenAware,
+} from "./baselines/index";
 import type { RouterFactory, SimRouter } from "./simulator";
 
-export const PEER_NAMES = ["sglang", "llmd", "dynamo", "sagemaker"] as const;
-export type PeerName = (typeof PEER_NAMES)[number];
-export type SimPolicyName = PolicyName | PeerName;
-export const ALL_POLICIES: readonly SimPolicyName[] = [...POLICY_NAMES, ...PEER_NAMES];
+/** The routing core's policies, then the peer baselines. */
+export type SimPolicyName = PolicyName | BaselineName;
+export const ALL_POLICIES: readonly SimPolicyName[] = [...POLICY_NAMES, ...BASELINE_NAMES];
 
 export function isSimPolicy(name: string): name is SimPolicyName {
   return (ALL_POLICIES as readonly string[]).includes(name);
@@ -25,8 +30,7 @@ export function isSimPolicy(name: string): name is SimPolicyName {
 
 /** What the Router constructor takes for this name (a fresh baseline object per run: they carry state). */
 export function policyFor(name: SimPolicyName): PolicyName | RoutingPolicy {
-  if ((PEER_NAMES as readonly string[]).includes(name)) return createBaseline(name as PeerName);
-  return name as PolicyName;
+  return isBaselineName(name) ? createBaseline(name) : name;
 }
 
 /** Parses "a,b,c" (or "all"), with a clear error naming the bad entry. */
