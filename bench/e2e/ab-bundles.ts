@@ -3,9 +3,9 @@ import { parseArgs } from "node:util";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
 import { servedTtftMs } from "../emulator/fleet";
 import { summarize } from "../latency-summary";
-import { backendEntries, startEmulators } from "./arms";
+import { gatewayCostConfig, startEmulators, startGatewayOver } from "./arms";
 import { corpusTokens, sharedSystemChatBodies } from "./corpus";
-import { passthroughConfig, startGateway } from "./gateway";
+import { passthroughConfig } from "./gateway";
 import { streamRequest } from "./stream-client";
 import { configServingBundle, wranglerDryRun } from "./wrangler-build";
 
@@ -39,14 +39,7 @@ async function main(argv: string[]): Promise<void> {
       d === PASSTHROUGH ? pass!.configPath : configServingBundle(projectDir, resolve(d)),
     ),
   );
-  const cfg = {
-    backends: 2,
-    model: MODEL,
-    speed: 100,
-    engine: DEFAULT_ENGINE_CONFIG,
-    requestTimeoutMs: 30_000,
-    runtime: "workerd" as const,
-  };
+  const cfg = gatewayCostConfig(MODEL, DEFAULT_ENGINE_CONFIG);
   const corpus = corpusTokens(projectDir);
   const body = sharedSystemChatBodies(corpus, MODEL, Number(values["system-tokens"]));
   const emulators = await startEmulators(cfg);
@@ -55,11 +48,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     for (let round = 0; round < rounds; round++) {
       for (const [arm, configPath] of configs.entries()) {
-        const gw = await startGateway({
-          backends: backendEntries(
-            emulators.map((e) => e.url),
-            cfg,
-          ),
+        const gw = await startGatewayOver(emulators, cfg, {
           policy: "least_outstanding",
           apiKey: "ab-key",
           configPath,

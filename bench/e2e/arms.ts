@@ -14,6 +14,7 @@ import {
   type Gateway,
   type GatewayRuntime,
   passthroughConfig,
+  type StartGatewayOptions,
   startGateway,
   type WorkerBundle,
 } from "./gateway";
@@ -75,6 +76,29 @@ export function backendEntries(urls: readonly string[], cfg: ArmConfig): Backend
     weight: 1,
     kvCacheTokens: cfg.engine.kvCacheTokens,
   }));
+}
+
+/** The gateway in front of these emulators (BACKENDS from the arm's model and KV capacity). */
+export function startGatewayOver(
+  emulators: readonly Emulator[],
+  cfg: ArmConfig,
+  opts: Omit<StartGatewayOptions, "backends">,
+): Promise<Gateway> {
+  return startGateway({
+    ...opts,
+    backends: backendEntries(
+      emulators.map((e) => e.url),
+      cfg,
+    ),
+  });
+}
+
+/**
+ * Two emulators at 100× speed behind the gateway in workerd: for measuring
+ * the gateway itself, where the isolate, not the model, should fill the time.
+ */
+export function gatewayCostConfig(model: string, engine: EngineConfig): ArmConfig {
+  return { backends: 2, model, speed: 100, engine, requestTimeoutMs: 30_000, runtime: "workerd" };
 }
 
 async function kvCounters(fleet: EmulatorFleet): Promise<KvCounters> {

@@ -14,9 +14,9 @@
 
 import { type Summary, summarize } from "../latency-summary";
 import type { ArmConfig } from "./arms";
-import { backendEntries, startEmulators } from "./arms";
+import { startEmulators, startGatewayOver } from "./arms";
 import { corpusText, corpusTokens } from "./corpus";
-import { bundleWorker, type Gateway, passthroughConfig, startGateway } from "./gateway";
+import { bundleWorker, type Gateway, passthroughConfig } from "./gateway";
 import { diffCpu, groupCpuByCommand } from "./proc-cpu";
 import { streamRequest } from "./stream-client";
 
@@ -155,11 +155,7 @@ export async function measureGatewayCost(
   let gw: Gateway | undefined;
   try {
     const t0 = performance.now();
-    gw = await startGateway({
-      backends: backendEntries(
-        emulators.map((e) => e.url),
-        cfg,
-      ),
+    gw = await startGatewayOver(emulators, cfg, {
       policy: "prefix_aware",
       apiKey: KEY,
       configPath: bundle.configPath,
@@ -212,11 +208,7 @@ export async function measureGatewayCost(
     // The same tiny requests through the null gateway: what the runtime costs by itself.
     const pass = await passthroughConfig(projectDir);
     try {
-      gw = await startGateway({
-        backends: backendEntries(
-          emulators.map((e) => e.url),
-          cfg,
-        ),
+      gw = await startGatewayOver(emulators, cfg, {
         policy: "least_outstanding",
         apiKey: KEY,
         configPath: pass.configPath,

@@ -13,9 +13,9 @@
 
 import type { EngineConfig } from "../../sim/model/types";
 import { summarize } from "../latency-summary";
-import { backendEntries, startEmulators } from "./arms";
+import { gatewayCostConfig, startEmulators, startGatewayOver } from "./arms";
 import { corpusTokens, sharedSystemChatBodies } from "./corpus";
-import { bundleWorker, startGateway } from "./gateway";
+import { bundleWorker } from "./gateway";
 import { freePort } from "./ports";
 import { streamRequest } from "./stream-client";
 
@@ -161,25 +161,13 @@ export async function profileWorker(
     readonly samplingIntervalUs: number;
   },
 ): Promise<WorkerProfile> {
-  // Fast emulators: the isolate, not the model, should fill the profile.
-  const cfg = {
-    backends: 2,
-    model: opts.model,
-    speed: 100,
-    engine: opts.engine,
-    requestTimeoutMs: 30_000,
-    runtime: "workerd" as const,
-  };
+  const cfg = gatewayCostConfig(opts.model, opts.engine);
   const corpus = corpusTokens(projectDir);
   const body = sharedSystemChatBodies(corpus, opts.model, opts.systemTokens);
   const emulators = await startEmulators(cfg);
   const bundle = await bundleWorker(projectDir);
   const inspectorPort = await freePort();
-  const gw = await startGateway({
-    backends: backendEntries(
-      emulators.map((e) => e.url),
-      cfg,
-    ),
+  const gw = await startGatewayOver(emulators, cfg, {
     policy: "prefix_aware",
     apiKey: "profile-key",
     configPath: bundle.configPath,
