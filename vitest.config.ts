@@ -1,6 +1,10 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+// wrangler reads wrangler.toml for the workerd tests and says which secrets it found and that the
+// required ones are missing: the tests bind their own below, so only its errors are worth printing.
+process.env.WRANGLER_LOG ??= "error";
+
 /** Secrets and vars the workerd tests run with (test/worker/helpers.ts mirrors the names). */
 function workerTestBindings(
   urls: readonly string[],
@@ -34,6 +38,8 @@ function workerTestBindings(
 // and the Worker + RouterDO inside workerd through @cloudflare/vitest-plugin.
 export default defineConfig({
   test: {
+    // A passing test prints nothing (the Worker logs a JSON line per request); a failing one shows its output.
+    silent: "passed-only",
     projects: [
       {
         test: {

@@ -5,9 +5,12 @@
  * addresses to vitest.config.ts, which turns them into the BACKENDS binding.
  * Nothing here is a mock: the gateway talks HTTP to real servers. Their
  * control endpoint is on, so tests can make one misbehave (helpers.ts).
+ * It also watches workerd's log for uncaught exceptions no test expected
+ * (workerd-log.ts): the run fails on one.
  */
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../../bench/emulator/server";
+import { watchWorkerdLog } from "./workerd-log";
 
 /** Must match the names in vitest.config.ts and test/worker/helpers.ts. */
 const MAIN_MODEL = "test-model";
@@ -27,6 +30,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const log = watchWorkerdLog();
   // control: tests switch faults on and off over HTTP (test/worker/helpers.ts, withBackendFault).
   const start = (model: string) =>
     startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY, control: true });
@@ -47,5 +51,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   return async () => {
     await Promise.all([...main, ...spare, ...faulty].map((e) => e.close()));
+    log.stop();
+    if (log.unexpected.length > 0) {
+      // Thrown from a teardown, an error is printed but leaves the exit code alone: set it too.
+      process.exitCode = 1;
+      throw new Error(
+        `workerd reported ${log.unexpected.length} uncaught exception line(s) no test expected:\n${log.unexpected.join("\n")}`,
+      );
+    }
   };
 }
