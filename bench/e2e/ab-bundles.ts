@@ -1,3 +1,14 @@
+/**
+ * A/B of frozen Worker bundles: the same sequential requests (4k-token
+ * prompts sharing a system prompt) through each bundle in turn, in rounds,
+ * interleaved, against the same two fast emulators. One operation = one
+ * streamed request; the figure is the time outside the backend (client TTFT
+ * minus the emulator's own), whose p50 difference between bundles is what a
+ * change to the Worker costs or saves. `passthrough` names the null gateway.
+ *
+ *   npm run bench:ab-bundles -- --snapshot DIR          (bundle the checkout into DIR)
+ *   npm run bench:ab-bundles -- [--requests 300] [--rounds 3] [--system-tokens 3968] DIR_A DIR_B … | passthrough
+ */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
@@ -32,7 +43,9 @@ async function main(argv: string[]): Promise<void> {
   const n = Number(values.requests);
   const rounds = Number(values.rounds);
   if (!(n > 0 && rounds > 0) || positionals.length === 0)
-    throw new Error("usage: ab-bundles.ts [--requests N] [--rounds R] DIR_A DIR_B … | --snapshot DIR");
+    throw new Error(
+      "usage: npm run bench:ab-bundles -- [--requests N] [--rounds R] DIR_A DIR_B … | --snapshot DIR",
+    );
   const pass = positionals.includes(PASSTHROUGH) ? await passthroughConfig(projectDir) : undefined;
   const configs = await Promise.all(
     positionals.map((d) =>

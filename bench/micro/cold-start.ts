@@ -3,10 +3,10 @@
  * before its keys exist. One operation = a fresh process that loads the
  * tokenizer and keys one unseen ~8k-token chat prompt, then a second one.
  * Compared: js-tiktoken's `new Tiktoken(o200k_base)` + `encode()` (the
- * "before") and ours (src/prefix/tokenizer.ts via src/prefix/request-keys.ts). The figure that
- * matters: tokenizer build + first request, ms of CPU.
+ * "before") and ours (src/prefix/tokenizer.ts via src/prefix/request-keys.ts).
+ * The figure that matters: tokenizer build + first request, ms of CPU.
  *
- *   npx tsx bench/micro/cold-start.ts [--runs 5] [--wrangler] [--workerd]
+ *   npm run bench:micro:cold-start -- [--runs 5] [--wrangler] [--workerd]
  *
  * Also bundles each variant with esbuild (wrangler's bundler) and reports
  * raw and gzip sizes; --wrangler additionally runs the real
@@ -179,7 +179,7 @@ async function main(): Promise<void> {
   const lines = [
     "# Cold start: o200k tokenizer and the first request's prefix keys",
     "",
-    `Command: \`npx tsx bench/micro/cold-start.ts --runs ${runs}${worker ? " --wrangler" : ""}${workerd ? " --workerd" : ""}\` — Node ${process.version} (V8, as in workerd), ${cpus()[0]?.model ?? "?"}, ${cpus().length} vCPU shared with other jobs (load average ${load0.toFixed(1)} → ${load1.toFixed(1)}: absolute figures are inflated and noisy; compare the rows).`,
+    `Command: \`npm run bench:micro:cold-start -- --runs ${runs}${worker ? " --wrangler" : ""}${workerd ? " --workerd" : ""}\` — Node ${process.version} (V8, as in workerd), ${cpus()[0]?.model ?? "?"}, ${cpus().length} vCPU shared with other jobs (load average ${load0.toFixed(1)} → ${load1.toFixed(1)}: absolute figures are inflated and noisy; compare the rows).`,
     "",
     `Each run is a fresh process; medians of ${runs}. The first and second request are unseen chat prompts of ~8k o200k tokens (${results.ours[0]?.tokens ?? "?"} prompt tokens) cut from real text. "js-tiktoken" times \`new Tiktoken(o200k_base)\` and \`encode()\` alone (no keys); "ours" times \`o200kTokenizer()\` and then \`prefixKeysForRequest()\` (canonical prompt + tokens + memo + block keys).`,
     "",

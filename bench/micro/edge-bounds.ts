@@ -7,7 +7,7 @@
  * CPU ms of the worst case: while one request burns CPU, every other
  * request of the isolate waits.
  *
- *   npx tsx bench/micro/edge-bounds.ts [--runs 3] [--json out.json] [--before before.json] [--md out.md]
+ *   npm run bench:micro:edge-bounds -- [--runs 3] [--json out.json] [--before before.json] [--md out.md]
  *
  * The "before" column comes from running this same file on the base commit
  * (its API, `readInferenceBody(req, kind)` and `prefixKeysForRequest`, did

@@ -5,7 +5,7 @@
  * 8k-token prompt: ≤ 1 ms when its system prompt was seen before (memo hit;
  * only the new question is tokenized), ≤ 8 ms when nothing was seen.
  *
- *   npx tsx bench/micro/prefix-keys.ts [--quick]
+ *   npm run bench:micro:prefix-keys [-- --quick]
  *
  * Writes bench/results/micro-prefix-keys.md. Prompts: 90% system prompt,
  * 10% user question, windows of real text (bench/micro/text-source.ts).
@@ -117,7 +117,7 @@ const lines = [
   'new. "Seen": the system prompt was seen by an earlier request (memo hit); the question is new.',
   "32k prompts are keyed on their first 8192 tokens (the cap); the rest is estimated (chars/4).",
   "",
-  `Command: \`npx tsx bench/micro/prefix-keys.ts${quick ? " --quick" : ""}\` — Node ${process.version}, ${cpus()[0]?.model ?? "?"} (${cpus().length} vCPU, shared with other jobs: expect noise).`,
+  `Command: \`npm run bench:micro:prefix-keys${quick ? " -- --quick" : ""}\` — Node ${process.version}, ${cpus()[0]?.model ?? "?"} (${cpus().length} vCPU, shared with other jobs: expect noise).`,
   "",
   `Load average (1 min) before/after: ${loadBefore.toFixed(2)} / ${loadavg()[0]!.toFixed(2)} on ${cpus().length} vCPU.`,
   'Wall time is inflated when the load exceeds the core count; "min" is the uncontended cost, and',

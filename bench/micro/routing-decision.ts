@@ -13,7 +13,7 @@
  * well under 50 µs; a Worker→DO round trip is ~500 µs). Also printed: p99,
  * and the index's bytes per block.
  *
- *   npx tsx bench/micro/routing-decision.ts
+ *   npm run bench:micro:routing
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -168,7 +168,7 @@ console.log(`(${seconds.toFixed(1)} s)`);
 
 const report = `# Routing decision micro-benchmark
 
-Command: \`npx tsx bench/micro/routing-decision.ts\` (Node ${process.version}, ${process.arch}; a shared 2-core
+Command: \`npm run bench:micro:routing\` (Node ${process.version}, ${process.arch}; a shared 2-core
 machine with other jobs running, 1-minute load average ${load.toFixed(1)} at the start: treat the figures as upper
 bounds; "CPU µs/op" is process CPU time, less sensitive to that contention than wall time).
 
