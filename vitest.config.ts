@@ -34,8 +34,9 @@ function workerTestBindings(
   };
 }
 
-// Two projects: pure code (routing core, simulator, emulator) under plain Node,
-// and the Worker + RouterDO inside workerd through @cloudflare/vitest-plugin.
+// Two projects: code that needs no Workers runtime (routing core, prompt keying, the Worker's pure
+// modules, simulator, emulator) under plain Node, and the Worker + Durable Objects inside workerd
+// through @cloudflare/vitest-plugin.
 export default defineConfig({
   test: {
     // A passing test prints nothing (the Worker logs a JSON line per request); a failing one shows its output.
