@@ -12,6 +12,17 @@ export interface SoakReport {
 
 const lat = (s: Summary) => `${fmtMs(s.p50)} / ${fmtMs(s.p90)} / ${fmtMs(s.p99)} (n ${s.count})`;
 
+/** Per backend, the share of gauge samples in which it was in rotation (state `+` or `t`). */
+export function inRotation(s: SoakResult): string {
+  const rows = s.series.filter((x) => x.backends !== "").map((x) => x.backends.split(" "));
+  return s.emulators
+    .map((e, i) => {
+      const up = rows.filter((r) => r[i] !== undefined && !r[i]!.endsWith("-")).length;
+      return `${e.id} ${((100 * up) / Math.max(1, rows.length)).toFixed(0)}%`;
+    })
+    .join(", ");
+}
+
 export function renderSoak(r: SoakReport): string[] {
   const p = r.provenance;
   const s = r.result;
@@ -69,6 +80,7 @@ export function renderSoak(r: SoakReport): string[] {
     ),
     "",
   );
+  out.push(`In rotation (not ejected), share of the gauge samples: ${inRotation(s)}.`, "");
   out.push(`RouterDO usage at the end: \`${JSON.stringify(s.finalUsage)}\`.`, "");
   const m = s.memory;
   out.push(`Memory: RSS max ${m.rssMaxMiB.toFixed(1)} MiB; ${m.detail}.`, "");
