@@ -53,6 +53,8 @@ export interface StartGatewayOptions {
   readonly runtime?: GatewayRuntime;
   /** workerd runtime only: expose the isolate's V8 inspector on this port (profiling). */
   readonly inspectorPort?: number;
+  /** workerd runtime only: keep Durable Object state in this directory across restarts (workerd-runtime.ts). */
+  readonly stateDir?: string;
 }
 
 /**
@@ -181,6 +183,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
         projectDir,
         text: { ...secrets(opts), ...BENCH_VARS, ROUTING_POLICY: opts.policy, ...opts.vars },
         ...(opts.inspectorPort !== undefined ? { inspectorPort: opts.inspectorPort } : {}),
+        ...(opts.stateDir !== undefined ? { stateDir: opts.stateDir } : {}),
       },
       (url, exited) => waitForHttp(`${url}/`, opts.readyTimeoutMs ?? 60_000, exited),
     );

@@ -27,6 +27,8 @@ export interface RequestResult {
   readonly backend?: string;
   readonly route?: string;
   readonly expectedCachedTokens?: number;
+  /** The response's retry-after header (a 429 or 503 passed on), as sent. */
+  readonly retryAfter?: string;
   readonly errorType?: string;
   readonly error?: string;
 }
@@ -82,6 +84,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestResult> 
     backend: res.headers.get("x-prefix-gateway-backend") ?? undefined,
     route: res.headers.get("x-prefix-gateway-route") ?? undefined,
     expectedCachedTokens: numberHeader(res.headers, "x-prefix-gateway-cached-tokens-expected"),
+    retryAfter: res.headers.get("retry-after") ?? undefined,
   };
   if (res.status !== 200) {
     const text = await res.text().catch(() => "");

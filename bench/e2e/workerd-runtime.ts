@@ -32,6 +32,12 @@ export interface WorkerdServeOptions {
   readonly text: Readonly<Record<string, string>>;
   /** Opens workerd's V8 inspector on 127.0.0.1:port (CPU profiles of the isolate; costs speed). */
   readonly inspectorPort?: number;
+  /**
+   * Durable Object storage in this directory, kept on close (a restart with
+   * the same directory finds the RouterDO's SQLite state, as a new deploy
+   * does). Default: a directory of this server's own, removed on close.
+   */
+  readonly stateDir?: string;
 }
 
 export interface WorkerdServer {
@@ -149,8 +155,8 @@ export async function serveWithWorkerd(
     for (const [k, v] of Object.entries(cfg.vars ?? {}))
       text[k] = typeof v === "string" ? v : JSON.stringify(v);
     Object.assign(text, opts.text);
-    const doDir = join(dir, "do");
-    await mkdir(doDir);
+    const doDir = opts.stateDir ?? join(dir, "do");
+    await mkdir(doDir, { recursive: true });
     const port = await freePort();
     const configFile = join(dir, WORKERD_CONFIG_NAME);
     await writeFile(

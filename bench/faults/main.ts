@@ -1,0 +1,50 @@
+/**
+ * `npm run bench:faults`: the fault soak (default) or the fault table
+ * (`--table`) through the real gateway bundle in workerd; writes
+ * bench/results/faults.{md,json} and exits non-zero when the soak misses a
+ * pass criterion.
+ */
+import { bundleWorker } from "../e2e/gateway";
+import { parseFaultsArgs } from "./args";
+import { provenance } from "./provenance";
+import { writeFaultsReport } from "./report";
+import { runSoak } from "./soak";
+import { runTable, selectScenarios } from "./table";
+
+async function main(argv: readonly string[]): Promise<number> {
+  const a = parseFaultsArgs(argv);
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const command = `npm run bench:faults --${argv.length > 0 ? ` ${argv.join(" ")}` : ""}`.replace(/ --$/, "");
+  const prov = provenance(command);
+  const scenarios = a.table ? selectScenarios(a.only) : [];
+  const bundle = await bundleWorker();
+  try {
+    if (a.table) {
+      const results = await runTable(scenarios, {
+        configPath: bundle.configPath,
+        baselineMs: a.baselineS * 1000,
+        tailMs: 5000,
+        log,
+      });
+      await writeFaultsReport(a.out, { table: { provenance: prov, baselineS: a.baselineS, results } });
+      log(`wrote ${a.out}.{md,json}`);
+      return results.some((r) => r.error !== undefined) ? 1 : 0;
+    }
+    log(`soak: ${a.soak.durationS} s, ${a.soak.clients} clients`);
+    const result = await runSoak(a.soak, bundle.configPath, log);
+    await writeFaultsReport(a.out, { soak: { provenance: prov, result } });
+    for (const c of result.verdict.criteria) log(`${c.pass ? "pass" : "FAIL"}  ${c.name}: ${c.detail}`);
+    log(`soak ${result.verdict.pass ? "PASSED" : "FAILED"}; wrote ${a.out}.{md,json}`);
+    return result.verdict.pass ? 0 : 1;
+  } finally {
+    await bundle.dispose();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,161 @@
+/**
+ * The system under fault: backend emulators in this process (so a run can
+ * stop, restart and fault each one through its handle) behind the real
+ * gateway bundle served by workerd (e2e/gateway.ts), and the gauges the
+ * fault bench reads: the RouterDO's stats through `GET /healthz` with the
+ * admin token, and the workerd process's memory and CPU from /proc.
+ *
+ * The RouterDO's storage lives in a directory the rig owns, so
+ * `restartGateway` (a changed BACKENDS secret is a new deploy) finds the
+ * pool's persisted fleet and health, as production would.
+ */
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
+import type { BackendStatus, StatsResult } from "../../src/worker/router/router-rpc";
+import { type BackendEntry, type Gateway, startGateway } from "../e2e/gateway";
+import { groupCpuByCommand } from "../e2e/proc-cpu";
+import { startEmulatorsHere } from "../emulator/fleet";
+import type { Emulator } from "../emulator/server";
+
+export const MODEL = "llama-3.1-8b-instruct";
+export const GATEWAY_KEY = "faults-gateway-key";
+export const ADMIN_TOKEN = "faults-admin-token-0123456789";
+const EMULATOR_KEY = "faults-emulator-key";
+
+/** The RouterDO's view of the pool (the `ok` branch of its stats). */
+export type PoolStats = Extract<StatsResult, { ok: true }>;
+
+export interface RigOptions {
+  /** Emulators to start (ports picked by the OS, kept across stop/start). */
+  readonly emulators: number;
+  /** wrangler config serving the frozen bundle (gateway.ts bundleWorker). */
+  readonly configPath: string;
+  /** Gateway vars besides the policy (deadlines, probe interval...). */
+  readonly vars?: Readonly<Record<string, string>>;
+  /** The BACKENDS secret from the emulators' urls; default: one `emu-<i>` entry per emulator. */
+  readonly entries?: (urls: readonly string[]) => BackendEntry[];
+}
+
+export interface Rig {
+  readonly emulators: readonly Emulator[];
+  /** Backend ids of the current BACKENDS secret, in order. */
+  readonly ids: readonly string[];
+  readonly gateway: Gateway;
+  /** Base url of the gateway (changes with restartGateway). */
+  readonly url: string;
+  /** The pool's RouterDO stats via /healthz; undefined before its first request or when unreadable. */
+  poolStats(): Promise<PoolStats | undefined>;
+  /** One backend's row of poolStats(). */
+  backendStats(id: string): Promise<BackendStatus | undefined>;
+  /** workerd's resident set, bytes (the Worker and the RouterDO share the process). */
+  rssBytes(): number | undefined;
+  /** workerd's CPU time so far, ms (user + system). */
+  cpuMs(): number;
+  /** Stops the gateway and starts it again with new BACKENDS, keeping the RouterDO's storage. */
+  restartGateway(entries: readonly BackendEntry[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function emulatorEntries(urls: readonly string[]): BackendEntry[] {
+  return urls.map((url, i) => backendEntry(`emu-${i + 1}`, url));
+}
+
+export function backendEntry(id: string, url: string): BackendEntry {
+  return {
+    id,
+    url,
+    models: [MODEL],
+    apiKey: EMULATOR_KEY,
+    weight: 1,
+    kvCacheTokens: DEFAULT_ENGINE_CONFIG.kvCacheTokens,
+  };
+}
+
+/** VmRSS of a /proc/<pid>/status text, bytes; undefined when absent. */
+export function parseVmRssBytes(status: string): number | undefined {
+  const m = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+  return m === null ? undefined : Number(m[1]) * 1024;
+}
+
+function readRss(pid: number): number | undefined {
+  try {
+    return parseVmRssBytes(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startRig(opts: RigOptions): Promise<Rig> {
+  const emulators = await startEmulatorsHere(
+    Array.from({ length: opts.emulators }, () => ({
+      port: 0,
+      host: "127.0.0.1",
+      model: MODEL,
+      apiKey: EMULATOR_KEY,
+    })),
+  );
+  const stateDir = await mkdtemp(join(tmpdir(), "pgw-faults-do-"));
+  const start = (entries: readonly BackendEntry[]): Promise<Gateway> =>
+    startGateway({
+      backends: entries,
+      policy: "prefix_aware",
+      apiKey: GATEWAY_KEY,
+      adminToken: ADMIN_TOKEN,
+      configPath: opts.configPath,
+      stateDir,
+      ...(opts.vars !== undefined ? { vars: opts.vars } : {}),
+    });
+  let entries = (opts.entries ?? emulatorEntries)(emulators.map((e) => e.url));
+  let gateway: Gateway;
+  try {
+    gateway = await start(entries);
+  } catch (err) {
+    await Promise.allSettled(emulators.map((e) => e.close()));
+    await rm(stateDir, { recursive: true, force: true });
+    throw err;
+  }
+  const poolStats = async (): Promise<PoolStats | undefined> => {
+    try {
+      const res = await fetch(`${gateway.url}/healthz`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        signal: AbortSignal.timeout(5000),
+      });
+      const body = (await res.json()) as { pools?: Record<string, StatsResult> };
+      const pool = body.pools?.[MODEL];
+      return pool?.ok === true ? pool : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    emulators,
+    get ids() {
+      return entries.map((b) => b.id);
+    },
+    get gateway() {
+      return gateway;
+    },
+    get url() {
+      return gateway.url;
+    },
+    poolStats,
+    async backendStats(id) {
+      return (await poolStats())?.backends.find((b) => b.id === id);
+    },
+    rssBytes: () => readRss(gateway.pgid),
+    cpuMs: () => groupCpuByCommand(gateway.pgid)["workerd:worker"] ?? 0,
+    async restartGateway(next) {
+      await gateway.close();
+      entries = [...next];
+      gateway = await start(entries);
+    },
+    async close() {
+      await gateway.close().catch(() => {});
+      await Promise.allSettled(emulators.map((e) => e.close()));
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}
