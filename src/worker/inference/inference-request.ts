@@ -8,6 +8,7 @@ import { prefixKeysForRequest } from "../../prefix/request-keys";
 import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
 import { modelNotFound } from "../errors";
+import { armKeyOf } from "./arm-key";
 import { fingerprint } from "../log";
 import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
@@ -22,6 +23,8 @@ export interface InferenceRequest {
   readonly upstreamBody: string;
   /** What the router sees: block keys, prompt tokens, the output hint. */
   readonly route: RouteRequest;
+  /** The request's A/B arm key (arm-key.ts): its conversation's or tenant's hash. */
+  readonly armKey: number;
 }
 
 export async function readInferenceRequest(
@@ -59,6 +62,9 @@ export async function readInferenceRequest(
     strip,
     upstreamBody: strip ? withIncludeUsage(text, raw, body.stream_options) : text,
     route: { blocks, promptTokens, ...(outputTokens !== undefined ? { outputTokens } : {}) },
+    // Only a split reads it; without one the RouterDO ignores it, so it is not computed.
+    armKey:
+      config.router.abPolicy === null ? 0 : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
   };
 }
 
