@@ -24,10 +24,12 @@ import {
   SHADOW_POLICY,
 } from "../src/worker/router/pool-settings";
 import type {
+  AdminInput,
   AdminResult,
   BackendStatus,
   CompleteInput,
   CompleteResult,
+  DrainInput,
   ObserveInput,
   ObserveResult,
   PoolSpec,
@@ -379,7 +381,8 @@ export class RouterDO extends DurableObject<Env> {
    * Holds a backend out of new decisions (it finishes its streams) or puts it
    * back; persisted. Draining the last backend in rotation is refused.
    */
-  async drain(backendId: string, drained: boolean): Promise<AdminResult> {
+  async drain({ backendId, drained, ...pool }: DrainInput): Promise<AdminResult> {
+    this.adopt(pool);
     const router = this.router;
     if (router === undefined || this.spec === undefined)
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
@@ -395,11 +398,17 @@ export class RouterDO extends DurableObject<Env> {
   }
 
   /** Forgets what every backend is believed to cache (every arm's and the shadow's index). */
-  async resetAffinity(): Promise<AdminResult> {
+  async resetAffinity(pool: AdminInput): Promise<AdminResult> {
+    this.adopt(pool);
     if (this.router === undefined)
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     this.router.resetAffinity();
     return { ok: true, drained: this.router.drainedIds() };
+  }
+
+  /** Takes the Worker's spec when it is newer than ours (an admin call may come before any request). */
+  private adopt(pool: AdminInput): void {
+    if (pool.fleetVersion !== this.version) this.applySpec(pool.fleetVersion, pool.spec, true);
   }
 
   /** Expires overdue leases, probes ejected backends that are due, re-arms for the next deadline. */

@@ -8,10 +8,10 @@ import { prefixKeysForRequest } from "../../prefix/request-keys";
 import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
 import { modelNotFound } from "../errors";
-import { armKeyOf } from "./arm-key";
 import { fingerprint } from "../log";
 import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
+import { armKeyOf } from "./arm-key";
 
 export interface InferenceRequest {
   readonly kind: InferenceKind;
@@ -64,7 +64,9 @@ export async function readInferenceRequest(
     route: { blocks, promptTokens, ...(outputTokens !== undefined ? { outputTokens } : {}) },
     // Only a split reads it; without one the RouterDO ignores it, so it is not computed.
     armKey:
-      config.router.abPolicy === null ? 0 : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
+      config.router.abPolicy === null
+        ? 0
+        : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
   };
 }
 

@@ -18,10 +18,10 @@
 
 import type { RouteTicket } from "../../routing";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
-import type { ArmLabel } from "../stats/pool-snapshot";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
 import { sha256Hex } from "../sha256";
+import type { ArmLabel } from "../stats/pool-snapshot";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import type {
   CompleteInput,

@@ -210,6 +210,18 @@ export type SnapshotResult =
   | { readonly ok: true; readonly snapshot: PoolSnapshot }
   | { readonly ok: false; readonly code: "no_fleet"; readonly message: string };
 
+/** An operator's change to a pool, with the pool's spec so a pool no request has reached yet can take it. */
+export interface AdminInput {
+  readonly fleetVersion: string;
+  readonly spec: PoolSpec;
+}
+
+export interface DrainInput extends AdminInput {
+  readonly backendId: string;
+  /** true: drain (no new requests; its streams finish), false: back in rotation. */
+  readonly drained: boolean;
+}
+
 /** An operator's change to the pool (drain, undrain, reset of the affinity index). */
 export type AdminResult =
   | { readonly ok: true; readonly drained: readonly string[] }
