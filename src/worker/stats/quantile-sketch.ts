@@ -1,20 +1,28 @@
 /**
  * Latency quantiles that merge: a DDSketch (@datadog/sketches-js) with 1%
- * relative accuracy whose dense store collapses its lowest bins past
- * SKETCH_BIN_LIMIT, so memory is bounded whatever the traffic (~8 KiB per
- * sketch) and values above ~1 µs keep their accuracy. Two sketches merge
- * exactly (bin counts add), which is what lets several RouterDO cells of a
- * pool, or several pools, report one p99.
+ * relative accuracy. Values are clamped to [SKETCH_MIN_MS, SKETCH_MAX_MS]
+ * (1 µs .. ~28 h), so its dense store spans at most SKETCH_BIN_LIMIT bins
+ * (~10 KiB) whatever the traffic. (The library's collapsing variants would
+ * bound it differently but answer wrong quantiles once they collapse: a
+ * test here caught p50 = p99.) Two sketches merge exactly (bin counts add),
+ * which is what lets several RouterDO cells of a pool report one p99.
  *
  * Sketches cross the RPC boundary as plain data (SketchData): the library's
  * own wire form is protobuf, which the Worker does not bundle (wrangler.toml
  * aliases its lazily required protobuf runtime to a stub that throws).
  */
-import { LogCollapsingLowestDenseDDSketch } from "@datadog/sketches-js";
+import { DDSketch } from "@datadog/sketches-js";
 
 export const SKETCH_RELATIVE_ACCURACY = 0.01;
-/** Bins kept per sketch: 1% bins span 1 ms .. 10^7 ms in ~800, so nothing real collapses. */
-export const SKETCH_BIN_LIMIT = 1024;
+/** The range values are clamped to, ms: below it a value counts at the floor, above it at the ceiling. */
+export const SKETCH_MIN_MS = 0.001;
+export const SKETCH_MAX_MS = 1e8;
+/** Bins the clamped range needs at 1%: log(max/min) / log(γ), γ = 1.01/0.99. */
+export const SKETCH_BIN_LIMIT =
+  Math.ceil(
+    Math.log(SKETCH_MAX_MS / SKETCH_MIN_MS) /
+      Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY)),
+  ) + 2;
 
 /** A sketch as plain data: counts of consecutive bins from `minKey`, plus summary figures. */
 export interface SketchData {
@@ -38,18 +46,15 @@ export const EMPTY_SKETCH: SketchData = {
 };
 
 export class QuantileSketch {
-  private readonly sketch = new LogCollapsingLowestDenseDDSketch({
-    relativeAccuracy: SKETCH_RELATIVE_ACCURACY,
-    binLimit: SKETCH_BIN_LIMIT,
-  });
+  private readonly sketch = new DDSketch({ relativeAccuracy: SKETCH_RELATIVE_ACCURACY });
 
   get count(): number {
     return this.sketch.count;
   }
 
-  /** Adds one value (negative values count as 0). */
+  /** Adds one value, ms (clamped to the sketch's range; NaN counts at the floor). */
   add(value: number): void {
-    this.sketch.accept(value > 0 && Number.isFinite(value) ? value : 0);
+    this.sketch.accept(value >= SKETCH_MIN_MS ? Math.min(value, SKETCH_MAX_MS) : SKETCH_MIN_MS);
   }
 
   /** The value at quantile q (0..1); undefined while empty. */
