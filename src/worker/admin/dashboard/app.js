@@ -4,7 +4,9 @@
 // decisions per second by route reason. Figures are cumulative on the server; rates come from differences
 // between two polls.
 (() => {
-  const POLL_MS = 2000;
+  // ?interval=ms sets the refresh (250 ms .. 60 s); 2 s by default.
+  const asked = Number(new URLSearchParams(location.search).get("interval"));
+  const POLL_MS = asked >= 250 && asked <= 60000 ? asked : 2000;
   const KEEP = 300;
   const COLORS = ["#2f6fde", "#e0702b", "#2a9d5b", "#c23b6b", "#7a55c8", "#8a6d1f", "#168a9c", "#596070"];
   const REASONS = ["affinity", "ring", "spill", "fallback"];
