@@ -131,9 +131,11 @@
     ];
     for (const [, p] of pools) {
       if (p.shadow !== undefined)
-        tile(
-          "shadow prefix_aware expected",
-          fmt(p.shadow.expectedHitRate === null ? null : 100 * p.shadow.expectedHitRate),
+        tiles.push(
+          tile(
+            "shadow (prefix_aware) expected",
+            fmt(p.shadow.expectedHitRate === null ? null : 100 * p.shadow.expectedHitRate),
+          ),
         );
       for (const a of p.arms)
         tiles.push(
