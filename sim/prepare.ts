@@ -1,8 +1,10 @@
 /**
  * Block keys of every request, computed once and shared by every policy run
- * (and by the oracle). The engine gets all full blocks; the router gets the
- * first `prefixTokens` worth (the gateway hashes only that much: its
- * PREFIX_TOKENS, 8192 tokens by default).
+ * (and by the oracle): the keys of every full block of the prompt (what the
+ * engines hash, and what a peer that sees the whole prompt routes on), and
+ * the keys of its first `prefixTokens` tokens (what the gateway hashes: its
+ * PREFIX_TOKENS, 8192 tokens by default). request-view.ts says which policy
+ * gets which.
  */
 import { SETTINGS } from "../src/routing/defaults";
 import type { BlockKey } from "../src/routing/types";
@@ -16,8 +18,12 @@ export interface PreparedWorkload {
   readonly name: string;
   readonly blockTokens: number;
   readonly requests: readonly WorkloadRequest[];
-  readonly engineBlocks: readonly (readonly BlockKey[])[];
-  readonly routerBlocks: readonly (readonly BlockKey[])[];
+  /** Keys of every full block of each prompt. */
+  readonly promptBlocks: readonly (readonly BlockKey[])[];
+  /** Keys of each prompt's first `prefixTokens` tokens (a prefix of promptBlocks). */
+  readonly gatewayBlocks: readonly (readonly BlockKey[])[];
+  /** Tokens the gateway hashes (PREFIX_TOKENS). */
+  readonly prefixTokens: number;
   readonly malformed: number;
   /** Wall ms spent hashing. */
   readonly prepareMs: number;
@@ -33,14 +39,15 @@ export function prepareWorkload(
   for (let i = 1; i < w.requests.length; i++)
     if (w.requests[i]!.arrivalMs < w.requests[i - 1]!.arrivalMs)
       throw new Error(`workload ${w.name}: requests must be sorted by arrival (index ${i})`);
-  const engineBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
-  const routerBlocks = engineBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
+  const promptBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
+  const gatewayBlocks = promptBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
   return {
     name: w.name,
     blockTokens: w.blockTokens,
     requests: w.requests,
-    engineBlocks,
-    routerBlocks,
+    promptBlocks,
+    gatewayBlocks,
+    prefixTokens,
     malformed: w.malformed,
     prepareMs: clock() - t0,
   };

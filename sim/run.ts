@@ -4,7 +4,7 @@
  * and a fresh Router, with the same seed.
  */
 import { type OracleResult, oracleHitRate } from "./oracle";
-import { routerFactory, type SimPolicyName } from "./policies";
+import { routerFactory, type SimPolicyName, viewOf } from "./policies";
 import type { PreparedWorkload } from "./prepare";
 import { type FleetConfig, type PolicyResult, simulatePolicy } from "./simulator";
 
@@ -31,13 +31,13 @@ export function runPolicies(
   const t0 = clock();
   const capacityBlocks = Math.floor((fleet.backends * fleet.kvCacheTokens) / w.blockTokens);
   const oracle = oracleHitRate(
-    w.requests.map((r, i) => ({ blocks: w.engineBlocks[i]!, promptTokens: r.promptTokens })),
+    w.requests.map((r, i) => ({ blocks: w.promptBlocks[i]!, promptTokens: r.promptTokens })),
     capacityBlocks,
     w.blockTokens,
   );
   const results: PolicyResult[] = [];
   for (const p of policies) {
-    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), clock);
+    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), viewOf(p), clock);
     results.push(r);
     onResult?.(r);
   }

@@ -20,7 +20,7 @@ import {
 } from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
 import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
-import { routerFactory } from "./policies";
+import { routerFactory, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
 import { simulatePolicy } from "./simulator";
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<void> {
       isTrace ? { rate: 1, speed: load, seed, ...n } : { rate: load, seed, ...n },
     );
     const p = prepareWorkload(w);
-    const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens));
+    const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens), viewOf(policy!));
     if (Number.isNaN(idleP99)) idleP99 = r.ttftP99Ms;
     const row = [
       isTrace ? `speed ${load}` : `${load} req/s`,
