@@ -6,6 +6,12 @@
  * usage.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+import {
+  DEFAULT_MAX_TOKENS_MODEL,
+  isMaxTokensModel,
+  MAX_TOKENS_MODEL_NAMES,
+  type MaxTokensModelName,
+} from "./client-max-tokens";
 import { parsePolicies, type SimPolicyName } from "./policies";
 import { parseSampleRate } from "./workloads/sample-families";
 
@@ -19,6 +25,7 @@ export const FLEET_OPTIONS = {
   policies: { type: "string" },
   seed: { type: "string" },
   "sample-families": { type: "string" },
+  "max-tokens": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsOptionsConfig;
 
@@ -72,4 +79,22 @@ export function sampleRateFlag(v: string | undefined): number | undefined {
   } catch (e) {
     throw new UsageError(`--sample-families: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/** --max-tokens MODEL: how clients set max_tokens, the router's output hint (client-max-tokens.ts). */
+export function maxTokensFlag(v: string | undefined): MaxTokensModelName {
+  if (v === undefined) return DEFAULT_MAX_TOKENS_MODEL;
+  if (!isMaxTokensModel(v))
+    throw new UsageError(`--max-tokens must be one of ${MAX_TOKENS_MODEL_NAMES.join(", ")}, got "${v}"`);
+  return v;
+}
+
+/** The help of --max-tokens, its text starting at `column` (the command's help layout), for every command. */
+export function maxTokensHelp(column: number): string {
+  const lines = [
+    "how clients set max_tokens, the only output length our router is told:",
+    `${MAX_TOKENS_MODEL_NAMES.join(" | ")} (default ${DEFAULT_MAX_TOKENS_MODEL}; sim/README.md,`,
+    '"The output hint"). Engines always generate the true length; peers read none',
+  ];
+  return `${"--max-tokens M".padEnd(column - 2)}${lines.join(`\n${" ".repeat(column)}`)}`;
 }

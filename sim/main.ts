@@ -1,7 +1,7 @@
 /**
  * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--speed X] [--requests N]
- *   [--kv-tokens T] [--prefix-tokens P] [--sample-families R] [--duration-s D]
+ *   [--kv-tokens T] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
  *   [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
@@ -15,6 +15,8 @@ import { fileURLToPath } from "node:url";
 import {
   countFlag,
   FLEET_OPTIONS,
+  maxTokensFlag,
+  maxTokensHelp,
   parseFlags,
   policiesFlag,
   positiveFlag,
@@ -41,7 +43,8 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --seed         seed of workload and router randomness (default 1)
   --requests     request count (synthetic) or cap (traces)
   --kv-tokens    KV capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
-  --prefix-tokens  tokens the router hashes (default ${DEFAULT_PREFIX_TOKENS})
+  --prefix-tokens  tokens our router hashes (default ${DEFAULT_PREFIX_TOKENS}); peers see the whole prompt
+  ${maxTokensHelp(17)}
   --sample-families R  keep only the prefix families whose seeded hash falls below R
                  (0.25 or 1/4; SHARDS, Waldspurger et al. FAST'15), applied to the loaded
                  workload before anything else. The KV capacity is NOT scaled for you:
@@ -84,6 +87,7 @@ async function main(argv: string[]): Promise<void> {
   const kvTokens = positiveFlag("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
+  const maxTokens = maxTokensFlag(values["max-tokens"]);
   const sampleRate = sampleRateFlag(values["sample-families"]);
   const durationS =
     values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
@@ -115,7 +119,7 @@ async function main(argv: string[]): Promise<void> {
     w = { ...w, name: `${w.name} [${notes.join("; ")}]` };
     console.error(note);
   }
-  const prepared = prepareWorkload(w, prefixTokens);
+  const prepared = prepareWorkload(w, { prefixTokens, maxTokens, seed });
   console.error(
     `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
   );

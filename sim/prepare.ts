@@ -1,13 +1,21 @@
 /**
- * Block keys of every request, computed once and shared by every policy run
- * (and by the oracle): the keys of every full block of the prompt (what the
- * engines hash, and what a peer that sees the whole prompt routes on), and
- * the keys of its first `prefixTokens` tokens (what the gateway hashes: its
- * PREFIX_TOKENS, 8192 tokens by default). request-view.ts says which policy
- * gets which.
+ * What the routers can be given of every request, computed once and shared
+ * by every policy run (and by the oracle): the keys of every full block of
+ * the prompt (what the engines hash, and what a peer that sees the whole
+ * prompt routes on), the keys of its first `prefixTokens` tokens (what the
+ * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default), and the
+ * max_tokens its client sent (client-max-tokens.ts). request-view.ts says
+ * which policy gets which.
  */
 import { SETTINGS } from "../src/routing/defaults";
 import type { BlockKey } from "../src/routing/types";
+import {
+  clientMaxTokens,
+  DEFAULT_MAX_TOKENS_MODEL,
+  MAX_TOKENS_MODELS,
+  type MaxTokensModel,
+  type MaxTokensModelName,
+} from "./client-max-tokens";
 import { requestBlockKeys } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
@@ -24,17 +32,32 @@ export interface PreparedWorkload {
   readonly gatewayBlocks: readonly (readonly BlockKey[])[];
   /** Tokens the gateway hashes (PREFIX_TOKENS). */
   readonly prefixTokens: number;
+  /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
+  readonly maxTokens: readonly (number | undefined)[];
+  /** How `maxTokens` was made. */
+  readonly maxTokensModel: MaxTokensModel;
   readonly malformed: number;
   /** Wall ms spent hashing. */
   readonly prepareMs: number;
 }
 
+export interface PrepareOptions {
+  /** Tokens the gateway hashes (default PREFIX_TOKENS). */
+  readonly prefixTokens?: number;
+  /** How clients set max_tokens (default `clients`). */
+  readonly maxTokens?: MaxTokensModelName;
+  /** Seed of the max_tokens draws (the run's seed; default 1). */
+  readonly seed?: number;
+}
+
 export function prepareWorkload(
   w: Workload,
-  prefixTokens = DEFAULT_PREFIX_TOKENS,
+  opts: PrepareOptions = {},
   clock: () => number = () => performance.now(),
 ): PreparedWorkload {
   const t0 = clock();
+  const prefixTokens = opts.prefixTokens ?? DEFAULT_PREFIX_TOKENS;
+  const maxTokensModel = MAX_TOKENS_MODELS[opts.maxTokens ?? DEFAULT_MAX_TOKENS_MODEL];
   const cap = Math.floor(prefixTokens / w.blockTokens);
   for (let i = 1; i < w.requests.length; i++)
     if (w.requests[i]!.arrivalMs < w.requests[i - 1]!.arrivalMs)
@@ -48,6 +71,8 @@ export function prepareWorkload(
     promptBlocks,
     gatewayBlocks,
     prefixTokens,
+    maxTokens: clientMaxTokens(w.requests, maxTokensModel, opts.seed ?? 1),
+    maxTokensModel,
     malformed: w.malformed,
     prepareMs: clock() - t0,
   };

@@ -4,6 +4,8 @@
  */
 import { cpus, totalmem } from "node:os";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { isSimPolicy, viewOf } from "./policies";
+import type { RequestView } from "./request-view";
 import type { SimReport } from "./run";
 import { engineConfig, loadMaxOverMean } from "./simulator";
 
@@ -49,6 +51,32 @@ export const SUMMARY_HEAD = [
   "prefill GPU-s",
 ] as const;
 
+function keysText(view: RequestView, r: SimReport): string {
+  return view.keys === "gateway"
+    ? `the first ${r.prefixTokens} tokens' keys (the gateway's PREFIX_TOKENS)`
+    : "every full block's keys (the whole prompt)";
+}
+
+/** One paragraph on the output hint, then what each policy's router was given. */
+export function inputLines(r: SimReport): string[] {
+  const m = r.maxTokens;
+  const rows = r.policies.map((p) => {
+    const view = isSimPolicy(p.policy) ? viewOf(p.policy) : undefined;
+    return [
+      p.policy,
+      view === undefined ? "?" : keysText(view, r),
+      view === undefined ? "?" : view.output === "max-tokens" ? "max_tokens as sent" : "none",
+    ];
+  });
+  return [
+    `Output hint: engines generate each answer's true length; routers that read max_tokens get it as clients ` +
+      `send it, model \`${m.model.name}\`: ${m.model.summary}. Here: sent on ${fmtPct(m.sentShare)} of requests, ` +
+      `where sent it totals ${fmtNum(m.sentOverTrue, 2)}× the true output tokens.`,
+    "",
+    table(["policy", "keys", "output hint"], rows),
+  ];
+}
+
 export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
   const eng = engineConfig(r.fleet, r.blockTokens);
   const out: string[] = [];
@@ -65,6 +93,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
     `Oracle (one pooled LRU of the fleet's ${r.fleet.backends * r.fleet.kvCacheTokens} tokens, no load limits): hit rate ${fmtPct(r.oracle.hitRate)}.`,
     "",
   );
+  out.push("## What each router is given", "", ...inputLines(r), "");
   out.push("## Per policy", "", table(SUMMARY_HEAD, summaryRows(r)), "");
   out.push(
     "hit rate = cached prompt tokens / prompt tokens (as engines report them); of oracle = hit rate ÷ oracle hit rate;",

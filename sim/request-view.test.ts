@@ -15,7 +15,7 @@ const longTwice: Workload = {
   malformed: 0,
   requests: [0, 60_000].map((t) => segmentRequest(t, [{ key: "doc", tokens: 30_000 }], 8)),
 };
-const w = prepareWorkload(longTwice, 8192);
+const w = prepareWorkload(longTwice, { prefixTokens: 8192 });
 const fleet = { backends: 4, kvCacheTokens: 200_000, seed: 1 };
 
 describe("what each router is given", () => {

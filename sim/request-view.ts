@@ -16,17 +16,23 @@ export interface RequestView {
    * whole request (or is told of every cached block) works from.
    */
   readonly keys: "gateway" | "whole-prompt";
+  /**
+   * max-tokens: the max_tokens the client sent, absent when it sent none
+   * (client-max-tokens.ts), never the true length. none: no output length,
+   * for routers whose code reads none.
+   */
+  readonly output: "max-tokens" | "none";
 }
 
-/** What our own policies see: they run in the gateway. */
-export const GATEWAY_VIEW: RequestView = { keys: "gateway" };
+/** What our own policies see: they run in the gateway, which reads the request's max_tokens. */
+export const GATEWAY_VIEW: RequestView = { keys: "gateway", output: "max-tokens" };
 
 /** Request i of a prepared workload as a router with this view receives it. */
 export function routeRequest(w: PreparedWorkload, i: number, view: RequestView): RouteRequest {
-  const r = w.requests[i]!;
-  return {
-    blocks: view.keys === "gateway" ? w.gatewayBlocks[i]! : w.promptBlocks[i]!,
-    promptTokens: r.promptTokens,
-    outputTokens: r.outputTokens,
-  };
+  const blocks = view.keys === "gateway" ? w.gatewayBlocks[i]! : w.promptBlocks[i]!;
+  const promptTokens = w.requests[i]!.promptTokens;
+  const maxTokens = view.output === "max-tokens" ? w.maxTokens[i] : undefined;
+  return maxTokens === undefined
+    ? { blocks, promptTokens }
+    : { blocks, promptTokens, outputTokens: maxTokens };
 }

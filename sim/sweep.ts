@@ -6,12 +6,14 @@
  * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
  *
  *   npm run bench:sweep -- --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
- *     [--requests N] [--out FILE]
+ *     [--requests N] [--max-tokens M] [--out FILE]
  */
 import { writeFile } from "node:fs/promises";
+import { MAX_TOKENS_MODELS } from "./client-max-tokens";
 import {
   countFlag,
   FLEET_OPTIONS,
+  maxTokensFlag,
   parseFlags,
   policiesFlag,
   positiveFlag,
@@ -33,6 +35,7 @@ async function main(argv: string[]): Promise<void> {
     loads: { type: "string" },
     policy: { type: "string" },
     seed: FLEET_OPTIONS.seed,
+    "max-tokens": FLEET_OPTIONS["max-tokens"],
     requests: { type: "string" },
     out: { type: "string" },
   });
@@ -45,6 +48,7 @@ async function main(argv: string[]): Promise<void> {
   const backends = countFlag("backends", values.backends, 8);
   const seed = seedFlag(values.seed);
   const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
+  const maxTokens = maxTokensFlag(values["max-tokens"]);
   const fleet = { backends, kvCacheTokens: DEFAULT_ENGINE_CONFIG.kvCacheTokens, seed };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
@@ -54,7 +58,7 @@ async function main(argv: string[]): Promise<void> {
       workload,
       isTrace ? { rate: 1, speed: load, seed, ...n } : { rate: load, seed, ...n },
     );
-    const p = prepareWorkload(w);
+    const p = prepareWorkload(w, { maxTokens, seed });
     const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens), viewOf(policy!));
     if (Number.isNaN(idleP99)) idleP99 = r.ttftP99Ms;
     const row = [
@@ -80,6 +84,7 @@ async function main(argv: string[]): Promise<void> {
     "```",
     "",
     `Machine: ${machine()}. Idle = the first load's p99 TTFT (${fmtMs(idleP99)}).`,
+    `max_tokens as clients send it (model \`${maxTokens}\`): ${MAX_TOKENS_MODELS[maxTokens].summary}.`,
     "",
     table(["load", "TTFT p50", "TTFT p99", "p99 / idle p99", "hit rate", "fleet in-flight (avg)"], rows),
     "",

@@ -101,6 +101,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
         { backends: a.backends, engine, seed: a.seed },
         DEFAULT_PREFIX_TOKENS,
+        // The replay still sends each answer's true length as max_tokens.
+        "exact",
       )
     : undefined;
   let promptTokens = 0;
