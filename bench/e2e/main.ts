@@ -7,6 +7,7 @@
  */
 import { cpus } from "node:os";
 import { join, resolve } from "node:path";
+import { clientMaxTokens, hintStats, MAX_TOKENS_MODELS } from "../../sim/client-max-tokens";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { EngineConfig } from "../../sim/model/types";
 import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
@@ -66,7 +67,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   }).map((r) => (cap !== undefined && r.outputTokens > cap ? { ...r, outputTokens: cap } : r));
   if (window.length === 0) throw new Error(`no request of ${a.workload} falls in the window`);
   log(`${a.workload}: ${window.length} requests in a ${a.durationS} s window at speed ×${a.speed}`);
-  const items = buildItems(window, a.model, a.speed);
+  // What each request's client sends as max_tokens: the prediction below is told the same (same model, seed, requests).
+  const maxTokensModel = MAX_TOKENS_MODELS[a.maxTokens];
+  const hints = clientMaxTokens(window, maxTokensModel, a.seed);
+  const items = buildItems(window, a.model, a.speed, hints);
   const arms: ArmResult[] = [];
   const bundle = a.arms.some((x) => x !== DIRECT && x !== PASSTHROUGH) ? await bundleWorker() : undefined;
   try {
@@ -101,8 +105,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
         { backends: a.backends, engine, seed: a.seed },
         DEFAULT_PREFIX_TOKENS,
-        // The replay still sends each answer's true length as max_tokens.
-        "exact",
+        a.maxTokens,
       )
     : undefined;
   let promptTokens = 0;
@@ -128,6 +131,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       requests: window.length,
       promptTokensMean: promptTokens / window.length,
       outputTokensMean: outputTokens / window.length,
+      maxTokens: { model: a.maxTokens, summary: maxTokensModel.summary, ...hintStats(window, hints) },
       engine: { ...engine },
     },
     arms,
