@@ -12,7 +12,9 @@ import {
   MAX_TOKENS_MODEL_NAMES,
   type MaxTokensModelName,
 } from "./client-max-tokens";
+import { isSetName, SET_NAMES, type SetName, seedOfSet } from "./eval-sets";
 import { parsePolicies, type SimPolicyName } from "./policies";
+import { isTraceSpec } from "./workloads/index";
 import { parseSampleRate } from "./workloads/sample-families";
 
 export class UsageError extends Error {}
@@ -61,6 +63,23 @@ export function seedFlag(v: string | undefined): number {
   const seed = v === undefined ? 1 : Number(v);
   if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got "${v}"`);
   return seed;
+}
+
+/** --set NAME: tuning or scoring (eval-sets.ts); undefined when absent. */
+export function setFlag(v: string | undefined): SetName | undefined {
+  if (v === undefined) return undefined;
+  if (!isSetName(v)) throw new UsageError(`--set must be one of ${SET_NAMES.join(", ")}, got "${v}"`);
+  return v;
+}
+
+/** The run's seed: --seed, checked against --set's seeds for a synthetic workload (its first by default). */
+export function runSeed(set: SetName | undefined, workload: string, v: string | undefined): number {
+  if (set === undefined || isTraceSpec(workload)) return seedFlag(v);
+  try {
+    return seedOfSet(set, workload, v === undefined ? undefined : seedFlag(v));
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
 }
 
 /** --policies: a comma list of names, or "all" (the default). */

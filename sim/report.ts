@@ -11,6 +11,8 @@ import { engineConfig, loadMaxOverMean } from "./simulator";
 
 export interface ReportContext {
   readonly command: string;
+  /** Which set the replayed data belongs to (eval-sets.ts describeSet). */
+  readonly set: string;
   readonly note?: string;
 }
 
@@ -86,6 +88,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
     `Machine: ${machine()}. Simulated in ${(r.simulateMs / 1000).toFixed(1)} s wall (all policies + oracle), keys hashed in ${(r.prepareMs / 1000).toFixed(1)} s.`,
     "",
   );
+  out.push(`Set: ${ctx.set}.`, "");
   if (ctx.note !== undefined) out.push(ctx.note, "");
   out.push(
     `Workload: ${r.requests} requests (${r.malformed} malformed lines skipped), blocks of ${r.blockTokens} tokens.`,
@@ -133,5 +136,5 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
 }
 
 export function renderJson(r: SimReport, ctx: ReportContext): string {
-  return `${JSON.stringify({ command: ctx.command, machine: machine(), ...r }, null, 2)}\n`;
+  return `${JSON.stringify({ command: ctx.command, set: ctx.set, machine: machine(), ...r }, null, 2)}\n`;
 }
