@@ -97,6 +97,7 @@ describe("report", () => {
         promptTokensMean: 32,
         outputTokensMean: 4,
         maxTokens: { model: "clients", summary: "half send none", sentShare: 0.5, sentOverTrue: 64 },
+        set: "tuning set (seed 1; tuning seeds 1–2)",
         engine: { kvCacheTokens: 1000 },
       },
       arms: [lo, direct],
@@ -108,5 +109,6 @@ describe("report", () => {
     expect(md).toContain("| least_outstanding | 3.0 | 3.0 | 3.0 | 1.0 | 1.0 | 2 |");
     expect(md).toContain("workerd alone");
     expect(md).toContain("model `clients`: half send none; sent on 50.0% of requests");
+    expect(md).toContain("Set: tuning set (seed 1; tuning seeds 1–2).");
   });
 });

@@ -30,6 +30,8 @@ export interface E2eReport {
     readonly outputTokensMean: number;
     /** How the replay's clients set max_tokens (sim/client-max-tokens.ts), and what that gave. */
     readonly maxTokens: { readonly model: MaxTokensModelName; readonly summary: string } & HintStats;
+    /** Which set the replayed requests belong to (sim/eval-sets.ts describeSet). */
+    readonly set: string;
     readonly engine: Readonly<Record<string, number>>;
   };
   readonly arms: readonly ArmResult[];
@@ -98,6 +100,8 @@ export function renderMarkdown(r: E2eReport): string {
       `${c.maxTokens.summary}; sent on ${pct(c.maxTokens.sentShare)} of requests, where sent totalling ` +
       `${f1(c.maxTokens.sentOverTrue)}× the true output tokens. Each answer's true length reaches the emulator ` +
       "as `min_tokens`, which the gateway passes through unread.",
+    "",
+    `Set: ${c.set}.`,
     "",
   );
   out.push("## Measured (wall ms; each arm on fresh emulators and a fresh RouterDO)", "");
