@@ -40,7 +40,7 @@ import type {
   UsageTotals,
 } from "../src/worker/router/router-rpc";
 import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
-import { type DecisionFigures, PoolStats } from "../src/worker/stats/pool-stats";
+import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
 import { FleetStore } from "./fleet-store";
 import { LeaseBook } from "./lease-book";
 
@@ -196,22 +196,17 @@ export class RouterDO extends DurableObject<Env> {
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
     };
-    const { arm, decision, shadow, ticket } = router.route(req, input.armKey ?? 0, ctx, avoid);
+    const pick = router.route(req, input.armKey ?? 0, ctx, avoid);
+    const { arm, decision, shadow, ticket } = pick;
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
-    const figures: DecisionFigures = {
-      promptTokens: req.promptTokens,
-      available: decision.availableCachedTokens,
-      captured: decision.expectedCachedTokens,
-      ...(shadow !== undefined ? { shadowCaptured: shadow.expectedCachedTokens } : {}),
-    };
+    const figures = this.stats_!.routed(pick, req.promptTokens);
     this.leases.add({
       id: leaseId,
       backendId: decision.backendId,
       ticket: { pool: ticket, routedAt: ctx.now, figures },
       deadline,
     });
-    this.stats_!.routed(arm, decision.backendId, decision.reason, shadow?.backendId);
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
     await this.scheduleAlarm(Math.min(deadline, router.nextProbeAt() ?? deadline));
     const ejected = [...router.ejectedIds(), ...router.drainedIds()];
@@ -347,33 +342,9 @@ export class RouterDO extends DurableObject<Env> {
   async snapshot(): Promise<SnapshotResult> {
     if (this.router === undefined || this.version === undefined || this.stats_ === undefined)
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
-    const now = Date.now();
-    const { arms, shadow } = this.stats_.snapshot();
     return {
       ok: true,
-      snapshot: {
-        fleetVersion: this.version,
-        at: now,
-        backends: this.router.stats(now).arms[0]!.backends.map((b) => ({
-          id: b.id,
-          healthy: b.healthy,
-          drained: b.drained,
-          throttled: b.throttledUntil !== undefined,
-          // Every arm's requests in flight there: the backend's real load.
-          inflight: this.router!.inflight(b.id),
-          consecutiveFailures: b.faults,
-        })),
-        counters: {
-          retried: this.usage.retried,
-          retriesRefused: this.usage.retriesRefused,
-          ejections: this.usage.ejections,
-          restorations: this.usage.restorations,
-          expired: this.usage.expired,
-          observed: this.usage.observed,
-        },
-        arms,
-        ...(shadow !== undefined ? { shadow } : {}),
-      },
+      snapshot: poolSnapshot(this.version, this.router, this.stats_, this.usage, Date.now()),
     };
   }
 
@@ -382,33 +353,28 @@ export class RouterDO extends DurableObject<Env> {
    * back; persisted. Draining the last backend in rotation is refused.
    */
   async drain({ backendId, drained, ...pool }: DrainInput): Promise<AdminResult> {
-    this.adopt(pool);
-    const router = this.router;
-    if (router === undefined || this.spec === undefined)
-      return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
-    if (!this.spec.backends.some((b) => b.id === backendId))
-      return { ok: false, code: "unknown_backend", message: `backend ${backendId} is not in the pool` };
-    const held = new Set(router.drainedIds());
-    if (drained && !held.has(backendId) && held.size + 1 >= this.spec.backends.length)
-      return { ok: false, code: "last_backend", message: "draining it would leave the pool no backend" };
-    router.setDrained(backendId, drained);
-    const ids = router.drainedIds();
-    this.store.saveDrained(ids);
-    return { ok: true, drained: ids };
+    const router = this.adopt(pool);
+    const done = router.drain(backendId, drained);
+    if (done === "unknown_backend")
+      return { ok: false, code: done, message: `backend ${backendId} is not in the pool` };
+    if (done === "last_backend")
+      return { ok: false, code: done, message: "draining it would leave the pool no backend" };
+    this.store.saveDrained(router.drainedIds());
+    return { ok: true, drained: router.drainedIds() };
   }
 
   /** Forgets what every backend is believed to cache (every arm's and the shadow's index). */
   async resetAffinity(pool: AdminInput): Promise<AdminResult> {
-    this.adopt(pool);
-    if (this.router === undefined)
-      return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
-    this.router.resetAffinity();
-    return { ok: true, drained: this.router.drainedIds() };
+    const router = this.adopt(pool);
+    router.resetAffinity();
+    return { ok: true, drained: router.drainedIds() };
   }
 
   /** Takes the Worker's spec when it is newer than ours (an admin call may come before any request). */
-  private adopt(pool: AdminInput): void {
-    if (pool.fleetVersion !== this.version) this.applySpec(pool.fleetVersion, pool.spec, true);
+  private adopt(pool: AdminInput): PoolRouter {
+    if (pool.fleetVersion !== this.version || this.router === undefined)
+      this.applySpec(pool.fleetVersion, pool.spec, true);
+    return this.router!;
   }
 
   /** Expires overdue leases, probes ejected backends that are due, re-arms for the next deadline. */

@@ -72,14 +72,8 @@ function pool(
   return {
     route(req, key, ctx) {
       const d = router.route(req, key, ctx);
-      counts?.routed(d.arm, d.decision.backendId, d.decision.reason, d.shadow?.backendId);
+      const figures = counts?.routed(d, req.promptTokens);
       const t: PoolTicket = d.ticket;
-      const figures = {
-        promptTokens: req.promptTokens,
-        available: d.decision.availableCachedTokens,
-        captured: d.decision.expectedCachedTokens,
-        ...(d.shadow !== undefined ? { shadowCaptured: d.shadow.expectedCachedTokens } : {}),
-      };
       return {
         decision: d.decision,
         done: (c) => {
@@ -89,14 +83,15 @@ function pool(
             { ok: true, promptTokens: req.promptTokens, cachedTokens: cached, ttftMs: 80 },
             c,
           );
-          counts?.ended(d.arm, figures, {
-            ok: true,
-            promptTokens: req.promptTokens,
-            cachedTokens: cached,
-            ttftMs: 80 + (cached % 97),
-            durationMs: 900 + (cached % 331),
-            outputTokens: 256,
-          });
+          if (figures !== undefined)
+            counts?.ended(d.arm, figures, {
+              ok: true,
+              promptTokens: req.promptTokens,
+              cachedTokens: cached,
+              ttftMs: 80 + (cached % 97),
+              durationMs: 900 + (cached % 331),
+              outputTokens: 256,
+            });
         },
       };
     },

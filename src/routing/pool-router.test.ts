@@ -128,3 +128,16 @@ describe("PoolRouter", () => {
     expect(pool.stats(0).arms[0]!.indexBlocks).toBe(16);
   });
 });
+
+describe("PoolRouter.drain", () => {
+  it("refuses to drain the last backend not drained, and names unknown ids", () => {
+    const pool = new PoolRouter([spec("a"), spec("b")], { arms: [{ policy: "round_robin" }] });
+    expect(pool.drain("a", true)).toBe("ok");
+    expect(pool.drain("b", true)).toBe("last_backend");
+    expect(pool.drain("a", true)).toBe("ok");
+    expect(pool.drain("zz", true)).toBe("unknown_backend");
+    expect(pool.drain("a", false)).toBe("ok");
+    expect(pool.drain("b", true)).toBe("ok");
+    expect(pool.drainedIds()).toEqual(["b"]);
+  });
+});

@@ -62,9 +62,7 @@ function check(r: AdminResult, what: string): void {
   if (r.ok) return;
   if (r.code === "last_backend")
     throw new GatewayError(409, "invalid_request_error", "last_backend", `${what}: ${r.message}.`);
-  if (r.code === "unknown_backend")
-    throw new GatewayError(404, "invalid_request_error", "backend_not_found", `${what}: ${r.message}.`, "id");
-  throw new GatewayError(503, "service_unavailable", r.code, `${what}: ${r.message}.`);
+  throw new GatewayError(404, "invalid_request_error", "backend_not_found", `${what}: ${r.message}.`, "id");
 }
 
 /** POST /admin/backends/:id/drain and /undrain: in every pool the backend serves. */

@@ -227,7 +227,7 @@ export type AdminResult =
   | { readonly ok: true; readonly drained: readonly string[] }
   | {
       readonly ok: false;
-      /** no_fleet: no request has reached the pool yet. unknown_backend. last_backend: draining it would leave none. */
-      readonly code: "no_fleet" | "unknown_backend" | "last_backend";
+      /** unknown_backend: not in the pool. last_backend: draining it would leave the pool none. */
+      readonly code: "unknown_backend" | "last_backend";
       readonly message: string;
     };

@@ -12,20 +12,24 @@ function snapshot(backend: (i: number) => string, n = 20): PoolSnapshot {
   for (let i = 0; i < n; i++) {
     const arm = i % 2;
     const id = backend(i);
-    stats.routed(arm, id, i % 5 === 0 ? "ring" : "affinity", i % 3 === 0 ? id : "other");
-    stats.ended(
-      arm,
-      { promptTokens: 1000, available: 900, captured: arm === 0 ? 800 : 300, shadowCaptured: 850 },
-      {
-        ok: i !== 7,
-        ...(i === 7 ? { failure: "stream_error" as const } : {}),
-        promptTokens: 1010,
-        cachedTokens: arm === 0 ? 790 : 320,
-        ttftMs: arm === 0 ? 20 + i : 120 + i,
-        durationMs: 400 + i,
-        outputTokens: 50,
-      },
-    );
+    const decision = {
+      backendId: id,
+      reason: i % 5 === 0 ? ("ring" as const) : ("affinity" as const),
+      expectedCachedTokens: arm === 0 ? 800 : 300,
+      availableCachedTokens: 900,
+      inflightAtDecision: 0,
+    };
+    const shadow = { backendId: i % 3 === 0 ? id : "other", expectedCachedTokens: 850 };
+    const figures = stats.routed({ arm: arm as 0 | 1, decision, shadow }, 1000);
+    stats.ended(arm, figures, {
+      ok: i !== 7,
+      ...(i === 7 ? { failure: "stream_error" as const } : {}),
+      promptTokens: 1010,
+      cachedTokens: arm === 0 ? 790 : 320,
+      ttftMs: arm === 0 ? 20 + i : 120 + i,
+      durationMs: 400 + i,
+      outputTokens: 50,
+    });
   }
   return {
     fleetVersion: "v1",

@@ -5,13 +5,15 @@
  * (outcome, usage, latency). Constant memory: counters, two sketches and
  * two histograms per arm, a counter per backend.
  */
+import type { PoolDecision, PoolRouter } from "../../routing";
 import type { PolicyName, RouteReason } from "../../routing/types";
-import type { CompleteInput } from "../router/router-rpc";
+import type { CompleteInput, UsageTotals } from "../router/router-rpc";
 import {
   type ArmLabel,
   type ArmSnapshot,
   type HistogramData,
   LATENCY_BUCKETS_SECONDS,
+  type PoolSnapshot,
   type ShadowSnapshot,
 } from "./pool-snapshot";
 import { QuantileSketch } from "./quantile-sketch";
@@ -102,17 +104,25 @@ export class PoolStats {
         : { policy: shadowPolicy, routed: 0, agreed: 0, requests: 0, promptTokens: 0, captured: 0 };
   }
 
-  /** A decision of `arm`; `shadowBackend` is where the shadow would have sent it. */
-  routed(arm: number, backendId: string, reason: RouteReason, shadowBackend?: string): void {
-    const a = this.arms[arm];
-    if (a === undefined) return;
-    a.routed++;
-    a.reasons[reason] = (a.reasons[reason] ?? 0) + 1;
-    a.backends[backendId] = (a.backends[backendId] ?? 0) + 1;
-    if (this.shadow !== undefined && shadowBackend !== undefined) {
-      this.shadow.routed++;
-      if (shadowBackend === backendId) this.shadow.agreed++;
+  /** Counts a decision; returns what its lease must carry to its end for the hit figures. */
+  routed(d: Pick<PoolDecision, "arm" | "decision" | "shadow">, promptTokens: number): DecisionFigures {
+    const { backendId, reason } = d.decision;
+    const a = this.arms[d.arm];
+    if (a !== undefined) {
+      a.routed++;
+      a.reasons[reason] = (a.reasons[reason] ?? 0) + 1;
+      a.backends[backendId] = (a.backends[backendId] ?? 0) + 1;
     }
+    if (this.shadow !== undefined && d.shadow !== undefined) {
+      this.shadow.routed++;
+      if (d.shadow.backendId === backendId) this.shadow.agreed++;
+    }
+    return {
+      promptTokens,
+      available: d.decision.availableCachedTokens,
+      captured: d.decision.expectedCachedTokens,
+      ...(d.shadow !== undefined ? { shadowCaptured: d.shadow.expectedCachedTokens } : {}),
+    };
   }
 
   /** A lease of `arm` ended with what the Worker reported. */
@@ -158,4 +168,38 @@ export class PoolStats {
     const arms = this.arms.map((a) => a.snapshot());
     return this.shadow === undefined ? { arms } : { arms, shadow: { ...this.shadow } };
   }
+}
+
+/** The pool's snapshot: its backends as the Routers see them, the RouterDO's counters, the arms and the shadow. */
+export function poolSnapshot(
+  fleetVersion: string,
+  router: PoolRouter,
+  stats: PoolStats,
+  usage: UsageTotals,
+  now: number,
+): PoolSnapshot {
+  const { arms, shadow } = stats.snapshot();
+  return {
+    fleetVersion,
+    at: now,
+    backends: router.stats(now).arms[0]!.backends.map((b) => ({
+      id: b.id,
+      healthy: b.healthy,
+      drained: b.drained,
+      throttled: b.throttledUntil !== undefined,
+      // Every arm's requests in flight there: the backend's real load.
+      inflight: router.inflight(b.id),
+      consecutiveFailures: b.faults,
+    })),
+    counters: {
+      retried: usage.retried,
+      retriesRefused: usage.retriesRefused,
+      ejections: usage.ejections,
+      restorations: usage.restorations,
+      expired: usage.expired,
+      observed: usage.observed,
+    },
+    arms,
+    ...(shadow !== undefined ? { shadow } : {}),
+  };
 }
