@@ -24,6 +24,16 @@ export interface HitTotals {
   readonly delivered: number;
 }
 
+/** Nothing counted yet. */
+export const NO_HITS: HitTotals = {
+  requests: 0,
+  promptTokens: 0,
+  available: 0,
+  captured: 0,
+  reportedPromptTokens: 0,
+  delivered: 0,
+};
+
 /** Upper bounds (seconds) of the latency histograms' buckets; +Inf is implied. */
 export const LATENCY_BUCKETS_SECONDS = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,

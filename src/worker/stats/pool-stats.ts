@@ -12,7 +12,9 @@ import {
   type ArmLabel,
   type ArmSnapshot,
   type HistogramData,
+  type HitTotals,
   LATENCY_BUCKETS_SECONDS,
+  NO_HITS,
   type PoolSnapshot,
   type ShadowSnapshot,
 } from "./pool-snapshot";
@@ -54,14 +56,7 @@ class ArmStats {
   outputMs = 0;
   readonly reasons: Partial<Record<RouteReason, number>> = {};
   readonly backends: Record<string, number> = {};
-  readonly hits = {
-    requests: 0,
-    promptTokens: 0,
-    available: 0,
-    captured: 0,
-    reportedPromptTokens: 0,
-    delivered: 0,
-  };
+  readonly hits: Mutable<HitTotals> = { ...NO_HITS };
   readonly ttft = new QuantileSketch();
   readonly e2e = new QuantileSketch();
   readonly ttftHistogram = new Histogram();

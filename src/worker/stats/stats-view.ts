@@ -4,7 +4,14 @@
  * sketches, output tokens per second. Rates are null where nothing was
  * counted yet (a 0 would read as a measurement).
  */
-import type { ArmSnapshot, BackendSnapshot, HitTotals, PoolCounters, PoolSnapshot } from "./pool-snapshot";
+import {
+  type ArmSnapshot,
+  type BackendSnapshot,
+  type HitTotals,
+  NO_HITS,
+  type PoolCounters,
+  type PoolSnapshot,
+} from "./pool-snapshot";
 import { QuantileSketch, type SketchData } from "./quantile-sketch";
 import { addHits } from "./snapshot-merge";
 
@@ -60,15 +67,6 @@ export interface PoolView {
     readonly expectedHitRate: number | null;
   };
 }
-
-const NO_HITS: HitTotals = {
-  requests: 0,
-  promptTokens: 0,
-  available: 0,
-  captured: 0,
-  reportedPromptTokens: 0,
-  delivered: 0,
-};
 
 const ratio = (n: number, d: number): number | null => (d > 0 ? n / d : null);
 
