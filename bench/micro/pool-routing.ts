@@ -168,8 +168,8 @@ the shadow is a second, passive Router deciding with prefix_aware.
 
 ${table}
 
-The shadow costs about one prefix_aware decision (its own index update and cost model); the stats cost a
-few µs (two sketch inserts, two histogram buckets, a handful of counters). An A/B split costs nothing per
+The shadow costs about one prefix_aware decision or a little more (its own index update and cost model,
+on an index that differs from the serving arm's); the stats cost a few µs (two sketch inserts, two histogram buckets, a handful of counters). An A/B split costs nothing per
 request beyond its arm's own decision: each request is decided by one arm.
 
 Before this branch (commit 6545600, the same loop over its bare Router, three runs, best): least_outstanding
