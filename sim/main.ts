@@ -1,5 +1,6 @@
 /**
- * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|mooncake|file:PATH>
+ * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|burst|burst-mooncake|
+ *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--speed X] [--requests N]
  *   [--kv-tokens T] [--prefix-tokens P] [--sample-families R] [--duration-s D]
  *   [--name NAME] [--out DIR]
@@ -33,7 +34,8 @@ import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import type { Workload } from "./workloads/types";
 
 const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [options]
-  --workload     generated-shared-prefix | multi-turn | zipf | no-shared-prefix | mooncake | file:PATH
+  --workload     generated-shared-prefix | multi-turn | zipf | no-shared-prefix | burst | burst-mooncake |
+                 mooncake | file:PATH
   --backends     number of simulated engines (default 8)
   --rate         requests/s for synthetic workloads (required for them)
   --speed        replay speed factor for traces (default 1)
