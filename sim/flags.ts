@@ -6,7 +6,10 @@
  * usage.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
+import type { EngineConfig } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
+import type { FleetConfig } from "./simulator";
 import { parseSampleRate } from "./workloads/sample-families";
 
 export class UsageError extends Error {}
@@ -14,6 +17,7 @@ export class UsageError extends Error {}
 /** Options every simulator command reads alike. */
 export const FLEET_OPTIONS = {
   backends: { type: "string" },
+  preset: { type: "string" },
   "kv-tokens": { type: "string" },
   speed: { type: "string" },
   policies: { type: "string" },
@@ -54,6 +58,28 @@ export function seedFlag(v: string | undefined): number {
   const seed = v === undefined ? 1 : Number(v);
   if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got "${v}"`);
   return seed;
+}
+
+/** The --preset and --kv-tokens lines of a command's usage. */
+export const ENGINE_USAGE = {
+  preset: `engine every backend runs (default ${DEFAULT_PRESET}): ${Object.keys(ENGINE_PRESETS).join(", ")}`,
+  kvTokens: "KV-cache capacity per engine, tokens (default: the preset's)",
+};
+
+/** --preset NAME and --kv-tokens T: what each backend runs, as a FleetConfig's engine fields. */
+export function engineFlags(
+  preset: string | undefined,
+  kvTokens: string | undefined,
+): Pick<FleetConfig, "preset" | "engine" | "kvCacheTokens"> {
+  const name = preset ?? DEFAULT_PRESET;
+  let config: EngineConfig;
+  try {
+    config = enginePreset(name);
+  } catch (e) {
+    throw new UsageError(`--preset: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const { kvCacheTokens, blockTokens: _, ...engine } = config;
+  return { preset: name, engine, kvCacheTokens: positiveFlag("kv-tokens", kvTokens, kvCacheTokens) };
 }
 
 /** --policies: a comma list of names, or "all" (the default). */

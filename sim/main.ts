@@ -2,7 +2,7 @@
  * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|burst|burst-mooncake|
  *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--speed X] [--requests N]
- *   [--kv-tokens T] [--prefix-tokens P] [--sample-families R] [--duration-s D]
+ *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--sample-families R] [--duration-s D]
  *   [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
@@ -15,6 +15,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   countFlag,
+  ENGINE_USAGE,
+  engineFlags,
   FLEET_OPTIONS,
   parseFlags,
   policiesFlag,
@@ -24,7 +26,7 @@ import {
   UsageError,
 } from "./flags";
 import { fmtMs, fmtPct } from "./format";
-import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
+import { DEFAULT_PRESET } from "./model/presets";
 import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
@@ -42,7 +44,8 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --policies     comma list or "all" (default all): ${ALL_POLICIES.join(", ")}
   --seed         seed of workload and router randomness (default 1)
   --requests     request count (synthetic) or cap (traces)
-  --kv-tokens    KV capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
+  --preset       ${ENGINE_USAGE.preset}
+  --kv-tokens    ${ENGINE_USAGE.kvTokens}
   --prefix-tokens  tokens the router hashes (default ${DEFAULT_PREFIX_TOKENS})
   --sample-families R  keep only the prefix families whose seeded hash falls below R
                  (0.25 or 1/4; SHARDS, Waldspurger et al. FAST'15), applied to the loaded
@@ -83,7 +86,7 @@ async function main(argv: string[]): Promise<void> {
   const speed = positiveFlag("speed", values.speed, 1);
   const seed = seedFlag(values.seed);
   const requests = values.requests === undefined ? undefined : positiveFlag("requests", values.requests);
-  const kvTokens = positiveFlag("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
+  const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
   const sampleRate = sampleRateFlag(values["sample-families"]);
@@ -92,7 +95,9 @@ async function main(argv: string[]): Promise<void> {
   if (durationS !== undefined && !isTrace) throw new UsageError("--duration-s applies to traces only");
   const base = workload.startsWith("file:") ? "trace" : workload;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
-  const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}`;
+  const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
+  const name =
+    values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}${presetTag}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");
 
   let w: Workload = await loadWorkload(workload, {
@@ -121,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
   console.error(
     `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
   );
-  const report = runPolicies(prepared, { backends, kvCacheTokens: kvTokens, seed }, policies, (p) =>
+  const report = runPolicies(prepared, { backends, seed, ...engine }, policies, (p) =>
     console.error(
       `  ${p.policy.padEnd(18)} hit ${fmtPct(p.hitRate)}  TTFT p50 ${fmtMs(p.ttftP50Ms)} p99 ${fmtMs(p.ttftP99Ms)}  maxLoad ${p.maxLoadRatio.toFixed(2)}  (${(p.wallMs / 1000).toFixed(1)} s)`,
     ),

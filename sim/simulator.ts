@@ -49,6 +49,8 @@ export interface FleetConfig {
   readonly weights?: readonly number[];
   /** Engine parameters other than capacity and block size (default DEFAULT_ENGINE_CONFIG). */
   readonly engine?: Partial<Omit<EngineConfig, "kvCacheTokens" | "blockTokens">>;
+  /** The name of the preset `engine` comes from, for reports. */
+  readonly preset?: string;
   readonly seed: number;
 }
 

@@ -6,11 +6,12 @@
  * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
  *
  *   npm run bench:sweep -- --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
- *     [--requests N] [--out FILE]
+ *     [--preset NAME] [--kv-tokens T] [--requests N] [--out FILE]
  */
 import { writeFile } from "node:fs/promises";
 import {
   countFlag,
+  engineFlags,
   FLEET_OPTIONS,
   parseFlags,
   policiesFlag,
@@ -19,7 +20,6 @@ import {
   UsageError,
 } from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
-import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
 import { routerFactory } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
@@ -33,6 +33,8 @@ async function main(argv: string[]): Promise<void> {
     loads: { type: "string" },
     policy: { type: "string" },
     seed: FLEET_OPTIONS.seed,
+    preset: FLEET_OPTIONS.preset,
+    "kv-tokens": FLEET_OPTIONS["kv-tokens"],
     requests: { type: "string" },
     out: { type: "string" },
   });
@@ -45,7 +47,7 @@ async function main(argv: string[]): Promise<void> {
   const backends = countFlag("backends", values.backends, 8);
   const seed = seedFlag(values.seed);
   const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
-  const fleet = { backends, kvCacheTokens: DEFAULT_ENGINE_CONFIG.kvCacheTokens, seed };
+  const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
   for (const load of loads) {
@@ -73,7 +75,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const cmd = `npm run bench:sweep -- ${argv.join(" ")}`;
   const md = [
-    `# Load sweep: ${workload}, ${backends} backends, ${policy}`,
+    `# Load sweep: ${workload}, ${backends} backends of ${fleet.preset}, ${policy}`,
     "",
     "```",
     cmd,

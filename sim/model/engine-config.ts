@@ -36,6 +36,14 @@ export function validateConfig(c: EngineConfig): void {
   nonNegative("decodeStepBaseMs", c.decodeStepBaseMs);
   nonNegative("decodeStepPerSeqMs", c.decodeStepPerSeqMs);
   nonNegative("decodeStepPerKTokenMs", c.decodeStepPerKTokenMs);
+  nonNegative("expertWeightsMs", c.expertWeightsMs);
+  if (
+    (c.expertWeightsMs ?? 0) > 0 &&
+    !(c.expertShare !== undefined && c.expertShare > 0 && c.expertShare <= 1)
+  )
+    throw new RangeError(
+      `EngineConfig.expertShare must be in (0, 1] with expertWeightsMs, got ${c.expertShare}`,
+    );
   if (c.decodeStepBaseMs + c.decodeStepPerSeqMs <= 0)
     throw new RangeError(
       "EngineConfig: a decode step must take some time (decodeStepBaseMs + decodeStepPerSeqMs > 0)",

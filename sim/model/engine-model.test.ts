@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { EngineModel } from "./engine-model";
-import { kvBytesPerToken, LLAMA_3_1_8B_H100_VLLM, LLAMA_3_1_70B_4XH100_VLLM } from "./presets";
 import type { EngineConfig, EngineEvent, EngineRequest } from "./types";
 
 /** Small engine with round numbers: 1 prefill token per ms, 10 ms + 1 ms/seq decode steps. */
@@ -346,51 +345,5 @@ describe("EngineModel: timing", () => {
     e.submit(req("b", 100, 1, 100), 1000); // 96 cached (hit capped at prompt - 1)
     runAll(e, 2000);
     expect(e.metrics(2000).prefillSeconds).toBeCloseTo((100 + 4) / 1000, 9);
-  });
-});
-
-describe("presets", () => {
-  it("derive KV capacity from the model shape", () => {
-    expect(kvBytesPerToken(32, 8, 128)).toBe(131_072);
-    expect(kvBytesPerToken(80, 8, 128)).toBe(327_680);
-    // 54 GiB of KV for the 8B on one H100 (see presets.ts).
-    expect((LLAMA_3_1_8B_H100_VLLM.kvCacheTokens * 131_072) / 1024 ** 3).toBeCloseTo(54, 1);
-    expect(LLAMA_3_1_70B_4XH100_VLLM.kvCacheTokens % 16).toBe(0);
-  });
-
-  it("8B on H100: a lone prompt prefills at the preset rate and decodes at the preset step time", () => {
-    const c = LLAMA_3_1_8B_H100_VLLM;
-    const e = new EngineModel(c);
-    const prompt = 16_000;
-    e.submit({ id: "a", promptTokens: prompt, outputTokens: 101, blocks: [] }, 0);
-    const out = runAll(e);
-    const ttft = ev(out, "a", "first_token").time;
-    // Two chunks (8192 + 7808 tokens), each step paying the base time once.
-    expect(ttft).toBeCloseTo((prompt / c.prefillTokensPerSec) * 1000 + 2 * c.decodeStepBaseMs, 9);
-    const tpot = (ev(out, "a", "done").time - ttft) / 100;
-    // 6.9 + 0.02 + 0.056 × ~16k context ≈ 7.8 ms.
-    expect(tpot).toBeGreaterThan(7.7);
-    expect(tpot).toBeLessThan(7.9);
-  });
-
-  it("8B on H100: a saturated engine prefills no faster than its compute allows and keeps decoding", () => {
-    const c = LLAMA_3_1_8B_H100_VLLM;
-    const e = new EngineModel(c);
-    const n = 200;
-    for (let i = 0; i < n; i++)
-      e.submit({ id: `r${i}`, promptTokens: 2000, outputTokens: 200, blocks: [i * 1000] }, 0);
-    const out = runAll(e);
-    const lastFirst = Math.max(...out.filter((x) => x.kind === "first_token").map((x) => x.time));
-    const end = Math.max(...out.map((x) => x.time));
-    const m = e.metrics(end);
-    expect(m.requestsFinished).toBe(n);
-    expect(m.prefillSeconds).toBeCloseTo((n * 2000) / c.prefillTokensPerSec, 6);
-    // Prefill of 400k tokens needs ≥ 20 s at 20k tokens/s; decode interference makes it slower.
-    expect(lastFirst).toBeGreaterThan(20_000);
-    expect(lastFirst).toBeLessThan(40_000);
-    // Output throughput at this batch is in the thousands of tokens/s (published 8B/H100 figures: ~2–12k).
-    const outTokPerSec = (n * 200) / (end / 1000);
-    expect(outTokPerSec).toBeGreaterThan(1000);
-    expect(outTokPerSec).toBeLessThan(20_000);
   });
 });

@@ -8,8 +8,12 @@
  *   decodeStepBaseMs + decodeStepPerSeqMs·decoding
  *     + decodeStepPerKTokenMs·context/1000 + prefillTokens/prefillTokensPerSec
  * where context is the K/V the decoding sequences read (their prompts and the
- * tokens they generated so far). Prefill slows decode and a full batch slows
- * prefill, as mixed batches do on a real GPU.
+ * tokens they generated so far), plus, for a mixture of experts, the experts
+ * the step's tokens are routed to: expertWeightsMs · (1 − (1 − expertShare)^tokens)
+ * (uniform routing; every expert once a prefill chunk is in the step).
+ * Prefill slows decode and a full batch slows prefill, as mixed batches do
+ * on a real GPU; compute and memory time add up (no overlap), the
+ * conservative side.
  *
  * In a decode-only run every sequence adds one token of context per step, so
  * step i of the run (from 0) lasts a + b·i with b = decodeStepPerKTokenMs ·
@@ -22,21 +26,28 @@ export class StepCost {
   private readonly perSeq: number;
   private readonly perKToken: number;
   private readonly prefillPerMs: number;
+  private readonly expertMs: number;
+  private readonly expertMiss: number;
 
   constructor(config: EngineConfig) {
     this.base = config.decodeStepBaseMs;
     this.perSeq = config.decodeStepPerSeqMs;
     this.perKToken = config.decodeStepPerKTokenMs ?? 0;
     this.prefillPerMs = config.prefillTokensPerSec / 1000;
+    this.expertMs = config.expertWeightsMs ?? 0;
+    this.expertMiss = 1 - (config.expertShare ?? 0);
   }
 
   /** ms of one step with `decoding` sequences holding `context` tokens and `prefillTokens` of prefill chunks. */
   stepMs(decoding: number, context: number, prefillTokens: number): number {
+    const experts =
+      this.expertMs > 0 ? this.expertMs * (1 - this.expertMiss ** (decoding + prefillTokens)) : 0;
     return (
       this.base +
       this.perSeq * decoding +
       (this.perKToken * context) / 1000 +
-      prefillTokens / this.prefillPerMs
+      prefillTokens / this.prefillPerMs +
+      experts
     );
   }
 

@@ -37,6 +37,15 @@ export interface EngineConfig {
    * sequences (attention reads every cached K/V once per step), ms. Absent: 0.
    */
   readonly decodeStepPerKTokenMs?: number;
+  /**
+   * Mixture-of-experts models: ms to read every routed expert's weights once.
+   * A step reads the experts its tokens are routed to, expertWeightsMs × (1 −
+   * (1 − expertShare)^tokens in the step), on top of decodeStepBaseMs (the
+   * weights every step reads). Absent: 0, a dense model.
+   */
+  readonly expertWeightsMs?: number;
+  /** Experts a token is routed to ÷ routed experts per layer (top-k ÷ E); with expertWeightsMs. */
+  readonly expertShare?: number;
 }
 
 export interface EngineRequest {
