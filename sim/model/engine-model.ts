@@ -16,8 +16,9 @@
  *   token comes out at the end of the step that computes its last prompt
  *   token, each later token one step later (decode-batch.ts). A request that
  *   arrives during a step waits for the next schedule(), which runs between
- *   steps; requests submitted at one instant share it (vLLM's engine loop
- *   drains its input queue before it schedules a step).
+ *   steps; requests submitted at one instant share it (vllm/v1/engine/core.py:
+ *   EngineCoreProc.run_busy_loop calls _process_input_queue, which takes in
+ *   every request already delivered, before each _process_engine_step).
  *
  * Simplifications, on purpose:
  * - A request reserves KV for prompt + output at admission, so there is no
