@@ -11,6 +11,8 @@ import {
   ENGINE_USAGE,
   engineFlags,
   FLEET_OPTIONS,
+  maxTokensFlag,
+  maxTokensHelp,
   parseFlags,
   policiesFlag,
   positiveFlag,
@@ -53,6 +55,8 @@ routing policy and reports KV-cache hit rate, TTFT and load balance.
                     (OpenAI logs carry token ids, not keyed segments). The KV capacity is
                     NOT scaled for you: SHARDS preserves cache behaviour only if you also
                     scale it by R (--kv-tokens R x T), and --speed 1/R keeps the request rate
+  ${maxTokensHelp(20)}
+                    (an OpenAI log's own max_tokens are used as logged, under every model but exact)
   --json            print one JSON object instead of the table
   -h, --help        this help
 `;
@@ -126,6 +130,7 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     const seed = seedFlag(values.seed);
     const sampleRate = sampleRateFlag(values["sample-families"]);
     const policies = policiesFlag(values.policies);
+    const maxTokens = maxTokensFlag(values["max-tokens"]);
     try {
       await access(values.trace);
     } catch {
@@ -146,7 +151,7 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
       replayed = s.workload;
       sampled = `, ${s.description}`;
     }
-    const prepared = prepareWorkload(replayed, DEFAULT_PREFIX_TOKENS);
+    const prepared = prepareWorkload(replayed, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens, seed });
     const report = runPolicies(prepared, { backends, seed, ...engine }, policies);
     if (values.json) {
       io.out(`${JSON.stringify(toJson(report))}\n`);
@@ -156,6 +161,10 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
       `${report.requests} requests from ${values.trace}${sampled} (${report.malformed} malformed lines skipped${w.malformedSamples.length > 0 ? `: ${w.malformedSamples.join("; ")}` : ""}), ${backends} backends × ${engine.preset} (${engine.kvCacheTokens} KV tokens), blocks of ${report.blockTokens} tokens.`,
       "",
       table(SUMMARY_HEAD, summaryRows(report)),
+      "",
+      `Our policies were given the keys of each prompt's first ${report.prefixTokens} tokens (what the gateway hashes) ` +
+        `and max_tokens as clients send it (${maxTokens === "exact" ? "the true length" : `sent on ${fmtPct(report.maxTokens.sentShare)} of requests`}); ` +
+        "the peers (sglang, llmd, dynamo, sagemaker) the whole prompt, as their own routers read it.",
       "",
       verdict(report),
       "",

@@ -6,10 +6,18 @@
  * usage.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+import {
+  DEFAULT_MAX_TOKENS_MODEL,
+  isMaxTokensModel,
+  MAX_TOKENS_MODEL_NAMES,
+  type MaxTokensModelName,
+} from "./client-max-tokens";
+import { isSetName, SET_NAMES, type SetName, seedOfSet } from "./eval-sets";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
 import type { EngineConfig } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
 import type { FleetConfig } from "./simulator";
+import { isTraceSpec } from "./workloads/index";
 import { parseSampleRate } from "./workloads/sample-families";
 
 export class UsageError extends Error {}
@@ -23,6 +31,7 @@ export const FLEET_OPTIONS = {
   policies: { type: "string" },
   seed: { type: "string" },
   "sample-families": { type: "string" },
+  "max-tokens": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsOptionsConfig;
 
@@ -82,6 +91,23 @@ export function engineFlags(
   return { preset: name, engine, kvCacheTokens: positiveFlag("kv-tokens", kvTokens, kvCacheTokens) };
 }
 
+/** --set NAME: tuning or scoring (eval-sets.ts); undefined when absent. */
+export function setFlag(v: string | undefined): SetName | undefined {
+  if (v === undefined) return undefined;
+  if (!isSetName(v)) throw new UsageError(`--set must be one of ${SET_NAMES.join(", ")}, got "${v}"`);
+  return v;
+}
+
+/** The run's seed: --seed, checked against --set's seeds for a synthetic workload (its first by default). */
+export function runSeed(set: SetName | undefined, workload: string, v: string | undefined): number {
+  if (set === undefined || isTraceSpec(workload)) return seedFlag(v);
+  try {
+    return seedOfSet(set, workload, v === undefined ? undefined : seedFlag(v));
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
 /** --policies: a comma list of names, or "all" (the default). */
 export function policiesFlag(v: string | undefined): SimPolicyName[] {
   try {
@@ -98,4 +124,22 @@ export function sampleRateFlag(v: string | undefined): number | undefined {
   } catch (e) {
     throw new UsageError(`--sample-families: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/** --max-tokens MODEL: how clients set max_tokens, the router's output hint (client-max-tokens.ts). */
+export function maxTokensFlag(v: string | undefined): MaxTokensModelName {
+  if (v === undefined) return DEFAULT_MAX_TOKENS_MODEL;
+  if (!isMaxTokensModel(v))
+    throw new UsageError(`--max-tokens must be one of ${MAX_TOKENS_MODEL_NAMES.join(", ")}, got "${v}"`);
+  return v;
+}
+
+/** The help of --max-tokens, its text starting at `column` (the command's help layout), for every command. */
+export function maxTokensHelp(column: number): string {
+  const lines = [
+    "how clients set max_tokens, the only output length our router is told:",
+    `${MAX_TOKENS_MODEL_NAMES.join(" | ")} (default ${DEFAULT_MAX_TOKENS_MODEL}; sim/README.md,`,
+    '"The output hint"). Engines always generate the true length; peers read none',
+  ];
+  return `${"--max-tokens M".padEnd(column - 2)}${lines.join(`\n${" ".repeat(column)}`)}`;
 }

@@ -1,8 +1,8 @@
 /**
  * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|burst|burst-mooncake|
  *   mooncake|file:PATH>
- *   --backends N --rate R [--policies a,b|all] [--seed S] [--speed X] [--requests N]
- *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--sample-families R] [--duration-s D]
+ *   --backends N --rate R [--policies a,b|all] [--seed S] [--set tuning|scoring] [--speed X] [--requests N]
+ *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
  *   [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
@@ -13,16 +13,20 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { describeSet, loadSetData } from "./eval-sets";
 import {
   countFlag,
   ENGINE_USAGE,
   engineFlags,
   FLEET_OPTIONS,
+  maxTokensFlag,
+  maxTokensHelp,
   parseFlags,
   policiesFlag,
   positiveFlag,
+  runSeed,
   sampleRateFlag,
-  seedFlag,
+  setFlag,
   UsageError,
 } from "./flags";
 import { fmtMs, fmtPct } from "./format";
@@ -31,7 +35,7 @@ import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
-import { loadWorkload } from "./workloads/index";
+import { isTraceSpec } from "./workloads/index";
 import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import type { Workload } from "./workloads/types";
 
@@ -42,11 +46,16 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --rate         requests/s for synthetic workloads (required for them)
   --speed        replay speed factor for traces (default 1)
   --policies     comma list or "all" (default all): ${ALL_POLICIES.join(", ")}
-  --seed         seed of workload and router randomness (default 1)
+  --seed         seed of workload and router randomness (default 1, or the set's first seed)
+  --set          tuning | scoring: replay that set's data (sim/README.md, "Tuning and scoring sets"):
+                 tuning = seeds 1-2 of gsp, multi-turn, zipf, no-shared-prefix and a trace's first half;
+                 scoring = seeds 3-5 of every synthetic workload and a trace's second half.
+                 Without it the report still says which set (or neither) its data belongs to
   --requests     request count (synthetic) or cap (traces)
   --preset       ${ENGINE_USAGE.preset}
   --kv-tokens    ${ENGINE_USAGE.kvTokens}
-  --prefix-tokens  tokens the router hashes (default ${DEFAULT_PREFIX_TOKENS})
+  --prefix-tokens  tokens our router hashes (default ${DEFAULT_PREFIX_TOKENS}); peers see the whole prompt
+  ${maxTokensHelp(17)}
   --sample-families R  keep only the prefix families whose seeded hash falls below R
                  (0.25 or 1/4; SHARDS, Waldspurger et al. FAST'15), applied to the loaded
                  workload before anything else. The KV capacity is NOT scaled for you:
@@ -54,7 +63,7 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
                  full-trace capacity (e.g. 1/4 -> --kv-tokens 110592 for the default 442368),
                  and --speed 1/R keeps the unsampled request rate
   --duration-s D traces: keep the first D seconds of recorded time (before --speed), after sampling
-  --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>])
+  --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>][-<set>[-s<seed>]])
   --out          output directory (default bench/results)`;
 
 /** Requests that arrived in the first `seconds` of recorded time (arrivals are already divided by speed). */
@@ -71,6 +80,7 @@ async function main(argv: string[]): Promise<void> {
     requests: { type: "string" },
     "prefix-tokens": { type: "string" },
     "duration-s": { type: "string" },
+    set: { type: "string" },
     name: { type: "string" },
     out: { type: "string" },
   });
@@ -80,32 +90,39 @@ async function main(argv: string[]): Promise<void> {
   }
   const workload = values.workload;
   if (workload === undefined) throw new UsageError("--workload is required");
-  const isTrace = workload === "mooncake" || workload.startsWith("file:");
+  const isTrace = isTraceSpec(workload);
   const backends = countFlag("backends", values.backends, 8);
   const rate = isTrace ? 1 : positiveFlag("rate", values.rate);
   const speed = positiveFlag("speed", values.speed, 1);
-  const seed = seedFlag(values.seed);
+  const set = setFlag(values.set);
+  const seed = runSeed(set, workload, values.seed);
   const requests = values.requests === undefined ? undefined : positiveFlag("requests", values.requests);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
+  const maxTokens = maxTokensFlag(values["max-tokens"]);
   const sampleRate = sampleRateFlag(values["sample-families"]);
   const durationS =
     values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
   if (durationS !== undefined && !isTrace) throw new UsageError("--duration-s applies to traces only");
   const base = workload.startsWith("file:") ? "trace" : workload;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
+  const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
   const name =
-    values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}${presetTag}`;
+    values.name ??
+    `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}${inSet}${presetTag}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");
 
-  let w: Workload = await loadWorkload(workload, {
+  const data = await loadSetData(workload, {
     rate,
     seed,
     speed,
     ...(requests !== undefined ? { requests } : {}),
+    ...(set !== undefined ? { set } : {}),
   });
+  let w: Workload = data.workload;
+  let run = data.run;
   const notes: string[] = [];
   if (sampleRate !== undefined) {
     const s = sampleWorkloadFamilies(w, sampleRate, seed);
@@ -113,6 +130,9 @@ async function main(argv: string[]): Promise<void> {
     notes.push(s.description);
   }
   if (durationS !== undefined) {
+    // A prefix of the trace in arrival order: the run covers its first requests up to D seconds.
+    if (run.kind === "trace")
+      run = { ...run, to: run.from + firstSeconds(data.workload, durationS, speed).requests.length };
     w = firstSeconds(w, durationS, speed);
     notes.push(`first ${durationS} s of recorded time`);
   }
@@ -122,7 +142,9 @@ async function main(argv: string[]): Promise<void> {
     w = { ...w, name: `${w.name} [${notes.join("; ")}]` };
     console.error(note);
   }
-  const prepared = prepareWorkload(w, prefixTokens);
+  const setLine = describeSet(run);
+  console.error(`set: ${setLine}`);
+  const prepared = prepareWorkload(w, { prefixTokens, maxTokens, seed });
   console.error(
     `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
   );
@@ -138,11 +160,11 @@ async function main(argv: string[]): Promise<void> {
   await mkdir(outDir, { recursive: true });
   await writeFile(
     join(outDir, `${name}.md`),
-    renderMarkdown(report, { command, ...(note !== undefined ? { note } : {}) }),
+    renderMarkdown(report, { command, set: setLine, ...(note !== undefined ? { note } : {}) }),
   );
   await writeFile(
     join(outDir, `${name}.json`),
-    renderJson(report, { command, ...(note !== undefined ? { note } : {}) }),
+    renderJson(report, { command, set: setLine, ...(note !== undefined ? { note } : {}) }),
   );
   console.error(`wrote ${join(outDir, `${name}.md`)} and .json`);
 }

@@ -13,11 +13,13 @@ import {
 } from "../src/routing/types";
 import {
   BASELINE_NAMES,
+  BASELINE_VIEWS,
   type BaselineName,
   createBaseline,
   isBaselineName,
   isFirstTokenAware,
 } from "./baselines/index";
+import { GATEWAY_VIEW, type RequestView } from "./request-view";
 import type { RouterFactory, SimRouter } from "./simulator";
 
 /** The routing core's policies, then the peer baselines. */
@@ -31,6 +33,11 @@ export function isSimPolicy(name: string): name is SimPolicyName {
 /** What the Router constructor takes for this name (a fresh baseline object per run: they carry state). */
 export function policyFor(name: SimPolicyName): PolicyName | RoutingPolicy {
   return isBaselineName(name) ? createBaseline(name) : name;
+}
+
+/** What this policy's router is given of a request: the gateway's view for ours, each peer its own. */
+export function viewOf(name: SimPolicyName): RequestView {
+  return isBaselineName(name) ? BASELINE_VIEWS[name] : GATEWAY_VIEW;
 }
 
 /** Parses "a,b,c" (or "all"), with a clear error naming the bad entry. */

@@ -1,11 +1,21 @@
 /**
- * Block keys of every request, computed once and shared by every policy run
- * (and by the oracle). The engine gets all full blocks; the router gets the
- * first `prefixTokens` worth (the gateway hashes only that much: its
- * PREFIX_TOKENS, 8192 tokens by default).
+ * What the routers can be given of every request, computed once and shared
+ * by every policy run (and by the oracle): the keys of every full block of
+ * the prompt (what the engines hash, and what a peer that sees the whole
+ * prompt routes on), the keys of its first `prefixTokens` tokens (what the
+ * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default), and the
+ * max_tokens its client sent (client-max-tokens.ts). request-view.ts says
+ * which policy gets which.
  */
 import { SETTINGS } from "../src/routing/defaults";
 import type { BlockKey } from "../src/routing/types";
+import {
+  clientMaxTokens,
+  DEFAULT_MAX_TOKENS_MODEL,
+  MAX_TOKENS_MODELS,
+  type MaxTokensModel,
+  type MaxTokensModelName,
+} from "./client-max-tokens";
 import { requestBlockKeys } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
@@ -16,31 +26,53 @@ export interface PreparedWorkload {
   readonly name: string;
   readonly blockTokens: number;
   readonly requests: readonly WorkloadRequest[];
-  readonly engineBlocks: readonly (readonly BlockKey[])[];
-  readonly routerBlocks: readonly (readonly BlockKey[])[];
+  /** Keys of every full block of each prompt. */
+  readonly promptBlocks: readonly (readonly BlockKey[])[];
+  /** Keys of each prompt's first `prefixTokens` tokens (a prefix of promptBlocks). */
+  readonly gatewayBlocks: readonly (readonly BlockKey[])[];
+  /** Tokens the gateway hashes (PREFIX_TOKENS). */
+  readonly prefixTokens: number;
+  /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
+  readonly maxTokens: readonly (number | undefined)[];
+  /** How `maxTokens` was made. */
+  readonly maxTokensModel: MaxTokensModel;
   readonly malformed: number;
   /** Wall ms spent hashing. */
   readonly prepareMs: number;
 }
 
+export interface PrepareOptions {
+  /** Tokens the gateway hashes (default PREFIX_TOKENS). */
+  readonly prefixTokens?: number;
+  /** How clients set max_tokens (default `clients`). */
+  readonly maxTokens?: MaxTokensModelName;
+  /** Seed of the max_tokens draws (the run's seed; default 1). */
+  readonly seed?: number;
+}
+
 export function prepareWorkload(
   w: Workload,
-  prefixTokens = DEFAULT_PREFIX_TOKENS,
+  opts: PrepareOptions = {},
   clock: () => number = () => performance.now(),
 ): PreparedWorkload {
   const t0 = clock();
+  const prefixTokens = opts.prefixTokens ?? DEFAULT_PREFIX_TOKENS;
+  const maxTokensModel = MAX_TOKENS_MODELS[opts.maxTokens ?? DEFAULT_MAX_TOKENS_MODEL];
   const cap = Math.floor(prefixTokens / w.blockTokens);
   for (let i = 1; i < w.requests.length; i++)
     if (w.requests[i]!.arrivalMs < w.requests[i - 1]!.arrivalMs)
       throw new Error(`workload ${w.name}: requests must be sorted by arrival (index ${i})`);
-  const engineBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
-  const routerBlocks = engineBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
+  const promptBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
+  const gatewayBlocks = promptBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
   return {
     name: w.name,
     blockTokens: w.blockTokens,
     requests: w.requests,
-    engineBlocks,
-    routerBlocks,
+    promptBlocks,
+    gatewayBlocks,
+    prefixTokens,
+    maxTokens: clientMaxTokens(w.requests, maxTokensModel, opts.seed ?? 1),
+    maxTokensModel,
     malformed: w.malformed,
     prepareMs: clock() - t0,
   };

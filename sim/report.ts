@@ -4,11 +4,15 @@
  */
 import { cpus, totalmem } from "node:os";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { isSimPolicy, viewOf } from "./policies";
+import type { RequestView } from "./request-view";
 import type { SimReport } from "./run";
 import { engineConfig, loadMaxOverMean } from "./simulator";
 
 export interface ReportContext {
   readonly command: string;
+  /** Which set the replayed data belongs to (eval-sets.ts describeSet). */
+  readonly set: string;
   readonly note?: string;
 }
 
@@ -49,6 +53,32 @@ export const SUMMARY_HEAD = [
   "prefill GPU-s",
 ] as const;
 
+function keysText(view: RequestView, r: SimReport): string {
+  return view.keys === "gateway"
+    ? `the first ${r.prefixTokens} tokens' keys (the gateway's PREFIX_TOKENS)`
+    : "every full block's keys (the whole prompt)";
+}
+
+/** One paragraph on the output hint, then what each policy's router was given. */
+export function inputLines(r: SimReport): string[] {
+  const m = r.maxTokens;
+  const rows = r.policies.map((p) => {
+    const view = isSimPolicy(p.policy) ? viewOf(p.policy) : undefined;
+    return [
+      p.policy,
+      view === undefined ? "?" : keysText(view, r),
+      view === undefined ? "?" : view.output === "max-tokens" ? "max_tokens as sent" : "none",
+    ];
+  });
+  return [
+    `Output hint: engines generate each answer's true length; routers that read max_tokens get it as clients ` +
+      `send it, model \`${m.model.name}\`: ${m.model.summary}. Here: sent on ${fmtPct(m.sentShare)} of requests, ` +
+      `where sent it totals ${fmtNum(m.sentOverTrue, 2)}× the true output tokens.`,
+    "",
+    table(["policy", "keys", "output hint"], rows),
+  ];
+}
+
 export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
   const eng = engineConfig(r.fleet, r.blockTokens);
   const out: string[] = [];
@@ -58,6 +88,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
     `Machine: ${machine()}. Simulated in ${(r.simulateMs / 1000).toFixed(1)} s wall (all policies + oracle), keys hashed in ${(r.prepareMs / 1000).toFixed(1)} s.`,
     "",
   );
+  out.push(`Set: ${ctx.set}.`, "");
   if (ctx.note !== undefined) out.push(ctx.note, "");
   out.push(
     `Workload: ${r.requests} requests (${r.malformed} malformed lines skipped), blocks of ${r.blockTokens} tokens.`,
@@ -65,6 +96,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
     `Oracle (one pooled LRU of the fleet's ${r.fleet.backends * r.fleet.kvCacheTokens} tokens, no load limits): hit rate ${fmtPct(r.oracle.hitRate)}.`,
     "",
   );
+  out.push("## What each router is given", "", ...inputLines(r), "");
   out.push("## Per policy", "", table(SUMMARY_HEAD, summaryRows(r)), "");
   out.push(
     "hit rate = cached prompt tokens / prompt tokens (as engines report them); of oracle = hit rate ÷ oracle hit rate;",
@@ -104,5 +136,5 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
 }
 
 export function renderJson(r: SimReport, ctx: ReportContext): string {
-  return `${JSON.stringify({ command: ctx.command, machine: machine(), ...r }, null, 2)}\n`;
+  return `${JSON.stringify({ command: ctx.command, set: ctx.set, machine: machine(), ...r }, null, 2)}\n`;
 }

@@ -3,8 +3,9 @@
  * the data behind a report. Policies run one after another on fresh engines
  * and a fresh Router, with the same seed.
  */
+import { type HintStats, hintStats, type MaxTokensModel } from "./client-max-tokens";
 import { type OracleResult, oracleHitRate } from "./oracle";
-import { routerFactory, type SimPolicyName } from "./policies";
+import { routerFactory, type SimPolicyName, viewOf } from "./policies";
 import type { PreparedWorkload } from "./prepare";
 import { type FleetConfig, type PolicyResult, simulatePolicy } from "./simulator";
 
@@ -13,6 +14,10 @@ export interface SimReport {
   readonly requests: number;
   readonly malformed: number;
   readonly blockTokens: number;
+  /** Tokens the gateway hashes: the window our policies' keys cover. */
+  readonly prefixTokens: number;
+  /** How clients set max_tokens (our policies' output hint), and what that gave on this workload. */
+  readonly maxTokens: { readonly model: MaxTokensModel } & HintStats;
   readonly fleet: FleetConfig;
   readonly oracle: OracleResult;
   readonly policies: readonly PolicyResult[];
@@ -31,13 +36,13 @@ export function runPolicies(
   const t0 = clock();
   const capacityBlocks = Math.floor((fleet.backends * fleet.kvCacheTokens) / w.blockTokens);
   const oracle = oracleHitRate(
-    w.requests.map((r, i) => ({ blocks: w.engineBlocks[i]!, promptTokens: r.promptTokens })),
+    w.requests.map((r, i) => ({ blocks: w.promptBlocks[i]!, promptTokens: r.promptTokens })),
     capacityBlocks,
     w.blockTokens,
   );
   const results: PolicyResult[] = [];
   for (const p of policies) {
-    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), clock);
+    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), viewOf(p), clock);
     results.push(r);
     onResult?.(r);
   }
@@ -46,6 +51,8 @@ export function runPolicies(
     requests: w.requests.length,
     malformed: w.malformed,
     blockTokens: w.blockTokens,
+    prefixTokens: w.prefixTokens,
+    maxTokens: { model: w.maxTokensModel, ...hintStats(w.requests, w.maxTokens) },
     fleet,
     oracle,
     policies: results,

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { oracleHitRate } from "./oracle";
-import { ALL_POLICIES, routerFactory } from "./policies";
+import { ALL_POLICIES, routerFactory, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { type RouterFactory, simulatePolicy } from "./simulator";
 import { burst } from "./workloads/burst";
@@ -38,10 +38,10 @@ function recording(name: (typeof ALL_POLICIES)[number], to: number[]): RouterFac
 describe("burst: hit rates follow placement as vLLM's schedule makes them", () => {
   it.each(ALL_POLICIES)("%s pays each burst's prefix once per backend the burst touches", (name) => {
     const placed: number[] = [];
-    const r = simulatePolicy(w, fleet, name, recording(name, placed));
+    const r = simulatePolicy(w, fleet, name, recording(name, placed), viewOf(name));
     const touched = new Map<string, Set<number>>();
     w.requests.forEach((req, i) => {
-      const key = String(w.engineBlocks[i]![0]);
+      const key = String(w.promptBlocks[i]![0]);
       if (!touched.has(key)) touched.set(key, new Set());
       touched.get(key)!.add(placed[i]!);
       expect(req.promptTokens).toBe(4096 + 128);
@@ -54,7 +54,7 @@ describe("burst: hit rates follow placement as vLLM's schedule makes them", () =
 
   it("the pooled oracle pays each prefix once", () => {
     const o = oracleHitRate(
-      w.requests.map((r, i) => ({ blocks: w.engineBlocks[i]!, promptTokens: r.promptTokens })),
+      w.requests.map((r, i) => ({ blocks: w.promptBlocks[i]!, promptTokens: r.promptTokens })),
       4 * Math.floor(442_368 / 16),
       16,
     );

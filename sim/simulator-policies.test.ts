@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ALL_POLICIES, parsePolicies, routerFactory } from "./policies";
+import { ALL_POLICIES, parsePolicies, routerFactory, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { runPolicies } from "./run";
 import { simulatePolicy } from "./simulator";
@@ -33,11 +33,17 @@ describe("simulator with the routing core's policies and the peer baselines", ()
 
   it("is deterministic for a seed, randomised policies included", () => {
     for (const name of ["random", "prefix_aware", "dynamo"] as const) {
-      const a = simulatePolicy(w, fleet, name, routerFactory(name, w.blockTokens));
-      const b = simulatePolicy(w, fleet, name, routerFactory(name, w.blockTokens));
+      const a = simulatePolicy(w, fleet, name, routerFactory(name, w.blockTokens), viewOf(name));
+      const b = simulatePolicy(w, fleet, name, routerFactory(name, w.blockTokens), viewOf(name));
       expect({ ...a, wallMs: 0 }).toEqual({ ...b, wallMs: 0 });
     }
-    const other = simulatePolicy(w, { ...fleet, seed: 4 }, "random", routerFactory("random", w.blockTokens));
+    const other = simulatePolicy(
+      w,
+      { ...fleet, seed: 4 },
+      "random",
+      routerFactory("random", w.blockTokens),
+      viewOf("random"),
+    );
     expect(other.requestShare).not.toEqual(by("random").requestShare);
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RouteReason } from "../src/routing/types";
 import { prepareWorkload } from "./prepare";
+import { GATEWAY_VIEW } from "./request-view";
 import { type RouterFactory, type SimRouter, simulatePolicy } from "./simulator";
 import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
@@ -41,7 +42,7 @@ const small = () =>
 describe("simulatePolicy", () => {
   it("completes every request exactly once and tells the router each completion", () => {
     const log = { routed: [] as number[], completed: [] as number[] };
-    const r = simulatePolicy(small(), fleet, "rr", roundRobin(log));
+    const r = simulatePolicy(small(), fleet, "rr", roundRobin(log), GATEWAY_VIEW);
     expect(r.completed).toBe(64);
     expect(log.routed).toHaveLength(64);
     expect([...log.completed].sort((a, b) => a - b)).toEqual(log.routed);
@@ -51,14 +52,14 @@ describe("simulatePolicy", () => {
   });
 
   it("is deterministic for a seed", () => {
-    const a = simulatePolicy(small(), fleet, "rr", roundRobin());
-    const b = simulatePolicy(small(), fleet, "rr", roundRobin());
+    const a = simulatePolicy(small(), fleet, "rr", roundRobin(), GATEWAY_VIEW);
+    const b = simulatePolicy(small(), fleet, "rr", roundRobin(), GATEWAY_VIEW);
     const strip = (x: typeof a) => ({ ...x, wallMs: 0 });
     expect(strip(a)).toEqual(strip(b));
   });
 
   it("reports plausible figures: TTFT ≤ E2E, hits only from repeated prefixes, balanced load", () => {
-    const r = simulatePolicy(small(), fleet, "rr", roundRobin());
+    const r = simulatePolicy(small(), fleet, "rr", roundRobin(), GATEWAY_VIEW);
     expect(r.ttftP50Ms).toBeGreaterThan(0);
     expect(r.ttftP99Ms).toBeLessThanOrEqual(r.e2eP99Ms);
     expect(r.ttftP50Ms).toBeLessThanOrEqual(r.ttftP90Ms);
@@ -73,10 +74,12 @@ describe("simulatePolicy", () => {
 
   it("loads a weighted backend in proportion: maxLoadRatio is relative to the weight share", () => {
     // Round robin ignores weights: the weight-1 backends carry ~1/4 of the load where 1/6 is fair.
-    const r = simulatePolicy(small(), { ...fleet, weights: [3, 1, 1, 1] }, "rr", roundRobin());
+    const r = simulatePolicy(small(), { ...fleet, weights: [3, 1, 1, 1] }, "rr", roundRobin(), GATEWAY_VIEW);
     expect(r.inflightAvg).toHaveLength(4);
     expect(r.maxLoadRatio).toBeGreaterThan(1.25);
     expect(r.maxLoadRatio).toBeLessThan(1.8);
-    expect(() => simulatePolicy(small(), { ...fleet, weights: [1] }, "rr", roundRobin())).toThrow(/weights/);
+    expect(() =>
+      simulatePolicy(small(), { ...fleet, weights: [1] }, "rr", roundRobin(), GATEWAY_VIEW),
+    ).toThrow(/weights/);
   });
 });

@@ -24,6 +24,7 @@ import type {
 import { DEFAULT_ENGINE_CONFIG, EngineModel } from "./model/engine-model";
 import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
+import { type RequestView, routeRequest } from "./request-view";
 import { mean, percentile, sortedCopy } from "./stats";
 import { Rng } from "./workloads/prng";
 
@@ -99,11 +100,16 @@ export function engineConfig(fleet: FleetConfig, blockTokens: number): EngineCon
   return { ...DEFAULT_ENGINE_CONFIG, ...fleet.engine, kvCacheTokens: fleet.kvCacheTokens, blockTokens };
 }
 
+/**
+ * One policy over the whole workload. `view` says what the router is given
+ * of each request (request-view.ts); the engines always get the whole prompt.
+ */
 export function simulatePolicy(
   w: PreparedWorkload,
   fleet: FleetConfig,
   policy: string,
   makeRouter: RouterFactory,
+  view: RequestView,
   clock: () => number = () => performance.now(),
 ): PolicyResult {
   const wall0 = clock();
@@ -202,10 +208,7 @@ export function simulatePolicy(
     }
     now = at;
     const r = reqs[next]!;
-    const { decision, ticket } = router.route(
-      { blocks: w.routerBlocks[next]!, promptTokens: r.promptTokens, outputTokens: r.outputTokens },
-      { now, random },
-    );
+    const { decision, ticket } = router.route(routeRequest(w, next, view), { now, random });
     const bi = Number(decision.backendId.slice(1));
     backendOf[next] = bi;
     tickets[next] = ticket;
@@ -215,7 +218,7 @@ export function simulatePolicy(
     engines[bi]!.submit(
       {
         id: String(next),
-        blocks: w.engineBlocks[next]!,
+        blocks: w.promptBlocks[next]!,
         promptTokens: r.promptTokens,
         // Engines generate at least one token (the first token is what TTFT measures).
         outputTokens: Math.max(1, r.outputTokens),

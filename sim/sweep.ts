@@ -6,25 +6,31 @@
  * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
  *
  *   npm run bench:sweep -- --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
- *     [--preset NAME] [--kv-tokens T] [--requests N] [--out FILE]
+ *     [--set tuning|scoring] [--preset NAME] [--kv-tokens T] [--requests N] [--max-tokens M] [--out FILE]
+ *
+ * Choosing a load is tuning: sweep on the tuning set (--set tuning), score on the other.
  */
 import { writeFile } from "node:fs/promises";
+import { MAX_TOKENS_MODELS } from "./client-max-tokens";
+import { describeSet, loadSetData } from "./eval-sets";
 import {
   countFlag,
   engineFlags,
   FLEET_OPTIONS,
+  maxTokensFlag,
   parseFlags,
   policiesFlag,
   positiveFlag,
-  seedFlag,
+  runSeed,
+  setFlag,
   UsageError,
 } from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
-import { routerFactory } from "./policies";
+import { routerFactory, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
 import { simulatePolicy } from "./simulator";
-import { loadWorkload } from "./workloads/index";
+import { isTraceSpec } from "./workloads/index";
 
 async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, {
@@ -33,31 +39,38 @@ async function main(argv: string[]): Promise<void> {
     loads: { type: "string" },
     policy: { type: "string" },
     seed: FLEET_OPTIONS.seed,
+    set: { type: "string" },
     preset: FLEET_OPTIONS.preset,
     "kv-tokens": FLEET_OPTIONS["kv-tokens"],
+    "max-tokens": FLEET_OPTIONS["max-tokens"],
     requests: { type: "string" },
     out: { type: "string" },
   });
   const workload = values.workload;
   if (workload === undefined || values.loads === undefined)
     throw new UsageError("--workload and --loads are required");
-  const isTrace = workload === "mooncake" || workload.startsWith("file:");
+  const isTrace = isTraceSpec(workload);
   const loads = values.loads.split(",").map((x) => positiveFlag("loads", x));
   const [policy] = policiesFlag(values.policy ?? "least_outstanding");
   const backends = countFlag("backends", values.backends, 8);
-  const seed = seedFlag(values.seed);
+  const set = setFlag(values.set);
+  const seed = runSeed(set, workload, values.seed);
   const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
+  const maxTokens = maxTokensFlag(values["max-tokens"]);
   const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
+  let setLine = "";
   for (const load of loads) {
-    const n = requests === undefined ? {} : { requests };
-    const w = await loadWorkload(
-      workload,
-      isTrace ? { rate: 1, speed: load, seed, ...n } : { rate: load, seed, ...n },
-    );
-    const p = prepareWorkload(w);
-    const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens));
+    const { workload: w, run } = await loadSetData(workload, {
+      ...(isTrace ? { rate: 1, speed: load } : { rate: load }),
+      seed,
+      ...(requests === undefined ? {} : { requests }),
+      ...(set === undefined ? {} : { set }),
+    });
+    setLine = describeSet(run);
+    const p = prepareWorkload(w, { maxTokens, seed });
+    const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens), viewOf(policy!));
     if (Number.isNaN(idleP99)) idleP99 = r.ttftP99Ms;
     const row = [
       isTrace ? `speed ${load}` : `${load} req/s`,
@@ -81,7 +94,8 @@ async function main(argv: string[]): Promise<void> {
     cmd,
     "```",
     "",
-    `Machine: ${machine()}. Idle = the first load's p99 TTFT (${fmtMs(idleP99)}).`,
+    `Machine: ${machine()}. Idle = the first load's p99 TTFT (${fmtMs(idleP99)}). Set: ${setLine}.`,
+    `max_tokens as clients send it (model \`${maxTokens}\`): ${MAX_TOKENS_MODELS[maxTokens].summary}.`,
     "",
     table(["load", "TTFT p50", "TTFT p99", "p99 / idle p99", "hit rate", "fleet in-flight (avg)"], rows),
     "",

@@ -1,5 +1,11 @@
 /** Command line of `npm run bench:e2e`. */
 import { parseArgs } from "node:util";
+import {
+  DEFAULT_MAX_TOKENS_MODEL,
+  isMaxTokensModel,
+  MAX_TOKENS_MODEL_NAMES,
+  type MaxTokensModelName,
+} from "../../sim/client-max-tokens";
 import { GATEWAY_RUNTIMES, type GatewayRuntime } from "./gateway";
 
 export interface E2eArgs {
@@ -21,6 +27,8 @@ export interface E2eArgs {
   readonly outputTokens?: number;
   /** Caps every request's output tokens (long trace replies; TTFT and hit rate do not depend on them). */
   readonly maxOutputTokens?: number;
+  /** How clients set max_tokens, the gateway's output hint (sim/client-max-tokens.ts). */
+  readonly maxTokens: MaxTokensModelName;
   /** Requests for synthetic generators that take a count. */
   readonly requests?: number;
   readonly sim: boolean;
@@ -34,7 +42,8 @@ export const USAGE = `npm run bench:e2e -- --workload <name|file:PATH> --rate R 
   [--arms prefix_aware,least_outstanding,round_robin,random,consistent_hash,direct] [--speed X] [--name NAME]
   [--seed 1] [--max-requests 2000] [--model M] [--kv-cache-tokens T] [--requests N]
   [--system-tokens T --question-tokens T --output-tokens T]   (generated-shared-prefix shape)
-  [--max-output-tokens T] [--no-sim] [--request-timeout S] [--runtime workerd|wrangler]
+  [--max-output-tokens T] [--max-tokens ${MAX_TOKENS_MODEL_NAMES.join("|")}] [--no-sim]
+  [--request-timeout S] [--runtime workerd|wrangler]
 npm run bench:e2e -- --cost    (gateway cost: prefix keys, RouterDO, cold start, decisions/s)`;
 
 function num(name: string, v: string | undefined, def?: number): number {
@@ -71,6 +80,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
       "question-tokens": { type: "string" },
       "output-tokens": { type: "string" },
       "max-output-tokens": { type: "string" },
+      "max-tokens": { type: "string", default: DEFAULT_MAX_TOKENS_MODEL },
       requests: { type: "string" },
       "no-sim": { type: "boolean", default: false },
       "request-timeout": { type: "string" },
@@ -89,6 +99,9 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
   const runtime = values.runtime as GatewayRuntime;
   if (!GATEWAY_RUNTIMES.includes(runtime))
     throw new Error(`--runtime must be one of ${GATEWAY_RUNTIMES.join(", ")}, got "${values.runtime}"`);
+  const maxTokens = values["max-tokens"];
+  if (!isMaxTokensModel(maxTokens))
+    throw new Error(`--max-tokens must be one of ${MAX_TOKENS_MODEL_NAMES.join(", ")}, got "${maxTokens}"`);
   const workload = values.workload;
   const base = workload.startsWith("file:") ? "file" : workload;
   return {
@@ -108,6 +121,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
     questionTokens: optNum("question-tokens", values["question-tokens"]),
     outputTokens: optNum("output-tokens", values["output-tokens"]),
     maxOutputTokens: optNum("max-output-tokens", values["max-output-tokens"]),
+    maxTokens,
     requests: optNum("requests", values.requests),
     sim: values["no-sim"] !== true,
     requestTimeoutS: num("request-timeout", values["request-timeout"], 120),

@@ -43,7 +43,7 @@ export interface ArmResult {
   readonly reportedHitRate: number;
   readonly promptTokens: number;
   readonly outputTokens: number;
-  /** Requests whose output token count differs from max_tokens. */
+  /** Requests whose output token count differs from the workload's true length (sent as min_tokens). */
   readonly outputMismatches: number;
   /** Share of requests per backend id (from the gateway header or the direct pick). */
   readonly backendShare: Readonly<Record<string, number>>;

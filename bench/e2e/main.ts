@@ -7,10 +7,12 @@
  */
 import { cpus } from "node:os";
 import { join, resolve } from "node:path";
+import { clientMaxTokens, hintStats, MAX_TOKENS_MODELS } from "../../sim/client-max-tokens";
+import { describeSet } from "../../sim/eval-sets";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { EngineConfig } from "../../sim/model/types";
 import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
-import { loadWorkload } from "../../sim/workloads/index";
+import { isTraceSpec, loadWorkload } from "../../sim/workloads/index";
 import { generatedSharedPrefix } from "../../sim/workloads/shared-prefix";
 import type { Workload } from "../../sim/workloads/types";
 import { type E2eArgs, parseE2eArgs } from "./args";
@@ -32,12 +34,13 @@ async function workloadFor(a: E2eArgs): Promise<Workload> {
       ...(a.questionTokens !== undefined ? { questionTokens: a.questionTokens } : {}),
       ...(a.outputTokens !== undefined ? { outputTokens: a.outputTokens } : {}),
     });
-  // Traces load at speed 1 (model time); the replay compresses time itself (requests.ts).
+  // Traces load whole at speed 1 (model time): --requests caps the window (main), and the replay compresses
+  // time itself (requests.ts).
   return loadWorkload(a.workload, {
     rate: a.rate,
     seed: a.seed,
     speed: 1,
-    ...(a.requests !== undefined ? { requests: a.requests } : {}),
+    ...(a.requests !== undefined && !isTraceSpec(a.workload) ? { requests: a.requests } : {}),
   });
 }
 
@@ -59,14 +62,24 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   const workload = await workloadFor(a);
   const cap = a.maxOutputTokens;
+  const isTrace = isTraceSpec(a.workload);
   const window = selectWindow(workload.requests, {
     speed: a.speed,
     durationMs: a.durationS * 1000,
-    maxRequests: a.maxRequests,
+    maxRequests: isTrace && a.requests !== undefined ? Math.min(a.maxRequests, a.requests) : a.maxRequests,
   }).map((r) => (cap !== undefined && r.outputTokens > cap ? { ...r, outputTokens: cap } : r));
   if (window.length === 0) throw new Error(`no request of ${a.workload} falls in the window`);
+  // A trace's window is its first requests in arrival order: the tuning half's, unless it runs past the middle.
+  const set = describeSet(
+    isTrace
+      ? { kind: "trace", from: 0, to: window.length, of: workload.requests.length }
+      : { kind: "synthetic", workload: a.workload, seed: a.seed },
+  );
   log(`${a.workload}: ${window.length} requests in a ${a.durationS} s window at speed ×${a.speed}`);
-  const items = buildItems(window, a.model, a.speed);
+  // What each request's client sends as max_tokens: the prediction below is told the same (same model, seed, requests).
+  const maxTokensModel = MAX_TOKENS_MODELS[a.maxTokens];
+  const hints = clientMaxTokens(window, maxTokensModel, a.seed);
+  const items = buildItems(window, a.model, a.speed, hints);
   const arms: ArmResult[] = [];
   const bundle = a.arms.some((x) => x !== DIRECT && x !== PASSTHROUGH) ? await bundleWorker() : undefined;
   try {
@@ -101,6 +114,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
         { backends: a.backends, engine, seed: a.seed },
         DEFAULT_PREFIX_TOKENS,
+        a.maxTokens,
       )
     : undefined;
   let promptTokens = 0;
@@ -126,6 +140,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       requests: window.length,
       promptTokensMean: promptTokens / window.length,
       outputTokensMean: outputTokens / window.length,
+      maxTokens: { model: a.maxTokens, summary: maxTokensModel.summary, ...hintStats(window, hints) },
+      set,
       engine: { ...engine },
     },
     arms,

@@ -96,6 +96,8 @@ describe("report", () => {
         requests: 2,
         promptTokensMean: 32,
         outputTokensMean: 4,
+        maxTokens: { model: "clients", summary: "half send none", sentShare: 0.5, sentOverTrue: 64 },
+        set: "tuning set (seed 1; tuning seeds 1–2)",
         engine: { kvCacheTokens: 1000 },
       },
       arms: [lo, direct],
@@ -106,5 +108,7 @@ describe("report", () => {
     expect(md).toContain("None: every request sent in every arm completed.");
     expect(md).toContain("| least_outstanding | 3.0 | 3.0 | 3.0 | 1.0 | 1.0 | 2 |");
     expect(md).toContain("workerd alone");
+    expect(md).toContain("model `clients`: half send none; sent on 50.0% of requests");
+    expect(md).toContain("Set: tuning set (seed 1; tuning seeds 1–2).");
   });
 });

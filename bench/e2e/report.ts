@@ -4,6 +4,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import type { HintStats, MaxTokensModelName } from "../../sim/client-max-tokens";
 import type { Summary } from "../latency-summary";
 import type { ArmResult } from "./arm-result";
 import { type GatewayRuntime, RUNTIME_DESCRIPTION } from "./gateway";
@@ -27,6 +28,10 @@ export interface E2eReport {
     readonly requests: number;
     readonly promptTokensMean: number;
     readonly outputTokensMean: number;
+    /** How the replay's clients set max_tokens (sim/client-max-tokens.ts), and what that gave. */
+    readonly maxTokens: { readonly model: MaxTokensModelName; readonly summary: string } & HintStats;
+    /** Which set the replayed requests belong to (sim/eval-sets.ts describeSet). */
+    readonly set: string;
     readonly engine: Readonly<Record<string, number>>;
   };
   readonly arms: readonly ArmResult[];
@@ -90,6 +95,13 @@ export function renderMarkdown(r: E2eReport): string {
         .map(([k, v]) => `${k} ${v}`)
         .join(", ") +
       ".",
+    "",
+    `max_tokens as clients send it (the gateway's only output hint), model \`${c.maxTokens.model}\`: ` +
+      `${c.maxTokens.summary}; sent on ${pct(c.maxTokens.sentShare)} of requests, where sent totalling ` +
+      `${f1(c.maxTokens.sentOverTrue)}× the true output tokens. Each answer's true length reaches the emulator ` +
+      "as `min_tokens`, which the gateway passes through unread.",
+    "",
+    `Set: ${c.set}.`,
     "",
   );
   out.push("## Measured (wall ms; each arm on fresh emulators and a fresh RouterDO)", "");

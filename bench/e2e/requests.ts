@@ -18,6 +18,7 @@
 import { o200k, segmentText } from "../../sim/workloads/segment-text";
 import type { WorkloadRequest } from "../../sim/workloads/types";
 import type { ReplayItem } from "./replay";
+import { type ChatMessage, replayBody } from "./request-body";
 
 export interface WindowOptions {
   readonly speed: number;
@@ -39,11 +40,6 @@ export function selectWindow(requests: readonly WorkloadRequest[], opts: WindowO
   return out;
 }
 
-export interface ChatMessage {
-  readonly role: "system" | "user" | "assistant";
-  readonly content: string;
-}
-
 export function promptMessages(req: WorkloadRequest): ChatMessage[] {
   if (req.prompt.kind === "tokens")
     return [{ role: "user", content: req.prompt.text ?? o200k().decode(Array.from(req.prompt.tokens)) }];
@@ -63,20 +59,28 @@ export interface E2eItem extends ReplayItem {
 }
 
 /**
- * Streamed chat bodies. max_tokens is the workload's output length (at least
- * 1: OpenAI rejects 0); the emulators, like vLLM with ignore_eos, produce
- * exactly that many tokens, so output length is the workload's, not chance.
+ * Streamed chat bodies (request-body.ts): `maxTokens[i]` is what request i's
+ * client sends as max_tokens (sim/client-max-tokens.ts), the true length goes
+ * to the emulator as min_tokens. The emulators, like vLLM at its natural
+ * end of answer, produce exactly the true length.
  */
-export function buildItems(requests: readonly WorkloadRequest[], model: string, speed: number): E2eItem[] {
-  return requests.map((request) => {
-    const body: Record<string, unknown> = {
+export function buildItems(
+  requests: readonly WorkloadRequest[],
+  model: string,
+  speed: number,
+  maxTokens: readonly (number | undefined)[],
+): E2eItem[] {
+  if (maxTokens.length !== requests.length)
+    throw new RangeError(`maxTokens: ${maxTokens.length} values for ${requests.length} requests`);
+  return requests.map((request, i) => ({
+    atMs: request.arrivalMs / speed,
+    request,
+    body: replayBody({
       model,
       messages: promptMessages(request),
-      max_tokens: Math.max(1, request.outputTokens),
-      stream: true,
-      stream_options: { include_usage: true },
-    };
-    if (request.tenant !== undefined) body.prompt_cache_key = request.tenant;
-    return { atMs: request.arrivalMs / speed, request, body: JSON.stringify(body) };
-  });
+      outputTokens: request.outputTokens,
+      maxTokens: maxTokens[i],
+      ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
+    }),
+  }));
 }

@@ -4,6 +4,7 @@
  * is the emulators' (16), not the workload's natural one (Mooncake: 512), so
  * the simulated engines cache what the emulators cache.
  */
+import type { MaxTokensModelName } from "../../sim/client-max-tokens";
 import type { EngineConfig } from "../../sim/model/types";
 import { isSimPolicy, type SimPolicyName } from "../../sim/policies";
 import { prepareWorkload } from "../../sim/prepare";
@@ -29,10 +30,12 @@ export function predict(
   policies: readonly string[],
   fleet: { readonly backends: number; readonly engine: EngineConfig; readonly seed: number },
   prefixTokens: number,
+  /** How the replay's clients set max_tokens: the simulated router must be told what the gateway's was. */
+  maxTokens: MaxTokensModelName,
 ): Prediction {
   const w = prepareWorkload(
     { name, blockTokens: fleet.engine.blockTokens, requests, malformed: 0 },
-    prefixTokens,
+    { prefixTokens, maxTokens, seed: fleet.seed },
   );
   const { kvCacheTokens, blockTokens: _blockTokens, ...engine } = fleet.engine;
   const names = policies.filter((p): p is SimPolicyName => isSimPolicy(p));

@@ -108,7 +108,7 @@ export function runCompletion(
       choices.push({
         index,
         engineId: `${id}/${index}`,
-        gen: generateText(ph, params.seed, c, params.maxTokens, params.stop),
+        gen: generateText(ph, params.seed, c, params.maxTokens, params.stop, params.endReason),
         promptIdx: pi,
         sent: 0,
         started: false,

@@ -14,7 +14,10 @@ export const MAX_N = 128;
 
 export interface CommonParams {
   readonly model: string;
+  /** Tokens each choice generates unless a stop string ends it first. */
   readonly maxTokens: number;
+  /** How an answer that reaches maxTokens ends: its max_tokens cap, or the model's EOS at min_tokens. */
+  readonly endReason: "length" | "stop";
   readonly n: number;
   readonly stop: readonly string[];
   readonly seed: number;
@@ -58,16 +61,34 @@ function optNumber(body: Json, name: string): void {
     throw badRequest(`'${name}' must be a number.`, name);
 }
 
+/**
+ * How long an answer is. The emulated model has no end of its own: without
+ * min_tokens it writes until max_tokens (256 when absent), like vLLM with
+ * ignore_eos. With vLLM's min_tokens (no EOS before that many tokens) it
+ * emits EOS at the first position min_tokens allows, so min_tokens is the
+ * answer's natural length and max_tokens only a cap: the e2e replay sends
+ * the true length there and max_tokens as clients would. As in vLLM,
+ * min_tokens above max_tokens is an error, and min_tokens 0 constrains nothing.
+ */
+function answerLength(
+  cap: number | undefined,
+  minTokens: number | undefined,
+): { maxTokens: number; endReason: "length" | "stop" } {
+  if (minTokens !== undefined && cap !== undefined && minTokens > cap)
+    throw badRequest(`'min_tokens' must be at most max_tokens (${cap}), got ${minTokens}.`, "min_tokens");
+  if (minTokens !== undefined && minTokens > 0 && (cap === undefined || minTokens < cap))
+    return { maxTokens: minTokens, endReason: "stop" };
+  return { maxTokens: cap ?? DEFAULT_MAX_TOKENS, endReason: "length" };
+}
+
 export function parseCommon(body: Json): CommonParams {
   const model = body.model;
   if (typeof model !== "string" || model === "")
     throw badRequest("you must provide a model parameter", "model");
   optNumber(body, "temperature");
   optNumber(body, "top_p");
-  const maxTokens =
-    optInt(body, "max_completion_tokens", 1, 1_000_000) ??
-    optInt(body, "max_tokens", 1, 1_000_000) ??
-    DEFAULT_MAX_TOKENS;
+  const cap = optInt(body, "max_completion_tokens", 1, 1_000_000) ?? optInt(body, "max_tokens", 1, 1_000_000);
+  const { maxTokens, endReason } = answerLength(cap, optInt(body, "min_tokens", 0, 1_000_000));
   const n = optInt(body, "n", 1, MAX_N) ?? 1;
   const seed = optInt(body, "seed", Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) ?? 0;
   let stop: string[] = [];
@@ -92,6 +113,7 @@ export function parseCommon(body: Json): CommonParams {
   return {
     model,
     maxTokens,
+    endReason,
     n,
     stop,
     seed,

@@ -200,6 +200,33 @@ describe("emulator: chat completions", () => {
     expect(c0.message!.content).toBe(body.choices[0]!.message!.content.split(stop)[0]);
     expect(cut.usage.completion_tokens).toBeLessThanOrEqual(3);
   });
+
+  it("ends an answer at min_tokens (its natural length), below a max_tokens cap or without one", async () => {
+    const answer = async (extra: Record<string, unknown>) =>
+      (await (await post("/v1/chat/completions", chat("natural", extra))).json()) as {
+        choices: Choice[];
+        usage: Usage;
+      };
+    // No min_tokens: writes to the cap, as before.
+    const capped = await answer({ max_tokens: 12 });
+    expect(capped.usage.completion_tokens).toBe(12);
+    expect(capped.choices[0]!.finish_reason).toBe("length");
+    // min_tokens below the cap: EOS at min_tokens; the text is the same answer, shorter.
+    const natural = await answer({ max_tokens: 2048, min_tokens: 7 });
+    expect(natural.usage.completion_tokens).toBe(7);
+    expect(natural.choices[0]!.finish_reason).toBe("stop");
+    expect(capped.choices[0]!.message!.content.startsWith(natural.choices[0]!.message!.content)).toBe(true);
+    // No cap at all (the client sent none): min_tokens still ends it, not the 256 default.
+    const { max_tokens: _unset, ...uncapped } = chat("natural", { min_tokens: 300 });
+    const long = (await (await post("/v1/chat/completions", uncapped)).json()) as { usage: Usage };
+    expect(long.usage.completion_tokens).toBe(300);
+    // min_tokens equal to the cap: the cap ends it.
+    expect((await answer({ max_tokens: 9, min_tokens: 9 })).choices[0]!.finish_reason).toBe("length");
+    // As in vLLM, min_tokens above max_tokens is a bad request.
+    expect(
+      (await post("/v1/chat/completions", chat("natural", { max_tokens: 5, min_tokens: 6 }))).status,
+    ).toBe(400);
+  });
 });
 
 describe("emulator: completions", () => {

@@ -48,6 +48,8 @@ export interface GeneratedText {
  * Up to `maxTokens` pseudo-words. If a stop string occurs, the text ends just
  * before it (the stop string is not returned, as in OpenAI/vLLM), the token
  * that completed it is the last one generated, and finish_reason is "stop".
+ * Otherwise finish_reason is `end`: "length" for a max_tokens cap, "stop"
+ * for the model's own EOS.
  */
 export function generateText(
   promptHash: number,
@@ -55,6 +57,7 @@ export function generateText(
   choice: number,
   maxTokens: number,
   stop: readonly string[],
+  end: "length" | "stop" = "length",
 ): GeneratedText {
   const base = mix(mix(promptHash, seed), choice + 1);
   const pieces: string[] = new Array(maxTokens);
@@ -75,7 +78,7 @@ export function generateText(
       }
     }
   }
-  return { pieces, text, finishReason: "length" };
+  return { pieces, text, finishReason: end };
 }
 
 /** Clips the pieces so they concatenate to `text`, a prefix of their concatenation (a stop string may begin in an earlier piece). */

@@ -17,8 +17,9 @@ import type { BlockKey } from "../../src/routing/types";
 export class ActiveSequences {
   private readonly refs = new Map<BlockKey, number>();
   /**
-   * Blocks past the routing prefix cap (we only have keys for the capped
-   * prefix): unique per request, so they add to the count and never dedupe.
+   * Blocks of prompts we were given no keys for (none when the caller
+   * passes every block, as the simulator does): unique per request, so they
+   * add to the count and never dedupe.
    */
   private uncappedBlocks = 0;
   private prefillTokens = 0;

@@ -102,7 +102,12 @@ export function createDynamoKvRouter(options: DynamoOptions = {}): RoutingPolicy
     }
     return seq;
   };
-  /** Full blocks of the whole prompt beyond the keys we were given (the routing prefix cap). */
+  /**
+   * Full blocks of the prompt we were given no keys for. The simulator gives
+   * Dynamo every block (its router hashes the whole tokenized prompt), so
+   * this is 0 there; a caller that passes a capped prefix gets them counted
+   * as new, unshared blocks.
+   */
   const uncappedOf = (req: RouteRequest, bt: number): number =>
     Math.max(0, Math.floor(req.promptTokens / bt) - req.blocks.length);
 

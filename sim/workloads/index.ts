@@ -31,6 +31,11 @@ export function mooncakeTracePath(): string {
   return resolve(repo, "../shared/traces/mooncake_conversation.jsonl");
 }
 
+/** True for a recorded trace (mooncake, file:PATH): arrivals and lengths come from the file, not a seed. */
+export function isTraceSpec(spec: string): boolean {
+  return spec === "mooncake" || spec.startsWith("file:");
+}
+
 export interface WorkloadArgs {
   /** Requests per second (synthetic workloads). */
   readonly rate: number;

@@ -15,7 +15,9 @@
  * (or array of strings) stands alone. Each message's tokens are memoized: chat
  * logs repeat the same system prompt and history thousands of times.
  * `prompt_cache_key` (or `user` when absent) becomes the tenant; output
- * tokens = max_completion_tokens ?? max_tokens ?? 256.
+ * tokens = max_completion_tokens ?? max_tokens ?? 256 (a log records what
+ * was asked, not what was generated), and the router is told exactly what
+ * the client sent (sentMaxTokens, null when it sent none).
  */
 import type { Tiktoken } from "js-tiktoken/lite";
 import { DEFAULT_BLOCK_TOKENS } from "./segments";
@@ -124,6 +126,7 @@ export function openAIRequest(o: Record<string, unknown>, enc: Tiktoken): Worklo
     arrivalMs: arrival,
     promptTokens: tokens.length,
     outputTokens: typeof maxTokens === "number" ? maxTokens : DEFAULT_OUTPUT_TOKENS,
+    sentMaxTokens: typeof maxTokens === "number" ? maxTokens : null,
     ...(typeof o.model === "string" ? { model: o.model } : {}),
     ...(typeof tenantRaw === "string" && tenantRaw !== "" ? { tenant: tenantRaw } : {}),
     prompt: { kind: "tokens", tokens, text: pieces.join("") },

@@ -93,6 +93,9 @@ describe("parseTrace", () => {
     const [a, b, c] = w.requests;
     expect(a!.outputTokens).toBe(9);
     expect(b!.outputTokens).toBe(256);
+    // The router is told what the client sent, not the assumed length.
+    expect(a!.sentMaxTokens).toBe(9);
+    expect(b!.sentMaxTokens).toBeNull();
     expect(c!.tenant).toBe("t");
     expect(a!.promptTokens).toBeGreaterThan(100);
     const ka = requestBlockKeys(a!, 16);

@@ -20,7 +20,15 @@ export interface WorkloadRequest {
   /** Arrival time, ms from the start of the workload. */
   readonly arrivalMs: number;
   readonly promptTokens: number;
+  /** Tokens the engine generates: the answer's true length. Routers never see it (sim/client-max-tokens.ts). */
   readonly outputTokens: number;
+  /**
+   * max_tokens as the client sent it, when the trace records the request as
+   * sent (OpenAI logs): a number, or null when it sent none. Undefined when
+   * the source records only what was generated (generators, Mooncake): the
+   * simulator then models what a client would have sent.
+   */
+  readonly sentMaxTokens?: number | null;
   /** Model name (for multi-model logs); the simulator treats the fleet as one pool. */
   readonly model?: string;
   /** Tenant key (prompt_cache_key): isolates prefixes. */

@@ -11,7 +11,7 @@ import type { ControlState, FaultSpec, HealthOverride } from "../../bench/emulat
 import worker from "../../src/index";
 import { keyIdOf } from "../../src/worker/gateway-keys";
 import type { KeyLimiterStats } from "../../src/worker/key-limits/key-limiter-rpc";
-import type { StatsResult } from "../../src/worker/router/router-rpc";
+import type { RouteInput, StatsResult } from "../../src/worker/router/router-rpc";
 import { sha256 } from "../../src/worker/sha256";
 
 export const MODEL = "test-model";
@@ -20,6 +20,30 @@ export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 export function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json", ...extra };
+}
+
+/**
+ * The real ROUTER namespace, except that every stub's route() goes through
+ * `route`, which gets the call's input and the real route() to pass it on to
+ * (or not); every other method is the real one. For tests that watch or
+ * break the Worker → RouterDO call (pass it to gatewayWithEnv as ROUTER).
+ */
+export function interceptRoute(
+  route: (input: RouteInput, real: (input: RouteInput) => Promise<unknown>) => Promise<unknown>,
+): Env["ROUTER"] {
+  const real = env.ROUTER;
+  return {
+    ...real,
+    getByName(name: string) {
+      const stub = real.getByName(name);
+      return new Proxy(stub, {
+        get(target, prop, receiver) {
+          if (prop !== "route") return Reflect.get(target, prop, receiver);
+          return (input: RouteInput) => route(input, (i) => target.route(i));
+        },
+      });
+    },
+  } as Env["ROUTER"];
 }
 
 /** A request through the deployed shape of the Worker (its default export, bindings from the config). */

@@ -14,8 +14,16 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { ROUTER_BACKOFF_MS } from "../../src/worker/router/router-client";
-import type { RouteInput } from "../../src/worker/router/router-rpc";
-import { authHeaders, BACKEND_KEY, chatBody, longPrompt, SPARE_MODEL, settle, spareUrls } from "./helpers";
+import {
+  authHeaders,
+  BACKEND_KEY,
+  chatBody,
+  interceptRoute,
+  longPrompt,
+  SPARE_MODEL,
+  settle,
+  spareUrls,
+} from "./helpers";
 
 type Mode = "ok" | "throw" | "hang" | "overloaded";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,29 +33,17 @@ let routeCalls = 0;
 
 /** The real ROUTER namespace, whose route() fails as `mode` says (the other methods pass through). */
 function faultyRouter(): Env["ROUTER"] {
-  const real = env.ROUTER;
-  return {
-    ...real,
-    getByName(name: string) {
-      const stub = real.getByName(name);
-      return new Proxy(stub, {
-        get(target, prop, receiver) {
-          if (prop !== "route") return Reflect.get(target, prop, receiver);
-          return async (input: RouteInput) => {
-            routeCalls++;
-            if (mode === "throw") throw new Error("Durable Object reset because its code was updated.");
-            if (mode === "overloaded")
-              throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), {
-                overloaded: true,
-                retryable: false,
-              });
-            if (mode === "hang") await sleep(300);
-            return target.route(input);
-          };
-        },
+  return interceptRoute(async (input, real) => {
+    routeCalls++;
+    if (mode === "throw") throw new Error("Durable Object reset because its code was updated.");
+    if (mode === "overloaded")
+      throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), {
+        overloaded: true,
+        retryable: false,
       });
-    },
-  } as Env["ROUTER"];
+    if (mode === "hang") await sleep(300);
+    return real(input);
+  });
 }
 
 const FLEET = () =>
