@@ -14,6 +14,7 @@ describe("RequestLog", () => {
       requestId: "r1",
       method: "POST",
       path: "/v1/chat/completions",
+      arrivedAt: 100,
       model: "m",
       status: 200,
       ttftMs: 12,

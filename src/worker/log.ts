@@ -10,6 +10,8 @@ export interface RequestLogFields {
   requestId: string;
   method: string;
   path: string;
+  /** Epoch ms when the gateway received the request (the line is written when it ends). */
+  arrivedAt: number;
   model?: string;
   /** Gateway key the request authenticated with (its 8-hex fingerprint, as fingerprint() gives). */
   key?: string;
@@ -21,6 +23,12 @@ export interface RequestLogFields {
   promptTokens?: number;
   /** Prompt tokens the routing key was computed from; promptTokens past them is an estimate. */
   keyedTokens?: number;
+  /** Every k-th chained block key of the keyed prefix, 8 hex each (src/prefix/chain-digest.ts): no text. */
+  prefixKeys?: string;
+  /** Tokens each key of prefixKeys covers. */
+  prefixEvery?: number;
+  /** The client's max_tokens / max_completion_tokens, when it sent one. */
+  maxTokens?: number;
   cachedTokensExpected?: number;
   cachedTokensReported?: number;
   inflightAtDecision?: number;
@@ -65,7 +73,7 @@ export class RequestLog {
     private readonly startedAt: number,
     private readonly sink: LogSink = defaultSink,
   ) {
-    this.fields = { requestId, method, path };
+    this.fields = { requestId, method, path, arrivedAt: startedAt };
   }
 
   set(fields: Partial<RequestLogFields>): void {
