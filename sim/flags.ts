@@ -24,11 +24,26 @@ export const FLEET_OPTIONS = {
 
 /** node:util's parseArgs, strict, no positionals; its complaints as UsageErrors. */
 export function parseFlags<O extends ParseArgsOptionsConfig>(argv: readonly string[], options: O) {
+  return parseFlagsAndArgs(argv, options, 0).values;
+}
+
+/** parseFlags for a command that also takes up to `maxPositionals` operands (a file name). */
+export function parseFlagsAndArgs<O extends ParseArgsOptionsConfig>(
+  argv: readonly string[],
+  options: O,
+  maxPositionals: number,
+) {
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
+  >;
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+  return parsed;
 }
 
 /** A positive number; `fallback` when the flag is absent, which is an error when there is none. */

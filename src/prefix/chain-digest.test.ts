@@ -41,7 +41,9 @@ describe("chain digest", () => {
     expect(db.keys.slice(0, 3)).toEqual(da.keys.slice(0, 3));
     for (let j = 3; j < 15; j++) expect(db.keys[j]).not.toBe(da.keys[j]);
     // Another tenant's chain shares nothing.
-    const dt = readChainDigest(chainDigest(blockKeysFromTokens(a, chainSeed("llama-3.1-8b", "t"), 16), 16, 8192));
+    const dt = readChainDigest(
+      chainDigest(blockKeysFromTokens(a, chainSeed("llama-3.1-8b", "t"), 16), 16, 8192),
+    );
     if (typeof dt === "string") throw new Error(dt);
     expect(dt.keys.filter((k, j) => k === da.keys[j])).toEqual([]);
   });

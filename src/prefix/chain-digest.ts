@@ -70,9 +70,10 @@ export interface DigestKeys {
 const HEX = /^[0-9a-f]*$/;
 
 /** Reads the digest fields of a parsed log line; a string says why they are unusable. */
-export function readChainDigest(line: { readonly prefixKeys?: unknown; readonly prefixEvery?: unknown }):
-  | DigestKeys
-  | string {
+export function readChainDigest(line: {
+  readonly prefixKeys?: unknown;
+  readonly prefixEvery?: unknown;
+}): DigestKeys | string {
   const { prefixKeys, prefixEvery } = line;
   if (typeof prefixKeys !== "string") return "no prefixKeys (a line from before the gateway logged them?)";
   if (typeof prefixEvery !== "number" || !Number.isInteger(prefixEvery) || prefixEvery < 1)
