@@ -4,6 +4,8 @@
  * really over: after the last streamed byte, not when headers leave. Fields
  * are facts about routing and timing; prompts and keys never appear.
  */
+import type { BlockKey } from "../prefix/block-keys";
+import { chainDigest } from "../prefix/chain-digest";
 import { sha256Hex } from "./sha256";
 
 export interface RequestLogFields {
@@ -102,4 +104,22 @@ export class RequestLog {
 /** A short, non-reversible fingerprint (first 8 hex of SHA-256) for identifiers we may not log raw. */
 export function fingerprint(value: string): Promise<string> {
   return sha256Hex(value, 4);
+}
+
+/**
+ * What `prefix-gateway analyze` reads from a line besides its counts, never
+ * text: the digest of the request's block-key chain and the client's
+ * max_tokens. One function for the Worker and the analyzer's tests, so the
+ * line they agree on is the line the Worker writes.
+ */
+export function prefixLogFields(
+  blocks: readonly BlockKey[],
+  blockTokens: number,
+  prefixTokens: number,
+  maxTokens: number | undefined,
+): Pick<RequestLogFields, "prefixKeys" | "prefixEvery" | "maxTokens"> {
+  return {
+    ...chainDigest(blocks, blockTokens, prefixTokens),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+  };
 }

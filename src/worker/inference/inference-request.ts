@@ -4,12 +4,11 @@
  * steps need about the client's request, computed once.
  */
 import type { Context } from "hono";
-import { chainDigest } from "../../prefix/chain-digest";
 import { prefixKeysForRequest } from "../../prefix/request-keys";
 import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
 import { modelNotFound } from "../errors";
-import { fingerprint } from "../log";
+import { fingerprint, prefixLogFields } from "../log";
 import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
 
@@ -48,13 +47,11 @@ export async function readInferenceRequest(
   });
   const outputTokens =
     (kind === "chat" ? (body as ChatBody).max_completion_tokens : undefined) ?? body.max_tokens ?? undefined;
-  // keyedTokens: where the exact count stops and the estimate (ceil(chars / 4)) starts. The digest
-  // of the key chain and max_tokens are what `prefix-gateway analyze` needs from a line, text-free.
+  // keyedTokens: where the exact count stops and the estimate (ceil(chars / 4)) starts.
   log.set({
     promptTokens,
     keyedTokens: keyed.tokens,
-    ...chainDigest(blocks, config.router.blockTokens, config.prefixTokens),
-    ...(outputTokens !== undefined ? { maxTokens: outputTokens } : {}),
+    ...prefixLogFields(blocks, config.router.blockTokens, config.prefixTokens, outputTokens),
   });
 
   // A streamed answer carries usage only if asked for; we ask, and strip that chunk if the client did not.
