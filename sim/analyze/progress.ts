@@ -38,7 +38,7 @@ export function progressBar(
         const full = Math.round(f * BAR);
         line = `[${"#".repeat(full)}${"-".repeat(BAR - full)}] ${(f * 100).toFixed(0).padStart(3)}% ${label}`;
       }
-      const width = Math.max(20, (sink.columns ?? 80) - 1);
+      const width = Math.max(20, (sink.columns || 80) - 1);
       sink.write(`\r\x1b[2K${line.slice(0, width)}`);
       drawn = true;
     },
