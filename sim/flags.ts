@@ -11,6 +11,19 @@ import { parseSampleRate } from "./workloads/sample-families";
 
 export class UsageError extends Error {}
 
+/**
+ * How a command ends on an error: a UsageError with the usage text (exit 2),
+ * anything else in one line (exit 1). Returns the exit code.
+ */
+export function failure(e: unknown, command: string, usage: string, err: (s: string) => void): number {
+  if (e instanceof UsageError) {
+    err(`${command}: ${e.message}\n\n${usage}`);
+    return 2;
+  }
+  err(`${command}: ${e instanceof Error ? e.message : String(e)}\n`);
+  return 1;
+}
+
 /** Options every simulator command reads alike. */
 export const FLEET_OPTIONS = {
   backends: { type: "string" },

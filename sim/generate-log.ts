@@ -8,7 +8,7 @@
 import { createWriteStream } from "node:fs";
 import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { countFlag, parseFlags, positiveFlag, seedFlag, UsageError } from "./flags";
+import { countFlag, failure, parseFlags, positiveFlag, seedFlag, UsageError } from "./flags";
 import { loadWorkload } from "./workloads/index";
 import { openAILogLine } from "./workloads/openai-log-writer";
 
@@ -77,9 +77,7 @@ export async function generateLogCommand(argv: string[]): Promise<number> {
     process.stderr.write(`${n} requests written${v.out !== undefined ? ` to ${v.out}` : ""}\n`);
     return 0;
   } catch (e) {
-    const usage = e instanceof UsageError ? `\n\n${USAGE}` : "\n";
-    process.stderr.write(`generate-log: ${e instanceof Error ? e.message : String(e)}${usage}`);
-    return e instanceof UsageError ? 2 : 1;
+    return failure(e, "generate-log", USAGE, (s) => process.stderr.write(s));
   }
 }
 

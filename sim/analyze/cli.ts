@@ -10,7 +10,15 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { CliIO } from "../cli";
-import { countFlag, FLEET_OPTIONS, parseFlagsAndArgs, positiveFlag, seedFlag, UsageError } from "../flags";
+import {
+  countFlag,
+  FLEET_OPTIONS,
+  failure,
+  parseFlagsAndArgs,
+  positiveFlag,
+  seedFlag,
+  UsageError,
+} from "../flags";
 import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
 import { analyze } from "./analyze";
 import { DEFAULT_SEARCH_RUNS, DEFAULT_SLO_TTFT_P99_MS, SLO_PREFILL_HEADROOM } from "./fleet-estimate";
@@ -132,11 +140,6 @@ export async function analyzeCommand(
     io.out(values.json ? `${JSON.stringify(toJson(a))}\n` : renderText(a, path));
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`prefix-gateway analyze: ${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    io.err(`prefix-gateway analyze: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    return failure(e, "prefix-gateway analyze", USAGE, io.err);
   }
 }
