@@ -2,11 +2,9 @@ import { describe, expect, it } from "vitest";
 import { blockKeysFromTokens, chainSeed } from "./block-keys";
 import { chainDigest, DIGEST_MAX_KEYS, digestStrideBlocks, readChainDigest } from "./chain-digest";
 
-function tokens(n: number, salt = 0): Uint32Array {
-  const t = new Uint32Array(n);
-  for (let i = 0; i < n; i++) t[i] = (i * 2654435761 + salt) % 200_000;
-  return t;
-}
+/** n pseudo token ids below o200k's vocabulary size. */
+const tokens = (n: number): Uint32Array =>
+  Uint32Array.from({ length: n }, (_, i) => (i * 2654435761) % 200_000);
 
 describe("chain digest", () => {
   const seed = chainSeed("llama-3.1-8b");
