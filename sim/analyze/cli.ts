@@ -56,8 +56,9 @@ Fleet estimate:
   --search-runs N       simulator runs per policy to find its rate at the SLO (default ${DEFAULT_SEARCH_RUNS})
   --seed S              seed of the routers' randomness (default 1)
 Memory and output:
-  --table-mb M          memory for the table of seen prefixes (default ${DEFAULT_TABLE_MB}); exact until full,
-                        then a hashed sample of prefixes (the report says which)
+  --table-mb M          memory for the set of seen prefix keys (default ${DEFAULT_TABLE_MB}: 12.6 M keys); exact
+                        until full, then it keeps the most recently used keys and reuse from farther
+                        back goes uncounted (the report says so)
   --top K               rows of the tenant and prefix tables (default ${DEFAULT_TOP})
   --json                print one JSON object instead of the report
   -h, --help            this help
