@@ -11,6 +11,7 @@ import {
   ENGINE_USAGE,
   engineFlags,
   FLEET_OPTIONS,
+  failure,
   maxTokensFlag,
   maxTokensHelp,
   parseFlags,
@@ -172,12 +173,7 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     io.out(lines.join("\n"));
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`prefix-gateway simulate: ${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    io.err(`prefix-gateway simulate: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    return failure(e, "prefix-gateway simulate", USAGE, io.err);
   }
 }
 

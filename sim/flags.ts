@@ -22,6 +22,19 @@ import { parseSampleRate } from "./workloads/sample-families";
 
 export class UsageError extends Error {}
 
+/**
+ * How a command ends on an error: a UsageError with the usage text (exit 2),
+ * anything else in one line (exit 1). Returns the exit code.
+ */
+export function failure(e: unknown, command: string, usage: string, err: (s: string) => void): number {
+  if (e instanceof UsageError) {
+    err(`${command}: ${e.message}\n\n${usage}`);
+    return 2;
+  }
+  err(`${command}: ${e instanceof Error ? e.message : String(e)}\n`);
+  return 1;
+}
+
 /** Options every simulator command reads alike. */
 export const FLEET_OPTIONS = {
   backends: { type: "string" },
@@ -37,11 +50,26 @@ export const FLEET_OPTIONS = {
 
 /** node:util's parseArgs, strict, no positionals; its complaints as UsageErrors. */
 export function parseFlags<O extends ParseArgsOptionsConfig>(argv: readonly string[], options: O) {
+  return parseFlagsAndArgs(argv, options, 0).values;
+}
+
+/** parseFlags for a command that also takes up to `maxPositionals` operands (a file name). */
+export function parseFlagsAndArgs<O extends ParseArgsOptionsConfig>(
+  argv: readonly string[],
+  options: O,
+  maxPositionals: number,
+) {
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
+  >;
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+  return parsed;
 }
 
 /** A positive number; `fallback` when the flag is absent, which is an error when there is none. */
