@@ -12,7 +12,7 @@
  * holds more cache (a first-order estimate; re-run with --backends to check).
  */
 import type { SimPolicyName } from "../policies";
-import { routerFactory } from "../policies";
+import { routerFactory, viewOf } from "../policies";
 import { type PreparedWorkload, prepareWorkload } from "../prepare";
 import { runPolicies } from "../run";
 import { engineConfig, type FleetConfig, type PolicyResult, simulatePolicy } from "../simulator";
@@ -125,6 +125,7 @@ export function estimateFleet(window: Workload, opts: EstimateOptions): FleetEst
           fleet,
           p,
           routerFactory(p, prepared.blockTokens),
+          viewOf(p),
         );
         tick();
         return run.ttftP99Ms;
