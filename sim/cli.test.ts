@@ -166,6 +166,29 @@ describe("prefix-gateway simulate --sample-families (in-process)", () => {
     );
   });
 
+  it("runs every backend on the --preset named, and lists the presets", async () => {
+    const run = async (...extra: string[]) => {
+      const io = capture();
+      const code = await simulateCommand(
+        ["--trace", trace, "--backends", "2", "--policies", "round_robin", ...extra],
+        io,
+      );
+      return { code, out: io.text(), err: io.errText() };
+    };
+    expect((await run("--preset", "qwen3-30b-a3b-h100-vllm")).out).toMatch(
+      /2 backends × qwen3-30b-a3b-h100-vllm \(132096 KV tokens\)/,
+    );
+    expect((await run("--preset", "qwen3-30b-a3b-h100-vllm", "--kv-tokens", "65536")).out).toMatch(
+      /\(65536 KV tokens\)/,
+    );
+    const bad = await run("--preset", "gpt-9");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--preset: unknown engine preset "gpt-9": use llama-3.1-8b-h100-vllm, /);
+    const help = capture();
+    await simulateCommand(["--help"], help);
+    expect(help.text()).toMatch(/--preset NAME .*llama-3.1-70b-4xh100-vllm, qwen3-30b-a3b-h100-vllm/);
+  });
+
   it("rejects a rate outside (0, 1] and documents KV scaling", async () => {
     const io = capture();
     expect(await simulateCommand(["--trace", trace, "--backends", "2", "--sample-families", "2"], io)).toBe(

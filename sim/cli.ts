@@ -8,7 +8,10 @@
 import { access } from "node:fs/promises";
 import {
   countFlag,
+  ENGINE_USAGE,
+  engineFlags,
   FLEET_OPTIONS,
+  failure,
   maxTokensFlag,
   maxTokensHelp,
   parseFlags,
@@ -19,7 +22,6 @@ import {
   UsageError,
 } from "./flags";
 import { fmtMs, fmtPct, table } from "./format";
-import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
 import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { SUMMARY_HEAD, summaryRows } from "./report";
@@ -41,7 +43,8 @@ routing policy and reports KV-cache hit rate, TTFT and load balance.
                       Mooncake:   {"timestamp" (ms), "input_length", "output_length", "hash_ids"}
                     malformed lines are counted and skipped
   --backends N      number of engines (required)
-  --kv-tokens T     KV-cache capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
+  --preset NAME     ${ENGINE_USAGE.preset}
+  --kv-tokens T     ${ENGINE_USAGE.kvTokens}
   --speed X         replay X times faster than recorded (default 1)
   --policies LIST   comma list or "all" (default all): ${ALL_POLICIES.join(", ")}
   --seed S          seed of the routers' randomness and of --sample-families (default 1)
@@ -123,7 +126,7 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     }
     if (values.trace === undefined) throw new UsageError("--trace is required");
     const backends = countFlag("backends", values.backends);
-    const kvTokens = positiveFlag("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
+    const engine = engineFlags(values.preset, values["kv-tokens"]);
     const speed = positiveFlag("speed", values.speed, 1);
     const seed = seedFlag(values.seed);
     const sampleRate = sampleRateFlag(values["sample-families"]);
@@ -150,13 +153,13 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
       sampled = `, ${s.description}`;
     }
     const prepared = prepareWorkload(replayed, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens, seed });
-    const report = runPolicies(prepared, { backends, kvCacheTokens: kvTokens, seed }, policies);
+    const report = runPolicies(prepared, { backends, seed, ...engine }, policies);
     if (values.json) {
       io.out(`${JSON.stringify(toJson(report))}\n`);
       return 0;
     }
     const lines = [
-      `${report.requests} requests from ${values.trace}${sampled} (${report.malformed} malformed lines skipped${w.malformedSamples.length > 0 ? `: ${w.malformedSamples.join("; ")}` : ""}), ${backends} backends × ${kvTokens} KV tokens, blocks of ${report.blockTokens} tokens.`,
+      `${report.requests} requests from ${values.trace}${sampled} (${report.malformed} malformed lines skipped${w.malformedSamples.length > 0 ? `: ${w.malformedSamples.join("; ")}` : ""}), ${backends} backends × ${engine.preset} (${engine.kvCacheTokens} KV tokens), blocks of ${report.blockTokens} tokens.`,
       "",
       table(SUMMARY_HEAD, summaryRows(report)),
       "",
@@ -170,12 +173,7 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     io.out(lines.join("\n"));
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`prefix-gateway simulate: ${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    io.err(`prefix-gateway simulate: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    return failure(e, "prefix-gateway simulate", USAGE, io.err);
   }
 }
 

@@ -13,15 +13,32 @@ import {
   type MaxTokensModelName,
 } from "./client-max-tokens";
 import { isSetName, SET_NAMES, type SetName, seedOfSet } from "./eval-sets";
+import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
+import type { EngineConfig } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
+import type { FleetConfig } from "./simulator";
 import { isTraceSpec } from "./workloads/index";
 import { parseSampleRate } from "./workloads/sample-families";
 
 export class UsageError extends Error {}
 
+/**
+ * How a command ends on an error: a UsageError with the usage text (exit 2),
+ * anything else in one line (exit 1). Returns the exit code.
+ */
+export function failure(e: unknown, command: string, usage: string, err: (s: string) => void): number {
+  if (e instanceof UsageError) {
+    err(`${command}: ${e.message}\n\n${usage}`);
+    return 2;
+  }
+  err(`${command}: ${e instanceof Error ? e.message : String(e)}\n`);
+  return 1;
+}
+
 /** Options every simulator command reads alike. */
 export const FLEET_OPTIONS = {
   backends: { type: "string" },
+  preset: { type: "string" },
   "kv-tokens": { type: "string" },
   speed: { type: "string" },
   policies: { type: "string" },
@@ -33,11 +50,26 @@ export const FLEET_OPTIONS = {
 
 /** node:util's parseArgs, strict, no positionals; its complaints as UsageErrors. */
 export function parseFlags<O extends ParseArgsOptionsConfig>(argv: readonly string[], options: O) {
+  return parseFlagsAndArgs(argv, options, 0).values;
+}
+
+/** parseFlags for a command that also takes up to `maxPositionals` operands (a file name). */
+export function parseFlagsAndArgs<O extends ParseArgsOptionsConfig>(
+  argv: readonly string[],
+  options: O,
+  maxPositionals: number,
+) {
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
+  >;
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+  return parsed;
 }
 
 /** A positive number; `fallback` when the flag is absent, which is an error when there is none. */
@@ -63,6 +95,28 @@ export function seedFlag(v: string | undefined): number {
   const seed = v === undefined ? 1 : Number(v);
   if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got "${v}"`);
   return seed;
+}
+
+/** The --preset and --kv-tokens lines of a command's usage. */
+export const ENGINE_USAGE = {
+  preset: `engine every backend runs (default ${DEFAULT_PRESET}): ${Object.keys(ENGINE_PRESETS).join(", ")}`,
+  kvTokens: "KV-cache capacity per engine, tokens (default: the preset's)",
+};
+
+/** --preset NAME and --kv-tokens T: what each backend runs, as a FleetConfig's engine fields. */
+export function engineFlags(
+  preset: string | undefined,
+  kvTokens: string | undefined,
+): Pick<FleetConfig, "preset" | "engine" | "kvCacheTokens"> {
+  const name = preset ?? DEFAULT_PRESET;
+  let config: EngineConfig;
+  try {
+    config = enginePreset(name);
+  } catch (e) {
+    throw new UsageError(`--preset: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const { kvCacheTokens, blockTokens: _, ...engine } = config;
+  return { preset: name, engine, kvCacheTokens: positiveFlag("kv-tokens", kvTokens, kvCacheTokens) };
 }
 
 /** --set NAME: tuning or scoring (eval-sets.ts); undefined when absent. */

@@ -1,7 +1,8 @@
 /**
- * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|mooncake|file:PATH>
+ * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|burst|burst-mooncake|
+ *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--set tuning|scoring] [--speed X] [--requests N]
- *   [--kv-tokens T] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
+ *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
  *   [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
@@ -15,6 +16,8 @@ import { fileURLToPath } from "node:url";
 import { describeSet, loadSetData } from "./eval-sets";
 import {
   countFlag,
+  ENGINE_USAGE,
+  engineFlags,
   FLEET_OPTIONS,
   maxTokensFlag,
   maxTokensHelp,
@@ -27,7 +30,7 @@ import {
   UsageError,
 } from "./flags";
 import { fmtMs, fmtPct } from "./format";
-import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
+import { DEFAULT_PRESET } from "./model/presets";
 import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
@@ -37,7 +40,8 @@ import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import type { Workload } from "./workloads/types";
 
 const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [options]
-  --workload     generated-shared-prefix | multi-turn | zipf | no-shared-prefix | mooncake | file:PATH
+  --workload     generated-shared-prefix | multi-turn | zipf | no-shared-prefix | burst | burst-mooncake |
+                 mooncake | file:PATH
   --backends     number of simulated engines (default 8)
   --rate         requests/s for synthetic workloads (required for them)
   --speed        replay speed factor for traces (default 1)
@@ -48,7 +52,8 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
                  scoring = seeds 3-5 of every synthetic workload and a trace's second half.
                  Without it the report still says which set (or neither) its data belongs to
   --requests     request count (synthetic) or cap (traces)
-  --kv-tokens    KV capacity per engine, tokens (default ${DEFAULT_ENGINE_CONFIG.kvCacheTokens})
+  --preset       ${ENGINE_USAGE.preset}
+  --kv-tokens    ${ENGINE_USAGE.kvTokens}
   --prefix-tokens  tokens our router hashes (default ${DEFAULT_PREFIX_TOKENS}); peers see the whole prompt
   ${maxTokensHelp(17)}
   --sample-families R  keep only the prefix families whose seeded hash falls below R
@@ -92,7 +97,7 @@ async function main(argv: string[]): Promise<void> {
   const set = setFlag(values.set);
   const seed = runSeed(set, workload, values.seed);
   const requests = values.requests === undefined ? undefined : positiveFlag("requests", values.requests);
-  const kvTokens = positiveFlag("kv-tokens", values["kv-tokens"], DEFAULT_ENGINE_CONFIG.kvCacheTokens);
+  const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
@@ -103,7 +108,10 @@ async function main(argv: string[]): Promise<void> {
   const base = workload.startsWith("file:") ? "trace" : workload;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
-  const name = values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}${inSet}`;
+  const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
+  const name =
+    values.name ??
+    `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}${inSet}${presetTag}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");
 
   const data = await loadSetData(workload, {
@@ -140,7 +148,7 @@ async function main(argv: string[]): Promise<void> {
   console.error(
     `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
   );
-  const report = runPolicies(prepared, { backends, kvCacheTokens: kvTokens, seed }, policies, (p) =>
+  const report = runPolicies(prepared, { backends, seed, ...engine }, policies, (p) =>
     console.error(
       `  ${p.policy.padEnd(18)} hit ${fmtPct(p.hitRate)}  TTFT p50 ${fmtMs(p.ttftP50Ms)} p99 ${fmtMs(p.ttftP99Ms)}  maxLoad ${p.maxLoadRatio.toFixed(2)}  (${(p.wallMs / 1000).toFixed(1)} s)`,
     ),

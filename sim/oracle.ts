@@ -4,6 +4,14 @@
  * load limits. One LRU of `capacityBlocks` chained block keys, replayed in
  * arrival order; a request hits its longest cached prefix.
  *
+ * The engine model's semantics, on one pooled engine: a request's blocks are
+ * reusable by every request looked up after it, because vLLM caches blocks in
+ * the step that schedules them and schedules waiting requests first come
+ * first served (sim/model/scheduler.ts). So the second request of a burst
+ * hits the first one's prefix even if it arrives before that prefill is
+ * done, here as in the engines. What the oracle leaves out is only what
+ * makes it a bound: load, queueing, and the KV that running requests pin.
+ *
  * Like vLLM, at least the last prompt token is always computed
  * (max_cache_hit_length = num_tokens − 1 in vLLM v1's KV cache manager), so a
  * fully cached, block-aligned prompt still misses its last block.

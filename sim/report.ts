@@ -92,7 +92,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
   if (ctx.note !== undefined) out.push(ctx.note, "");
   out.push(
     `Workload: ${r.requests} requests (${r.malformed} malformed lines skipped), blocks of ${r.blockTokens} tokens.`,
-    `Fleet: ${r.fleet.backends} × engine {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
+    `Fleet: ${r.fleet.backends} × ${r.fleet.preset ?? "engine"} {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq${eng.expertWeightsMs !== undefined ? ` + ${eng.expertWeightsMs} ms × experts touched` : ""}}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
     `Oracle (one pooled LRU of the fleet's ${r.fleet.backends * r.fleet.kvCacheTokens} tokens, no load limits): hit rate ${fmtPct(r.oracle.hitRate)}.`,
     "",
   );

@@ -2,9 +2,10 @@
  * The discrete-event simulator: one policy, one fleet, one workload.
  *
  * Virtual time in ms. Two event sources: request arrivals (sorted) and the
- * engines (each EngineModel says when its next event is). The loop always
- * takes the earliest; on a tie the engine goes first, so a completion frees
- * its slot before a request arriving at the same instant is routed. Each
+ * engines (each EngineModel says when its next step boundary is). The loop
+ * always takes the earliest; on a tie the arrival goes first, so requests
+ * that arrive at one instant are all queued when an engine schedules its
+ * step at that instant (an idle engine's step starts at the arrival). Each
  * arrival is routed with the routing core's Router (ctx.now = virtual time,
  * ctx.random = a seeded stream), submitted to the chosen engine, and
  * completed in the Router when the engine's `done` event fires, with the
@@ -49,6 +50,8 @@ export interface FleetConfig {
   readonly weights?: readonly number[];
   /** Engine parameters other than capacity and block size (default DEFAULT_ENGINE_CONFIG). */
   readonly engine?: Partial<Omit<EngineConfig, "kvCacheTokens" | "blockTokens">>;
+  /** The name of the preset `engine` comes from, for reports. */
+  readonly preset?: string;
   readonly seed: number;
 }
 
@@ -165,7 +168,7 @@ export function simulatePolicy(
       }
     const at = next < total ? reqs[next]!.arrivalMs : Number.POSITIVE_INFINITY;
     if (ei < 0 && next >= total) break;
-    if (ei >= 0 && et <= at) {
+    if (ei >= 0 && et < at) {
       now = et;
       const engine = engines[ei]!;
       const events = engine.advance(et);

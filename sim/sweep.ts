@@ -6,7 +6,7 @@
  * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
  *
  *   npm run bench:sweep -- --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
- *     [--set tuning|scoring] [--requests N] [--max-tokens M] [--out FILE]
+ *     [--set tuning|scoring] [--preset NAME] [--kv-tokens T] [--requests N] [--max-tokens M] [--out FILE]
  *
  * Choosing a load is tuning: sweep on the tuning set (--set tuning), score on the other.
  */
@@ -15,6 +15,7 @@ import { MAX_TOKENS_MODELS } from "./client-max-tokens";
 import { describeSet, loadSetData } from "./eval-sets";
 import {
   countFlag,
+  engineFlags,
   FLEET_OPTIONS,
   maxTokensFlag,
   parseFlags,
@@ -25,7 +26,6 @@ import {
   UsageError,
 } from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
-import { DEFAULT_ENGINE_CONFIG } from "./model/engine-model";
 import { routerFactory, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
@@ -40,6 +40,8 @@ async function main(argv: string[]): Promise<void> {
     policy: { type: "string" },
     seed: FLEET_OPTIONS.seed,
     set: { type: "string" },
+    preset: FLEET_OPTIONS.preset,
+    "kv-tokens": FLEET_OPTIONS["kv-tokens"],
     "max-tokens": FLEET_OPTIONS["max-tokens"],
     requests: { type: "string" },
     out: { type: "string" },
@@ -55,7 +57,7 @@ async function main(argv: string[]): Promise<void> {
   const seed = runSeed(set, workload, values.seed);
   const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
-  const fleet = { backends, kvCacheTokens: DEFAULT_ENGINE_CONFIG.kvCacheTokens, seed };
+  const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
   let setLine = "";
@@ -86,7 +88,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const cmd = `npm run bench:sweep -- ${argv.join(" ")}`;
   const md = [
-    `# Load sweep: ${workload}, ${backends} backends, ${policy}`,
+    `# Load sweep: ${workload}, ${backends} backends of ${fleet.preset}, ${policy}`,
     "",
     "```",
     cmd,

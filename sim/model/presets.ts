@@ -15,9 +15,32 @@
  *       on GPUs with ≥70 GiB (not A100) the API server defaults to
  *       max_num_seqs 1024 and max_num_batched_tokens 8192
  *       (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults).
+ * [Q3]  Qwen/Qwen3-30B-A3B config.json: num_hidden_layers 48, hidden_size
+ *       2048, num_attention_heads 32, num_key_value_heads 4, head_dim 128,
+ *       num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768,
+ *       vocab_size 151,936, tie_word_embeddings false; model card: 30.5e9
+ *       parameters, 3.3e9 activated per token, 32,768 tokens of context
+ *       natively and 131,072 with YaRN.
  * [MFU] Prefill of dense 8B–70B models on H100 under vLLM reaches roughly
  *       40–50% of peak BF16 FLOPS; decode is memory-bound and reaches roughly
  *       70% of peak HBM bandwidth. We use 40% and 70% (conservative ends).
+ * [AR]  TP all-reduce of one decode step's activations is latency-bound on
+ *       NVLink: two all-reduces per layer of a few hundred KB each, ~10–15 µs
+ *       apiece for small messages (NCCL on 4 × H100 NVLink).
+ *
+ * The balance of each preset, from its figures (decode step at 32 running
+ * sequences with 2k tokens of context each; prefill per 1,000 uncached
+ * tokens; KV capacity):
+ *
+ *   preset                      decode step   prefill / 1k tok   step ÷ prefill/tok   KV tokens
+ *   llama-3.1-8b-h100-vllm        11.1 ms        50 ms             222 tokens          442k
+ *   llama-3.1-70b-4xh100-vllm     20.2 ms       100 ms             202 tokens          469k
+ *   qwen3-30b-a3b-h100-vllm       25.9 ms        28 ms             934 tokens          132k
+ *
+ * The 70B is the 8B slowed down about twice, with the same balance; the MoE
+ * is decode-heavy (a decode step costs what ~930 prompt tokens of prefill
+ * cost, 4× the dense models) and holds a third of the KV: a cache miss costs
+ * little, queueing behind decodes and eviction cost more.
  */
 import type { EngineConfig } from "./types";
 
@@ -70,8 +93,9 @@ export const LLAMA_3_1_8B_H100_VLLM: EngineConfig = {
  *   6k ≈ 15.7 GFLOP at a 12k context; 0.40 × 4 × 989 TFLOPS / 157 GFLOP ≈
  *   10,100 tokens/s. We use 10,000.
  * - Decode step: 141 GB of weights at 0.7 × 4 × 3.35 TB/s = 15.0 ms, plus
- *   ~2 ms of all-reduce per step across TP4 → 17 ms. 1,000 tokens of context
- *   add 1000 × 327,680 B / 9.38 TB/s = 0.035 ms per step.
+ *   ~2 ms of all-reduce per step across TP4 [AR] (160 all-reduces × ~12 µs)
+ *   → 17 ms. 1,000 tokens of context add 1000 × 327,680 B / 9.38 TB/s =
+ *   0.035 ms per step.
  */
 export const LLAMA_3_1_70B_4XH100_VLLM: EngineConfig = {
   kvCacheTokens: 468_992,
@@ -84,13 +108,67 @@ export const LLAMA_3_1_70B_4XH100_VLLM: EngineConfig = {
   maxBatchedTokens: 8192,
 };
 
+/**
+ * Qwen3-30B-A3B, a mixture of experts, BF16 on one H100 80GB, vLLM V1
+ * defaults, YaRN on for 131k tokens of context [Q3]: the decode-heavy preset.
+ *
+ * Parameters [Q3]: routed experts 48 × 128 × 3 × 2048 × 768 = 28.99e9;
+ * attention 48 × (2048 × 4096 q + 2 × 2048 × 512 k, v + 4096 × 2048 o) =
+ * 0.906e9; routers 48 × 2048 × 128 = 0.013e9; embedding and LM head 2 ×
+ * 151,936 × 2048 = 0.622e9; total 30.53e9 (the card's 30.5e9).
+ * - KV per token [Q3]: 2 × 48 × 4 × 128 × 2 = 98,304 B (96 KiB).
+ * - KV memory [H100][VD]: 71.2 GiB budget; minus weights 30.53e9 × 2 B =
+ *   56.9 GiB; minus ~2.2 GiB activations and CUDA graphs (as for the 8B) →
+ *   12.1 GiB / 96 KiB ≈ 132k tokens. We use 132,096 (8,256 blocks of 16;
+ *   258 of Mooncake's 512), which holds the longest Mooncake request (126.5k).
+ * - Prefill [Q3][H100][MFU]: per token 2 × (8/128 × 28.99e9 experts + 0.906e9
+ *   attention + 0.013e9 routers + 0.311e9 LM head) = 6.1 GFLOP, plus
+ *   attention 4 × 48 layers × 4096 × 6k = 4.7 GFLOP at a 12k context;
+ *   0.40 × 989 TFLOPS / 10.8 GFLOP ≈ 36,600 tokens/s. We use 36,000 (grouped
+ *   expert GEMMs may reach less than dense ones: the optimistic end).
+ * - Decode step [H100][MFU]: every step reads the weights outside the
+ *   experts, (0.906 + 0.013 + 0.311)e9 × 2 B = 2.46 GB at 2.35 TB/s = 1.05 ms
+ *   (base), and the experts its tokens are routed to: all of them would be
+ *   28.99e9 × 2 B = 58.0 GB → 24.7 ms; with 8 of 128 per token and uniform
+ *   routing a step of n tokens touches 1 − (15/16)^n of them (6% at 1, 64% at
+ *   16, 98% at 64, all of them in any prefill chunk). 1,000 tokens of
+ *   context add 1000 × 98,304 B / 2.35 TB/s = 0.042 ms; each sequence adds
+ *   ~0.02 ms of sampling and bookkeeping, as for the 8B. The base is the
+ *   bandwidth floor: kernel-launch and routing overheads, which weigh most
+ *   at small batches, are not in it.
+ */
+export const QWEN3_30B_A3B_H100_VLLM: EngineConfig = {
+  kvCacheTokens: 132_096,
+  blockTokens: 16,
+  maxRunning: 1024,
+  prefillTokensPerSec: 36_000,
+  decodeStepBaseMs: 1.05,
+  decodeStepPerSeqMs: 0.02,
+  decodeStepPerKTokenMs: 0.042,
+  expertWeightsMs: 24.7,
+  expertShare: 8 / 128,
+  maxBatchedTokens: 8192,
+};
+
 /** The default backend: one Llama-3.1-8B replica on one H100 under vLLM. */
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = LLAMA_3_1_8B_H100_VLLM;
 
 export const ENGINE_PRESETS: Readonly<Record<string, EngineConfig>> = {
   "llama-3.1-8b-h100-vllm": LLAMA_3_1_8B_H100_VLLM,
   "llama-3.1-70b-4xh100-vllm": LLAMA_3_1_70B_4XH100_VLLM,
+  "qwen3-30b-a3b-h100-vllm": QWEN3_30B_A3B_H100_VLLM,
 };
+
+/** The name of DEFAULT_ENGINE_CONFIG in ENGINE_PRESETS. */
+export const DEFAULT_PRESET = "llama-3.1-8b-h100-vllm";
+
+/** A preset by name; an unknown name is an error that lists the known ones. */
+export function enginePreset(name: string): EngineConfig {
+  const preset = ENGINE_PRESETS[name];
+  if (preset === undefined)
+    throw new RangeError(`unknown engine preset "${name}": use ${Object.keys(ENGINE_PRESETS).join(", ")}`);
+  return preset;
+}
 
 /** Usable KV memory of the 8B preset, in GiB, recomputed from the figures above (kept for tests/docs). */
 export const LLAMA_3_1_8B_H100_KV_GIB = (442_368 * kvBytesPerToken(32, 8, 128)) / GIB;

@@ -1,12 +1,15 @@
 /**
- * Contract of the backend model: one inference engine instance as vLLM behaves
- * (paged KV cache of 16-token blocks, prefix caching of full blocks, LRU
- * eviction of unpinned blocks, running-request limit, FCFS waiting queue,
- * prefill throughput shared by the batch, decode step time growing with batch).
+ * Contract of the backend model: one inference engine instance as vLLM V1
+ * behaves (paged KV cache of 16-token blocks, prefix caching of full blocks
+ * from the step that schedules them, LRU eviction of unpinned blocks,
+ * running-request limit, FCFS waiting queue admitted within each step's
+ * token budget, chunked prefill, decode step time growing with the batch).
  *
  * Event-driven and clock-free: the caller owns time. The simulator drives it
  * with virtual time; the emulator with the wall clock (setTimeout to
- * nextEventTime()). Both use this one implementation.
+ * nextEventTime()). Both use this one implementation. At one instant,
+ * submit, abort and the readers come before the step boundary due then:
+ * advance(now) runs it, so requests submitted at one instant share a step.
  */
 
 export interface EngineConfig {
@@ -16,7 +19,7 @@ export interface EngineConfig {
   readonly blockTokens: number;
   /** Maximum running (batched) requests (vLLM max_num_seqs). */
   readonly maxRunning: number;
-  /** Prefill throughput of the instance, tokens/s, shared by every request prefilling. */
+  /** Prefill throughput of the instance, tokens/s: a step's prefill chunks take their tokens ÷ this. */
   readonly prefillTokensPerSec: number;
   /** Decode step time at batch size 1, ms. */
   readonly decodeStepBaseMs: number;
@@ -25,7 +28,8 @@ export interface EngineConfig {
   /**
    * Token budget of one engine step (vLLM max_num_batched_tokens; chunked
    * prefill). Decoding sequences take one token each; prefill chunks fill the
-   * rest. Absent: 8192, vLLM's default for the API server on H100-class GPUs.
+   * rest, and waiting requests are admitted only while some is left. At least
+   * maxRunning. Absent: 8192, vLLM's default for the API server on H100-class GPUs.
    */
   readonly maxBatchedTokens?: number;
   /**
@@ -33,6 +37,15 @@ export interface EngineConfig {
    * sequences (attention reads every cached K/V once per step), ms. Absent: 0.
    */
   readonly decodeStepPerKTokenMs?: number;
+  /**
+   * Mixture-of-experts models: ms to read every routed expert's weights once.
+   * A step reads the experts its tokens are routed to, expertWeightsMs × (1 −
+   * (1 − expertShare)^tokens in the step), on top of decodeStepBaseMs (the
+   * weights every step reads). Absent: 0, a dense model.
+   */
+  readonly expertWeightsMs?: number;
+  /** Experts a token is routed to ÷ routed experts per layer (top-k ÷ E); with expertWeightsMs. */
+  readonly expertShare?: number;
 }
 
 export interface EngineRequest {

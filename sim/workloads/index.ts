@@ -1,9 +1,11 @@
 /**
  * Workloads by name, for the simulator and the end-to-end replay:
- * generated-shared-prefix | multi-turn | zipf | no-shared-prefix | mooncake | file:PATH.
+ * generated-shared-prefix | multi-turn | zipf | no-shared-prefix | burst | burst-mooncake |
+ * mooncake | file:PATH.
  */
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { burst, burstGroupsFor, burstMooncake } from "./burst";
 import { multiTurn } from "./multi-turn";
 import { noSharedPrefix } from "./no-shared-prefix";
 import { generatedSharedPrefix } from "./shared-prefix";
@@ -16,6 +18,8 @@ export const WORKLOAD_NAMES = [
   "multi-turn",
   "zipf",
   "no-shared-prefix",
+  "burst",
+  "burst-mooncake",
   "mooncake",
 ] as const;
 
@@ -38,7 +42,7 @@ export interface WorkloadArgs {
   readonly seed: number;
   /** Replay speed (traces). */
   readonly speed?: number;
-  /** Request count (synthetic workloads that take one; traces: a cap). */
+  /** Request count (synthetic workloads that take one; burst: rounded to whole groups of 16; traces: a cap). */
   readonly requests?: number;
 }
 
@@ -53,6 +57,12 @@ export async function loadWorkload(spec: string, args: WorkloadArgs): Promise<Wo
       return zipfHotPrefix({ rate: args.rate, seed: args.seed, ...n });
     case "no-shared-prefix":
       return noSharedPrefix({ rate: args.rate, seed: args.seed, ...n });
+    case "burst":
+    case "burst-mooncake": {
+      const make = spec === "burst" ? burst : burstMooncake;
+      const groups = args.requests !== undefined ? { groups: burstGroupsFor(args.requests) } : {};
+      return make({ rate: args.rate, seed: args.seed, ...groups });
+    }
     case "mooncake":
       return readTraceFile(mooncakeTracePath(), {
         name: "mooncake",

@@ -39,12 +39,25 @@ export async function loadTokenizer(): Promise<Tiktoken> {
   return encoder;
 }
 
+/**
+ * Token ids the memo holds at most (16 MiB of ids, plus their texts); past
+ * it the memo starts over. A log's hot texts (system prompts, histories)
+ * come back within a few lines and are memoized again at once, and a
+ * million-line log cannot grow it without bound.
+ */
+const MEMO_MAX_TOKENS = 1 << 22;
 const memo = new Map<string, Uint32Array>();
+let memoTokens = 0;
 function encodeMemo(enc: Tiktoken, text: string): Uint32Array {
   let t = memo.get(text);
   if (t === undefined) {
     t = Uint32Array.from(enc.encode(text, "all"));
+    if (memoTokens + t.length > MEMO_MAX_TOKENS) {
+      memo.clear();
+      memoTokens = 0;
+    }
     memo.set(text, t);
+    memoTokens += t.length;
   }
   return t;
 }

@@ -29,6 +29,25 @@ export interface TraceWorkload extends Workload {
 
 const MAX_SAMPLES = 5;
 
+/** One parsed trace line, in whichever format it matched. */
+export interface TraceRecord {
+  readonly format: "mooncake" | "openai";
+  readonly request: WorkloadRequest;
+}
+
+/** The request of one JSON object of a trace, format detected, or why it is malformed. */
+export async function traceRecordRequest(rec: Record<string, unknown>): Promise<TraceRecord | string> {
+  if (looksLikeMooncake(rec)) {
+    const request = mooncakeRequest(rec);
+    return typeof request === "string" ? request : { format: "mooncake", request };
+  }
+  if (looksLikeOpenAI(rec)) {
+    const request = openAIRequest(rec, await loadTokenizer());
+    return typeof request === "string" ? request : { format: "openai", request };
+  }
+  return "neither a Mooncake record (hash_ids) nor an OpenAI request (messages/prompt)";
+}
+
 export async function parseTrace(text: string, opts: TraceOptions = {}): Promise<TraceWorkload> {
   const speed = opts.speed ?? 1;
   if (!(speed > 0 && Number.isFinite(speed))) throw new RangeError(`speed must be > 0, got ${speed}`);
@@ -55,15 +74,12 @@ export async function parseTrace(text: string, opts: TraceOptions = {}): Promise
       bad(i + 1, "not a JSON object");
       continue;
     }
-    const rec = o as Record<string, unknown>;
-    let r: WorkloadRequest | string;
-    if (looksLikeMooncake(rec)) {
-      r = mooncakeRequest(rec);
-      if (typeof r !== "string") mooncake++;
-    } else if (looksLikeOpenAI(rec)) r = openAIRequest(rec, await loadTokenizer());
-    else r = "neither a Mooncake record (hash_ids) nor an OpenAI request (messages/prompt)";
+    const r = await traceRecordRequest(o as Record<string, unknown>);
     if (typeof r === "string") bad(i + 1, r);
-    else parsed.push(r);
+    else {
+      if (r.format === "mooncake") mooncake++;
+      parsed.push(r.request);
+    }
   }
   // Stable sort by arrival; rebase to the first request and apply the speed factor.
   const order = parsed

@@ -4,12 +4,16 @@
  * really over: after the last streamed byte, not when headers leave. Fields
  * are facts about routing and timing; prompts and keys never appear.
  */
+import type { BlockKey } from "../prefix/block-keys";
+import { chainDigest } from "../prefix/chain-digest";
 import { sha256Hex } from "./sha256";
 
 export interface RequestLogFields {
   requestId: string;
   method: string;
   path: string;
+  /** Epoch ms when the gateway received the request (the line is written when it ends). */
+  arrivedAt: number;
   model?: string;
   /** Gateway key the request authenticated with (its 8-hex fingerprint, as fingerprint() gives). */
   key?: string;
@@ -21,6 +25,12 @@ export interface RequestLogFields {
   promptTokens?: number;
   /** Prompt tokens the routing key was computed from; promptTokens past them is an estimate. */
   keyedTokens?: number;
+  /** Every k-th chained block key of the keyed prefix, 8 hex each (src/prefix/chain-digest.ts): no text. */
+  prefixKeys?: string;
+  /** Tokens each key of prefixKeys covers. */
+  prefixEvery?: number;
+  /** The client's max_tokens / max_completion_tokens, when it sent one. */
+  maxTokens?: number;
   /** Where the hits went, in prompt tokens: the longest prefix any usable backend held (per the index)… */
   cachedTokensAvailable?: number;
   /** …what the decision expected on the chosen backend (captured)… */
@@ -76,7 +86,7 @@ export class RequestLog {
     private readonly startedAt: number,
     private readonly sink: LogSink = defaultSink,
   ) {
-    this.fields = { requestId, method, path };
+    this.fields = { requestId, method, path, arrivedAt: startedAt };
   }
 
   set(fields: Partial<RequestLogFields>): void {
@@ -105,4 +115,22 @@ export class RequestLog {
 /** A short, non-reversible fingerprint (first 8 hex of SHA-256) for identifiers we may not log raw. */
 export function fingerprint(value: string): Promise<string> {
   return sha256Hex(value, 4);
+}
+
+/**
+ * What `prefix-gateway analyze` reads from a line besides its counts, never
+ * text: the digest of the request's block-key chain and the client's
+ * max_tokens. One function for the Worker and the analyzer's tests, so the
+ * line they agree on is the line the Worker writes.
+ */
+export function prefixLogFields(
+  blocks: readonly BlockKey[],
+  blockTokens: number,
+  prefixTokens: number,
+  maxTokens: number | undefined,
+): Pick<RequestLogFields, "prefixKeys" | "prefixEvery" | "maxTokens"> {
+  return {
+    ...chainDigest(blocks, blockTokens, prefixTokens),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+  };
 }

@@ -8,7 +8,7 @@ import { prefixKeysForRequest } from "../../prefix/request-keys";
 import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
 import { modelNotFound } from "../errors";
-import { fingerprint } from "../log";
+import { fingerprint, prefixLogFields } from "../log";
 import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
 import { armKeyOf } from "./arm-key";
@@ -48,10 +48,14 @@ export async function readInferenceRequest(
     blockTokens: config.router.blockTokens,
     prefixTokens: config.prefixTokens,
   });
-  // Where the exact count stops and the estimate (ceil(chars / 4)) starts.
-  log.set({ promptTokens, keyedTokens: keyed.tokens });
   const outputTokens =
     (kind === "chat" ? (body as ChatBody).max_completion_tokens : undefined) ?? body.max_tokens ?? undefined;
+  // keyedTokens: where the exact count stops and the estimate (ceil(chars / 4)) starts.
+  log.set({
+    promptTokens,
+    keyedTokens: keyed.tokens,
+    ...prefixLogFields(blocks, config.router.blockTokens, config.prefixTokens, outputTokens),
+  });
 
   // A streamed answer carries usage only if asked for; we ask, and strip that chunk if the client did not.
   const strip = stream && body.stream_options?.include_usage !== true;

@@ -1,0 +1,51 @@
+/**
+ * The bounds an EngineConfig must respect, and the defaults of its optional
+ * fields, checked once when an engine is built.
+ */
+import type { EngineConfig } from "./types";
+
+/** vLLM's max_num_batched_tokens default for the API server on GPUs with ≥70 GiB (arg_utils.py get_batch_defaults). */
+export const DEFAULT_MAX_BATCHED_TOKENS = 8192;
+
+/** The step token budget of a config (max_num_batched_tokens). */
+export function stepBudget(c: EngineConfig): number {
+  return c.maxBatchedTokens ?? DEFAULT_MAX_BATCHED_TOKENS;
+}
+
+export function validateConfig(c: EngineConfig): void {
+  const positiveInt = (name: string, v: number | undefined): void => {
+    if (v !== undefined && (!Number.isInteger(v) || v < 1))
+      throw new RangeError(`EngineConfig.${name} must be a positive integer, got ${v}`);
+  };
+  const nonNegative = (name: string, v: number | undefined): void => {
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+      throw new RangeError(`EngineConfig.${name} must be a finite number ≥ 0, got ${v}`);
+  };
+  positiveInt("blockTokens", c.blockTokens);
+  positiveInt("maxRunning", c.maxRunning);
+  positiveInt("maxBatchedTokens", c.maxBatchedTokens);
+  // vLLM refuses the same (SchedulerConfig.verify_max_model_len): every running decode must fit one step.
+  if (stepBudget(c) < c.maxRunning)
+    throw new RangeError(
+      `EngineConfig.maxBatchedTokens (${stepBudget(c)}) must be ≥ maxRunning (${c.maxRunning}): every running sequence needs a token of each step`,
+    );
+  if (!Number.isFinite(c.kvCacheTokens) || c.kvCacheTokens < c.blockTokens)
+    throw new RangeError(`EngineConfig.kvCacheTokens must hold at least one block, got ${c.kvCacheTokens}`);
+  if (!(Number.isFinite(c.prefillTokensPerSec) && c.prefillTokensPerSec > 0))
+    throw new RangeError(`EngineConfig.prefillTokensPerSec must be > 0, got ${c.prefillTokensPerSec}`);
+  nonNegative("decodeStepBaseMs", c.decodeStepBaseMs);
+  nonNegative("decodeStepPerSeqMs", c.decodeStepPerSeqMs);
+  nonNegative("decodeStepPerKTokenMs", c.decodeStepPerKTokenMs);
+  nonNegative("expertWeightsMs", c.expertWeightsMs);
+  if (
+    (c.expertWeightsMs ?? 0) > 0 &&
+    !(c.expertShare !== undefined && c.expertShare > 0 && c.expertShare <= 1)
+  )
+    throw new RangeError(
+      `EngineConfig.expertShare must be in (0, 1] with expertWeightsMs, got ${c.expertShare}`,
+    );
+  if (c.decodeStepBaseMs + c.decodeStepPerSeqMs <= 0)
+    throw new RangeError(
+      "EngineConfig: a decode step must take some time (decodeStepBaseMs + decodeStepPerSeqMs > 0)",
+    );
+}
