@@ -122,6 +122,73 @@ export const AB_STICKY_MODES = ["conversation", "tenant"] as const;
 export const DEFAULT_SHADOW = "off";
 
 /**
+ * ROUTER_CELLS, auto | 1..ROUTER_CELLS_MAX: how many RouterDO cells serve
+ * each model pool (cells.ts). auto: the fewest that keep every cell within
+ * CELL_MAX_BACKENDS backends and CELL_INDEX_BUDGET_BYTES of affinity index,
+ * so a pool of up to 16 backends stays one RouterDO, as it always was. A
+ * number is clamped to the pool's backend count.
+ */
+export const DEFAULT_ROUTER_CELLS = "auto";
+export const ROUTER_CELLS_MAX = 256;
+
+/**
+ * Most backends one cell serves under ROUTER_CELLS=auto: the throughput rule.
+ * Cloudflare documents a soft limit of about 1,000 requests/s per Durable
+ * Object, and each request costs its cell two calls (route, complete): 500
+ * requests/s per cell, i.e. 16 backends at up to ~31 requests/s each — above
+ * what one GPU replica serves at chat sizes (the simulator's busy 8-backend
+ * fleets run 5–13 requests/s per backend), with room for retries and the
+ * admin's reads.
+ */
+export const CELL_MAX_BACKENDS = 16;
+
+/**
+ * Bytes of affinity index (every A/B arm's and the shadow's) one cell may
+ * hold under ROUTER_CELLS=auto: the memory rule. A Durable Object's isolate
+ * has 128 MB, which also holds the bundle's compiled code, the runtime's
+ * own heap, leases and the garbage collector's headroom; Cloudflare may run
+ * several objects of one class in one isolate, so two cells must fit side
+ * by side. 40 MiB each leaves 48 MB for everything else
+ * (bench/results/scale.md, "Memory per object").
+ */
+export const CELL_INDEX_BUDGET_BYTES = 40 * 2 ** 20;
+
+/**
+ * Bytes one kept key costs in an affinity index when full: a 32-byte node
+ * record plus its share of the power-of-two bucket array (4 to 8 bytes), so
+ * at most 40 (lru-block-set.ts; its test measures it).
+ */
+export const INDEX_BYTES_PER_KEY = 40;
+
+/**
+ * How long a cell's load figure, learnt from a route response, stands for
+ * the cell's load in the Worker's choice of cell (cell-ring.ts). A figure
+ * older than this is no evidence: the cell counts as under its cap.
+ */
+export const CELL_LOAD_TTL_MS = 1000;
+
+/**
+ * The cell choice's memory of prefix families (cell-chooser.ts), per pool
+ * and Worker isolate: a family is the requests that share a prefix up to
+ * some depth (first the leading 64 tokens).
+ * - CELL_FAMILY_MEMORY: families remembered (least recently seen forgotten
+ *   first; a forgotten family starts again at its ring home). ~0.7 KB each.
+ * - CELL_RATE_HALF_LIFE_MS: half-life of the request counts that give a
+ *   family's share of the pool's traffic.
+ * - CELL_SPLIT_SHARE / CELL_JOIN_SHARE: a family whose share reaches
+ *   CELL_SPLIT_SHARE × 1/K (it alone would fill a cell) is split where its
+ *   requests diverge; it is kept whole again below CELL_JOIN_SHARE × 1/K
+ *   (hysteresis: no flapping at the threshold).
+ * - CELL_MIN_EVIDENCE: requests (decayed count) the isolate must have seen
+ *   before shares mean anything; until then no family is split.
+ */
+export const CELL_FAMILY_MEMORY = 2048;
+export const CELL_RATE_HALF_LIFE_MS = 10_000;
+export const CELL_SPLIT_SHARE = 0.5;
+export const CELL_JOIN_SHARE = 0.25;
+export const CELL_MIN_EVIDENCE = 64;
+
+/**
  * `value` if it is within the setting's bounds (and whole, for integer
  * settings); a RangeError naming `label` otherwise. The Worker's config
  * checks the same bounds on the vars (src/worker/config.ts); the Router and

@@ -37,6 +37,11 @@ export interface RouterOptions {
 /** Default resolution of the affinity index, tokens (see RouterOptions.indexStride). */
 export const DEFAULT_INDEX_STRIDE_TOKENS = 64;
 
+/** The index stride a Router uses by default at this block size: every 64 tokens' key, at least every block. */
+export function defaultIndexStride(blockTokens: number): number {
+  return Math.max(1, Math.floor(DEFAULT_INDEX_STRIDE_TOKENS / blockTokens));
+}
+
 /** Outlier detection as the gateway's defaults set it (see defaults.ts). */
 export const DEFAULT_HEALTH_SETTINGS: HealthSettings = {
   fall: SETTINGS.EJECT_AFTER_FAULTS.default,
@@ -75,8 +80,7 @@ export function resolveRouterOptions(options: RouterOptions): ResolvedRouterOpti
             : { defaultPrefillTokensPerSec: options.defaultPrefillTokensPerSec },
         )
       : options.policy;
-  const indexStride =
-    options.indexStride ?? Math.max(1, Math.floor(DEFAULT_INDEX_STRIDE_TOKENS / blockTokens));
+  const indexStride = options.indexStride ?? defaultIndexStride(blockTokens);
   if (!Number.isInteger(indexStride) || indexStride < 1)
     throw new RangeError(`indexStride: must be a positive integer, got ${indexStride}`);
   return {
