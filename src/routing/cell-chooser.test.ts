@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { CellChooser, cellKeyDepth } from "./cell-chooser";
+import { CellRing } from "./cell-ring";
+import { CELL_MIN_EVIDENCE } from "./defaults";
+import { seededRandom } from "./seeded-random";
+import type { RouteRequest } from "./types";
+
+const BLOCK = 16;
+
+/** Chained keys: a shared head of `shared` blocks (named by `head`), then `own` blocks unique to `tail`. */
+function request(head: number, shared: number, tail: number, own: number): RouteRequest {
+  const blocks: number[] = [];
+  for (let i = 0; i < shared; i++) blocks.push(head * 1_000_003 + i);
+  for (let i = 0; i < own; i++) blocks.push(head * 1_000_003 + tail * 7_919 + 500_000 + i);
+  return { blocks, promptTokens: blocks.length * BLOCK };
+}
+
+function chooser(k: number): CellChooser {
+  return new CellChooser(new CellRing(Array.from({ length: k }, () => 1)), {
+    balanceFactor: 1.25,
+    blockTokens: BLOCK,
+  });
+}
+
+describe("cellKeyDepth", () => {
+  it("is the block spanning the first 64 tokens", () => {
+    expect(cellKeyDepth(16)).toBe(3);
+    expect(cellKeyDepth(512)).toBe(0);
+  });
+});
+
+describe("CellChooser", () => {
+  it("one cell: cell 0 whatever it is told", () => {
+    const c = chooser(1);
+    c.report(0, 10_000, 0);
+    expect(c.choose(request(1, 8, 1, 4), 0)).toEqual({ cell: 0, reason: "home", level: 0 });
+  });
+
+  it("a family goes to the ring home of its key at 64 tokens, and requests sharing those 64 tokens go together", () => {
+    const c = chooser(4);
+    const first = c.choose(request(5, 4, 1, 10), 0);
+    expect(first.reason).toBe("home");
+    expect(first.cell).toBe(c.ring.home(request(5, 4, 1, 10).blocks[3]!));
+    for (let t = 2; t < 20; t++) expect(c.choose(request(5, 4, t, 10), t).cell).toBe(first.cell);
+  });
+
+  it("a family whose cell is over its cap moves to its next cell in probe order, and stays there", () => {
+    const c = chooser(4);
+    const req = request(9, 4, 1, 4);
+    const key = req.blocks[3]!;
+    const order = c.ring.order(key);
+    for (let j = 0; j < 4; j++) c.report(j, j === order[0] ? 40 : 10, 0);
+    expect(c.choose(req, 1)).toEqual({ cell: order[1], reason: "spill", level: 0 });
+    // Home is back under its cap, but the family stays where it moved (its cache is there now).
+    c.report(order[0]!, 5, 2);
+    expect(c.choose(req, 3)).toEqual({ cell: order[1], reason: "moved", level: 0 });
+  });
+
+  it("a family that takes a cell's share of the traffic is split where its requests diverge", () => {
+    const k = 4;
+    const c = chooser(k);
+    const random = seededRandom(3);
+    // Every request shares a 32-block system prompt, then is one of 200 conversations.
+    const cells = new Set<number>();
+    let splitSeen = 0;
+    for (let i = 0; i < CELL_MIN_EVIDENCE * 4; i++) {
+      const conv = Math.floor(random() * 200);
+      const choice = c.choose(request(1, 32, conv, 8), i);
+      if (choice.level > 0) {
+        splitSeen++;
+        cells.add(choice.cell);
+      }
+    }
+    expect(splitSeen).toBeGreaterThan(CELL_MIN_EVIDENCE);
+    // Split into conversations, the system prompt's traffic reaches every cell.
+    expect(cells.size).toBe(k);
+    // And a conversation's turns still go together: its key past the shared part names its family.
+    const a = c.choose(request(1, 32, 17, 8), 10_000);
+    const b = c.choose(request(1, 32, 17, 12), 10_001);
+    expect(a.level).toBeGreaterThan(0);
+    expect(b.cell).toBe(a.cell);
+  });
+
+  it("families under a cell's share are never split", () => {
+    const c = chooser(4);
+    const random = seededRandom(4);
+    for (let i = 0; i < 2000; i++) {
+      const head = Math.floor(random() * 500);
+      expect(c.choose(request(head, 8, i, 4), i).level).toBe(0);
+    }
+  });
+});

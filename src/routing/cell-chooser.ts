@@ -1,0 +1,158 @@
+/**
+ * Which cell of a pool a request goes to: the one implementation the Worker
+ * (router-client.ts, one chooser per pool and isolate) and the simulator
+ * (sim/cells.ts) run. Pure: time is a parameter.
+ *
+ * The aim is the routing core's, one level up: requests that share a prefix
+ * go where it is cached, and no cell is loaded above c × its share. A cell
+ * holds its backends' affinity indexes; the Worker sees none of them, so it
+ * works with prefix families instead (prefix-family.ts):
+ *
+ * 1. A request's family is first named by its key at CELL_KEY_TOKENS (64)
+ *    tokens, prefix_aware's ring key for a new prefix: a system prompt and
+ *    every conversation and user of it.
+ * 2. A family is kept whole, in one cell: its ring home at first, then
+ *    wherever it last moved. It moves — to the first cell under its cap in
+ *    its key's probe order — only when its cell is at its bounded-load cap
+ *    (cell-ring.ts). Moving a whole family, and keeping it there, is what
+ *    keeps a conversation's turns together; sending each request on its own
+ *    to whichever cell had room at that instant scatters them (measured:
+ *    4 points of hit rate lost at 4 cells on multi-turn chat).
+ * 3. A family that alone takes a fair cell's share of the traffic (1/K) or
+ *    more cannot stay whole without overloading its cell — a hot tenant, or
+ *    a system prompt every request starts with (the Mooncake trace's first
+ *    512 tokens) — so it is split where its requests diverge: each request
+ *    continues as a member of the family named by its key at the first block
+ *    past the shared part (a conversation, a sub-template), and steps 2–3
+ *    apply to that family. Splitting costs the shared part once per cell.
+ *
+ * Everything is learnt from the requests and the route responses that pass
+ * through this isolate (RouteResult.cellInflight); nothing is shared between
+ * isolates, so each converges on its own view, and an isolate that sees a
+ * family for the first time starts it at its ring home, as every other does.
+ */
+import { CellLoads, type CellRing } from "./cell-ring";
+import {
+  CELL_FAMILY_MEMORY,
+  CELL_JOIN_SHARE,
+  CELL_MIN_EVIDENCE,
+  CELL_RATE_HALF_LIFE_MS,
+  CELL_SPLIT_SHARE,
+} from "./defaults";
+import { DecayedCount, PrefixFamily } from "./prefix-family";
+import type { BlockKey, RouteRequest } from "./types";
+
+/** Leading tokens whose key names a request's first family: prefix_aware's ring key for a new prefix (64). */
+export const CELL_KEY_TOKENS = 64;
+
+/** Family levels a request descends at most (each level at least one block deeper). */
+const MAX_LEVELS = 8;
+
+/** Block position of a request's first family key: the block spanning its first CELL_KEY_TOKENS tokens. */
+export function cellKeyDepth(blockTokens: number): number {
+  return Math.max(1, Math.ceil(CELL_KEY_TOKENS / blockTokens)) - 1;
+}
+
+export type CellReason =
+  /** The family's ring home. */
+  | "home"
+  /** The cell the family moved to earlier, when its home was at its cap. */
+  | "moved"
+  /** The family's cell was at its cap: the family moves now. */
+  | "spill";
+
+export interface CellChoice {
+  readonly cell: number;
+  readonly reason: CellReason;
+  /** Family levels descended: 0 for a whole first family, 1 after one split, … */
+  readonly level: number;
+}
+
+export interface CellChooserOptions {
+  readonly balanceFactor: number;
+  readonly blockTokens: number;
+  readonly familyMemory?: number;
+  readonly halfLifeMs?: number;
+}
+
+export class CellChooser {
+  readonly loads: CellLoads;
+  private readonly families = new Map<BlockKey, PrefixFamily>();
+  private readonly total: DecayedCount;
+  private readonly balanceFactor: number;
+  private readonly firstDepth: number;
+  private readonly memory: number;
+  private readonly halfLifeMs: number;
+
+  constructor(
+    readonly ring: CellRing,
+    options: CellChooserOptions,
+  ) {
+    this.loads = new CellLoads(ring.size);
+    this.balanceFactor = options.balanceFactor;
+    this.firstDepth = cellKeyDepth(options.blockTokens);
+    this.memory = options.familyMemory ?? CELL_FAMILY_MEMORY;
+    this.halfLifeMs = options.halfLifeMs ?? CELL_RATE_HALF_LIFE_MS;
+    this.total = new DecayedCount(this.halfLifeMs);
+  }
+
+  /** What a route response said of its cell's load. */
+  report(cell: number, inflight: number, now: number): void {
+    this.loads.report(cell, inflight, now);
+  }
+
+  choose(req: RouteRequest, now: number): CellChoice {
+    if (this.ring.size === 1) return { cell: 0, reason: "home", level: 0 };
+    this.total.add(now);
+    const blocks = req.blocks;
+    const n = blocks.length;
+    let depth = Math.min(n, this.firstDepth + 1) - 1;
+    // No full block: the prompt length stands for the key, as on the backend ring.
+    let key: BlockKey = depth < 0 ? req.promptTokens : blocks[depth]!;
+    let level = 0;
+    for (;;) {
+      const family = this.family(key, depth);
+      family.rate.add(now);
+      if (depth >= 0) family.observe(blocks);
+      this.judgeShare(family, now);
+      const shared = family.sharedBlocks();
+      if (family.split && shared !== undefined && shared < n && shared > depth && level < MAX_LEVELS) {
+        depth = shared;
+        key = blocks[depth]!;
+        level++;
+        continue;
+      }
+      return this.place(family, key, level, now);
+    }
+  }
+
+  /** The family's cell, or the first under its cap in its key's probe order (where it then stays). */
+  private place(family: PrefixFamily, key: BlockKey, level: number, now: number): CellChoice {
+    if (this.ring.underCap(family.cell, this.loads, this.balanceFactor, now))
+      return { cell: family.cell, reason: family.cell === this.ring.home(key) ? "home" : "moved", level };
+    family.cell = this.ring.firstUnderCap(key, this.loads, this.balanceFactor, now).cell;
+    return { cell: family.cell, reason: "spill", level };
+  }
+
+  /** Splits a family whose share fills a cell; joins it again well below that (hysteresis). */
+  private judgeShare(family: PrefixFamily, now: number): void {
+    const total = this.total.read(now);
+    if (total < CELL_MIN_EVIDENCE) return;
+    const cells = (family.rate.read(now) / total) * this.ring.size;
+    if (!family.split && cells >= CELL_SPLIT_SHARE) family.split = true;
+    else if (family.split && cells < CELL_JOIN_SHARE) family.split = false;
+  }
+
+  /** The family named by `key`, remembered least recently used first out. */
+  private family(key: BlockKey, depth: number): PrefixFamily {
+    let f = this.families.get(key);
+    if (f !== undefined) {
+      this.families.delete(key);
+    } else {
+      f = new PrefixFamily(depth, this.ring.home(key), this.halfLifeMs);
+      if (this.families.size >= this.memory) this.families.delete(this.families.keys().next().value!);
+    }
+    this.families.set(key, f);
+    return f;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The cells of one pool as a cell choice sees them (cell-chooser.ts): a
+ * weighted consistent-hash ring over the cells, each cell's load as route
+ * responses last reported it, and the bounded-load test.
+ *
+ * Probe order: the ring over the cells (a cell weighs what its backends
+ * weigh), walked as the backend ring is (ring.ts): home first, then
+ * key-seeded rehashes. Every isolate computes the same order, so a key's
+ * second home is stable.
+ *
+ * Load: the Worker learns each cell's requests in flight from the route
+ * responses it already gets (RouteResult.cellInflight) and keeps the latest
+ * figure per cell (CellLoads). A cell may take a request while its figure is
+ * under the bounded-load cap ceil(c · w_j/W · (T + 1)) (bounded-load.ts), T
+ * the sum of the figures. A cell with no figure younger than
+ * CELL_LOAD_TTL_MS counts as idle: an avoided cell is tried again after that
+ * long, and a quiet isolate never acts on old news.
+ */
+import { boundedCap } from "./bounded-load";
+import { CELL_LOAD_TTL_MS } from "./defaults";
+import { hashKey } from "./hash";
+import { HashRing } from "./ring";
+import type { BlockKey } from "./types";
+
+/** Salts the cell ring's positions apart from the backend rings inside the cells, which hash the same keys. */
+const CELL_RING_SALT = 0x5eed;
+
+/** The latest load figure each cell reported, and when: what one Worker isolate knows. */
+export class CellLoads {
+  private readonly inflight: Float64Array;
+  private readonly at: Float64Array;
+
+  constructor(
+    readonly size: number,
+    readonly ttlMs: number = CELL_LOAD_TTL_MS,
+  ) {
+    this.inflight = new Float64Array(size);
+    this.at = new Float64Array(size).fill(Number.NEGATIVE_INFINITY);
+  }
+
+  /** A route response from `cell` said it has `inflight` requests in flight (that one included). */
+  report(cell: number, inflight: number, now: number): void {
+    this.inflight[cell] = inflight;
+    this.at[cell] = now;
+  }
+
+  /** The cell's figure if it is fresh, else undefined (no evidence: treated as idle). */
+  load(cell: number, now: number): number | undefined {
+    return now - this.at[cell]! <= this.ttlMs ? this.inflight[cell]! : undefined;
+  }
+}
+
+export class CellRing {
+  readonly size: number;
+  private readonly ring: HashRing;
+  private readonly weights: readonly number[];
+
+  constructor(weights: readonly number[]) {
+    if (weights.length === 0) throw new RangeError("cells: need at least one");
+    this.size = weights.length;
+    this.weights = weights;
+    this.ring = new HashRing(weights.map((weight, j) => ({ id: `cell-${j}`, weight })));
+  }
+
+  /** The cells in the key's probe order (home first). */
+  order(key: BlockKey): Int32Array {
+    return this.ring.order(hashKey(key, CELL_RING_SALT));
+  }
+
+  /** The key's home cell. */
+  home(key: BlockKey): number {
+    return this.ring.primary(hashKey(key, CELL_RING_SALT));
+  }
+
+  /**
+   * Whether `cell` may take a request: under its bounded-load cap among the
+   * cells with a fresh figure (their weight, their total). A cell without one
+   * is no evidence either way: it may take the request, and it does not
+   * count toward the average (counting it as idle would drag the average
+   * down and make a busy isolate's home look over its cap).
+   */
+  underCap(cell: number, loads: CellLoads, balanceFactor: number, now: number): boolean {
+    const load = loads.load(cell, now);
+    if (load === undefined) return true;
+    let total = 0;
+    let weight = 0;
+    for (let j = 0; j < this.size; j++) {
+      const l = loads.load(j, now);
+      if (l === undefined) continue;
+      total += l;
+      weight += this.weights[j]!;
+    }
+    return load < boundedCap(this.weights[cell]!, weight, total, balanceFactor);
+  }
+
+  /**
+   * The first cell in the key's probe order under its cap, and whether any
+   * cell before it was at its cap. When every cell is (only possible with
+   * c < 1): the least loaded per weight, ties in probe order.
+   */
+  firstUnderCap(
+    key: BlockKey,
+    loads: CellLoads,
+    balanceFactor: number,
+    now: number,
+  ): { cell: number; skipped: boolean } {
+    const order = this.order(key);
+    for (let r = 0; r < order.length; r++)
+      if (this.underCap(order[r]!, loads, balanceFactor, now)) return { cell: order[r]!, skipped: r > 0 };
+    let best = order[0]!;
+    let bestLoad = Number.POSITIVE_INFINITY;
+    for (const j of order) {
+      const l = (loads.load(j, now) ?? 0) / this.weights[j]!;
+      if (l < bestLoad) {
+        best = j;
+        bestLoad = l;
+      }
+    }
+    return { cell: best, skipped: true };
+  }
+}
