@@ -70,6 +70,27 @@ describe("CellRing", () => {
     expect(ring.firstUnderCap(key, loads, C, 1500)).toEqual({ cell: home, skipped: false });
   });
 
+  it("an old figure counts as idle: a cell that drained while this isolate sent it nothing does not keep the busy cell under its cap", () => {
+    const ring = new CellRing([1, 1]);
+    const key = 4242;
+    const home = ring.home(key);
+    const loads = new CellLoads(2, 1000);
+    // The other cell was busy when it last answered (300 in flight), then this isolate stopped sending it requests.
+    loads.report(1 - home, 300, 0);
+    loads.report(home, 200, 2000);
+    // Kept at 300, it would put home's cap at ceil(1.25 · 1/2 · 501) = 314; as idle, at ceil(1.25 · 1/2 · 201) = 126.
+    expect(ring.underCap(home, loads, C, 2000)).toBe(false);
+    expect(ring.firstUnderCap(key, loads, C, 2000)).toEqual({ cell: 1 - home, skipped: true });
+  });
+
+  it("a cell that never reported does not count toward the average: a new isolate's first home is not over its cap", () => {
+    const ring = new CellRing([1, 1, 1, 1]);
+    const loads = new CellLoads(4);
+    const key = 99;
+    loads.report(ring.home(key), 20, 0);
+    expect(ring.firstUnderCap(key, loads, C, 1)).toEqual({ cell: ring.home(key), skipped: false });
+  });
+
   it("a hot key cannot hold one cell above c × its fair share: the bound spills it", () => {
     const ring = new CellRing([1, 1, 1, 1]);
     const loads = new CellLoads(4);

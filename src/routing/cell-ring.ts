@@ -12,9 +12,15 @@
  * responses it already gets (RouteResult.cellInflight) and keeps the latest
  * figure per cell (CellLoads). A cell may take a request while its figure is
  * under the bounded-load cap ceil(c · w_j/W · (T + 1)) (bounded-load.ts), T
- * the sum of the figures. A cell with no figure younger than
- * CELL_LOAD_TTL_MS counts as idle: an avoided cell is tried again after that
- * long, and a quiet isolate never acts on old news.
+ * the sum of the figures of the cells that ever reported, W their weight.
+ * A figure older than CELL_LOAD_TTL_MS is no evidence of load: the cell
+ * may take a request whatever it said (an avoided cell is tried again after
+ * that long, and its answer refreshes the figure), and it counts as idle in
+ * T. Both halves were measured on multi-turn chat at K = 2 (one isolate):
+ * dropping old figures from T left the busy cell comparing itself with
+ * itself; keeping them left a cell that had drained looking as busy as when
+ * its families left it, and the other cell holding every family — 97% of
+ * the load either way.
  */
 import { boundedCap } from "./bounded-load";
 import { CELL_LOAD_TTL_MS } from "./defaults";
@@ -44,9 +50,14 @@ export class CellLoads {
     this.at[cell] = now;
   }
 
-  /** The cell's figure if it is fresh, else undefined (no evidence: treated as idle). */
+  /** The cell's figure if it is fresh, else undefined (no evidence: the cell may take a request). */
   load(cell: number, now: number): number | undefined {
     return now - this.at[cell]! <= this.ttlMs ? this.inflight[cell]! : undefined;
+  }
+
+  /** Whether the cell ever reported to this isolate. */
+  reported(cell: number): boolean {
+    return this.at[cell] !== Number.NEGATIVE_INFINITY;
   }
 }
 
@@ -73,11 +84,12 @@ export class CellRing {
   }
 
   /**
-   * Whether `cell` may take a request: under its bounded-load cap among the
-   * cells with a fresh figure (their weight, their total). A cell without one
-   * is no evidence either way: it may take the request, and it does not
-   * count toward the average (counting it as idle would drag the average
-   * down and make a busy isolate's home look over its cap).
+   * Whether `cell` may take a request: its fresh figure under its
+   * bounded-load cap among the cells that ever reported to this isolate
+   * (fresh figures as they are, old ones as idle; their weight). A cell
+   * without a fresh figure may: no evidence against it. A cell that never
+   * reported does not count toward the average (counting it as idle would
+   * make every home of a new isolate look over its cap).
    */
   underCap(cell: number, loads: CellLoads, balanceFactor: number, now: number): boolean {
     const load = loads.load(cell, now);
@@ -85,9 +97,8 @@ export class CellRing {
     let total = 0;
     let weight = 0;
     for (let j = 0; j < this.size; j++) {
-      const l = loads.load(j, now);
-      if (l === undefined) continue;
-      total += l;
+      if (!loads.reported(j)) continue;
+      total += loads.load(j, now) ?? 0;
       weight += this.weights[j]!;
     }
     return load < boundedCap(this.weights[cell]!, weight, total, balanceFactor);
