@@ -12,7 +12,9 @@ import {
   DEFAULT_AB_STICKY,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_ROUTER_CELLS,
   DEFAULT_SHADOW,
+  ROUTER_CELLS_MAX,
   SETTINGS,
   type SettingName,
 } from "../routing/defaults";
@@ -137,6 +139,17 @@ const envSchema = z
       .string()
       .default(DEFAULT_SHADOW)
       .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+    ROUTER_CELLS: z
+      .string()
+      .trim()
+      .default(DEFAULT_ROUTER_CELLS)
+      .transform((raw, ctx): number | "auto" => {
+        if (raw === "auto") return raw;
+        const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+        if (n >= 1 && n <= ROUTER_CELLS_MAX) return n;
+        ctx.addIssue({ code: "custom", message: `must be auto or an integer within 1..${ROUTER_CELLS_MAX}` });
+        return z.NEVER;
+      }),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
@@ -193,6 +206,8 @@ export interface GatewayConfig {
   /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
   readonly abSticky: (typeof AB_STICKY_MODES)[number];
   readonly deadlines: Deadlines;
+  /** ROUTER_CELLS: RouterDO cells per pool, or auto (src/routing/cells.ts cellCount). */
+  readonly routerCells: number | "auto";
   /** Models the fleet serves, in first-seen order. */
   readonly models: readonly string[];
 }
@@ -257,6 +272,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         responseMs: e.LEASE_TTL_SECONDS * 1000,
         routerMs: e.ROUTER_TIMEOUT_MS,
       },
+      routerCells: e.ROUTER_CELLS,
       models,
     },
   };

@@ -33,6 +33,7 @@ describe("parseConfig", () => {
       shadow: false,
     });
     expect(r.config.abSticky).toBe("conversation");
+    expect(r.config.routerCells).toBe("auto");
     expect(r.config.deadlines).toEqual({
       connectMs: 10_000,
       firstByteMs: 60_000,
@@ -91,6 +92,10 @@ describe("parseConfig", () => {
     [{ AB_PERCENT: "101" }, "AB_PERCENT: must be <= 100"],
     [{ AB_STICKY: "user" }, "AB_STICKY: must be one of conversation, tenant"],
     [{ SHADOW: "yes" }, "SHADOW: must be on or off"],
+    [{ ROUTER_CELLS: "0" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
+    [{ ROUTER_CELLS: "257" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
+    [{ ROUTER_CELLS: "2.5" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
+    [{ ROUTER_CELLS: "many" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
