@@ -1,5 +1,7 @@
 /**
- * RouterDO: one per model pool, a thin durable shell around the routing core
+ * RouterDO: one per model pool (one per cell of a pool split into cells:
+ * src/worker/router/pool-cells.ts; it routes over the backends its spec
+ * lists and never knows it is a cell), a thin durable shell around the routing core
  * (src/routing). It owns the in-flight leases, stores the fleet spec and the
  * Router's health rows (SQLite), spends the pool's retry budget, and keeps
  * one alarm set to the earliest deadline (lease expiry or a health probe).
@@ -222,6 +224,7 @@ export class RouterDO extends DurableObject<Env> {
       arm: ARM_LABELS[arm]!,
       ...(shadow !== undefined ? { shadow } : {}),
       ...(ejected.length > 0 ? { ejected } : {}),
+      cellInflight: this.leases.size,
     };
   }
 

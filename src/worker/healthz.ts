@@ -9,10 +9,13 @@ import type { Context } from "hono";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
-import { routerStub } from "./router/router-client";
+import type { Cell } from "./router/pool-cells";
+import { poolFor, routerStub } from "./router/router-client";
 import type { StatsResult } from "./router/router-rpc";
 
-type PoolHealth = StatsResult | { ok: false; code: "router_unavailable"; message: string };
+type CellHealth = StatsResult | { ok: false; code: "router_unavailable"; message: string };
+/** One RouterDO's stats when the pool is one cell (as before cells); each cell's, by RouterDO name, otherwise. */
+type PoolHealth = CellHealth | { ok: true; cells: Record<string, CellHealth> };
 
 export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
   const result = await loadConfig(c.env);
@@ -37,7 +40,7 @@ export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
   });
 }
 
-/** Each pool's RouterDO stats; a pool whose RouterDO cannot be reached says so instead. */
+/** Each pool's RouterDO stats (each cell's); a RouterDO that cannot be reached says so instead. */
 async function poolHealth(
   c: Context<GatewayEnv>,
   config: GatewayConfig,
@@ -45,16 +48,25 @@ async function poolHealth(
   const pools: Record<string, PoolHealth> = {};
   await Promise.all(
     config.models.map(async (model) => {
-      try {
-        pools[model] = await routerStub(c.env.ROUTER, model).stats();
-      } catch (err) {
-        pools[model] = {
-          ok: false,
-          code: "router_unavailable",
-          message: err instanceof Error ? err.message : String(err),
-        };
-      }
+      const pool = await poolFor(config, model);
+      const cells = await Promise.all(pool.cells.map((cell) => cellHealth(c.env.ROUTER, cell)));
+      pools[model] =
+        cells.length === 1
+          ? cells[0]!
+          : { ok: true, cells: Object.fromEntries(pool.cells.map((cell, i) => [cell.name, cells[i]!])) };
     }),
   );
   return pools;
+}
+
+async function cellHealth(ns: Env["ROUTER"], cell: Cell): Promise<CellHealth> {
+  try {
+    return await routerStub(ns, cell).stats();
+  } catch (err) {
+    return {
+      ok: false,
+      code: "router_unavailable",
+      message: err instanceof Error ? err.message : String(err),
+    };
+  }
 }

@@ -1,10 +1,12 @@
 /**
- * The admin side of the RouterDO contract: each pool's snapshot (one
- * RouterDO per pool today; a pool split into cells would merge theirs with
- * mergeSnapshots), and the operator's changes, sent with the pool's spec so
- * a pool no request has reached yet can take them.
+ * The admin side of the RouterDO contract: each pool's snapshot, merged
+ * over its cells (mergeSnapshots: the cells own disjoint backends, so the
+ * merge is the pool), and the operator's changes, sent with the cell's
+ * spec so a cell no request has reached yet can take them: a drain to the
+ * cell owning the backend, a reset of the affinity index to every cell.
  */
 import type { GatewayConfig } from "../config";
+import { cellOwning } from "../router/pool-cells";
 import { type Pool, poolFor, routerStub } from "../router/router-client";
 import type { AdminResult } from "../router/router-rpc";
 import type { PoolSnapshot } from "../stats/pool-snapshot";
@@ -14,15 +16,11 @@ export type PoolState =
   | { readonly ok: true; readonly snapshot: PoolSnapshot }
   | { readonly ok: false; readonly code: "no_fleet" | "router_unavailable"; readonly message: string };
 
-/** The RouterDO cells of a pool: one per pool today (router-client.ts routerStub). */
-function cellsOf(ns: Env["ROUTER"], model: string) {
-  return [routerStub(ns, model)];
-}
-
 /** One pool's figures, merged over its cells. */
-export async function poolState(ns: Env["ROUTER"], model: string): Promise<PoolState> {
+export async function poolState(ns: Env["ROUTER"], config: GatewayConfig, model: string): Promise<PoolState> {
   try {
-    const results = await Promise.all(cellsOf(ns, model).map((stub) => stub.snapshot()));
+    const pool = await poolFor(config, model);
+    const results = await Promise.all(pool.cells.map((cell) => routerStub(ns, cell).snapshot()));
     let merged: PoolSnapshot | undefined;
     for (const r of results) {
       if (!r.ok) continue;
@@ -42,7 +40,7 @@ export async function poolState(ns: Env["ROUTER"], model: string): Promise<PoolS
 
 /** Every pool's state, by model. */
 export async function poolStates(ns: Env["ROUTER"], config: GatewayConfig): Promise<Map<string, PoolState>> {
-  const states = await Promise.all(config.models.map((m) => poolState(ns, m)));
+  const states = await Promise.all(config.models.map((m) => poolState(ns, config, m)));
   return new Map(config.models.map((m, i) => [m, states[i]!]));
 }
 
@@ -55,7 +53,10 @@ export async function drainIn(
   drained: boolean,
 ): Promise<AdminResult> {
   const pool: Pool = await poolFor(config, model);
-  return routerStub(ns, model).drain({ fleetVersion: pool.version, spec: pool.spec, backendId, drained });
+  const cell = cellOwning(pool.cells, backendId);
+  if (cell === undefined)
+    return { ok: false, code: "unknown_backend", message: `backend ${backendId} is not in the pool` };
+  return routerStub(ns, cell).drain({ fleetVersion: cell.version, spec: cell.spec, backendId, drained });
 }
 
 /** Forgets a pool's affinity index. */
@@ -65,5 +66,15 @@ export async function resetAffinityOf(
   model: string,
 ): Promise<AdminResult> {
   const pool = await poolFor(config, model);
-  return routerStub(ns, model).resetAffinity({ fleetVersion: pool.version, spec: pool.spec });
+  const results = await Promise.all(
+    pool.cells.map((cell) =>
+      routerStub(ns, cell).resetAffinity({ fleetVersion: cell.version, spec: cell.spec }),
+    ),
+  );
+  const drained: string[] = [];
+  for (const r of results) {
+    if (!r.ok) return r;
+    drained.push(...r.drained);
+  }
+  return { ok: true, drained };
 }

@@ -134,7 +134,7 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   if (
     failure === undefined ||
     !RETRYABLE.has(failure) ||
-    ctx.call.pool.spec.backends.length < 2 ||
+    first.cell.spec.backends.length < 2 ||
     ctx.client.aborted
   )
     return { final: one };

@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import type { InferenceKind } from "../request/openai-schemas";
-import { poolFor, type RouteCall, routerStub } from "../router/router-client";
+import { poolFor, type RouteCall } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
 import { respond } from "./respond";
@@ -16,7 +16,7 @@ export function inferenceHandler(kind: InferenceKind) {
     const config = c.get("config");
     const request = await readInferenceRequest(c, kind);
     const call: RouteCall = {
-      stub: routerStub(c.env.ROUTER, request.model),
+      router: c.env.ROUTER,
       pool: await poolFor(config, request.model),
       req: request.route,
       armKey: request.armKey,

@@ -14,15 +14,24 @@
  * A lease the RouterDO grants after the Worker stopped waiting is handed back
  * unused; a local decision's outcome is reported with observe() once the
  * stream ends. Nothing is counted twice.
+ *
+ * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
+ * own backends. The request's cell is chosen here, by the pool's cell
+ * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
+ * cell's load from the route responses (cellInflight); from then on the
+ * request lives in that cell: its lease, its retry, its report, and, when the
+ * cell does not answer, the local decision among the cell's backends.
  */
 
 import type { RouteTicket } from "../../routing";
+import { CellChooser } from "../../routing/cell-chooser";
+import { CellRing } from "../../routing/cell-ring";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
-import { sha256Hex } from "../sha256";
 import type { ArmLabel } from "../stats/pool-snapshot";
 import { type LocalRouter, localRouterFor } from "./local-router";
+import { type Cell, poolCells, specVersion } from "./pool-cells";
 import type {
   CompleteInput,
   FailureKind,
@@ -36,6 +45,10 @@ export interface Pool {
   readonly model: string;
   readonly spec: PoolSpec;
   readonly version: string;
+  /** The pool's RouterDO cells (one unless ROUTER_CELLS or the fleet's size says otherwise). */
+  readonly cells: readonly Cell[];
+  /** This isolate's choice of cell for the pool's requests (unused with one cell). */
+  readonly chooser: CellChooser;
 }
 
 const poolsByConfig = new WeakMap<GatewayConfig, Map<string, Promise<Pool>>>();
@@ -55,19 +68,23 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
         .map((b) => ({ id: b.id, url: b.url, weight: b.weight, kvCacheTokens: b.kvCacheTokens })),
       ...config.router,
     };
-    pool = sha256Hex(JSON.stringify(spec), 8).then((version) => ({ model, spec, version }));
+    pool = specVersion(spec).then(async (version) => {
+      const cells = await poolCells(model, spec, version, config.routerCells);
+      const ring = new CellRing(cells.map((c) => c.spec.backends.reduce((w, b) => w + b.weight, 0)));
+      const chooser = new CellChooser(ring, {
+        balanceFactor: spec.balanceFactor,
+        blockTokens: spec.blockTokens,
+      });
+      return { model, spec, version, cells, chooser };
+    });
     pools.set(model, pool);
   }
   return pool;
 }
 
-/**
- * The RouterDO of a pool: one object per model. Splitting a hot pool into
- * cells (one RouterDO per disjoint subset of its backends, chosen by ring
- * key) would change only this name.
- */
-export function routerStub(ns: Env["ROUTER"], model: string) {
-  return ns.getByName(model);
+/** The RouterDO of one cell of a pool (the pool's only one, named by its model, when K = 1). */
+export function routerStub(ns: Env["ROUTER"], cell: Cell) {
+  return ns.getByName(cell.name);
 }
 
 export type RouterStub = ReturnType<typeof routerStub>;
@@ -76,6 +93,8 @@ export type RouterStub = ReturnType<typeof routerStub>;
 export type Decision =
   | {
       readonly via: "router";
+      /** The cell whose RouterDO holds the lease. */
+      readonly cell: Cell;
       readonly leaseId: string;
       readonly backendId: string;
       readonly reason: RouteReason;
@@ -88,6 +107,8 @@ export type Decision =
     }
   | {
       readonly via: "local";
+      /** The cell that did not answer: the decision was made among its backends, and is reported to it. */
+      readonly cell: Cell;
       readonly ticket: RouteTicket;
       readonly local: LocalRouter;
       readonly routedAt: number;
@@ -111,7 +132,7 @@ export const ROUTER_BACKOFF_MS = 1000;
 /** A report (complete, observe) waits at most this long: it runs after the response, in waitUntil. */
 const REPORT_TIMEOUT_MS = 5000;
 
-/** Per model: until when this isolate decides alone. */
+/** Per cell (RouterDO name): until when this isolate decides alone. */
 const routerDownUntil = new Map<string, number>();
 /** Fleet versions this isolate has seen a RouterDO accept; others are sent with their spec. */
 const confirmed = new Set<string>();
@@ -129,7 +150,8 @@ function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 export interface RouteCall {
-  readonly stub: RouterStub;
+  /** The RouterDO namespace: each cell's object is named in it (routerStub). */
+  readonly router: Env["ROUTER"];
   readonly pool: Pool;
   readonly req: RouteRequest;
   /** The request's A/B arm key (inference/arm-key.ts). */
@@ -150,23 +172,26 @@ export const RETRY_REFUSED = "retry_refused" as const;
  * there is none.
  */
 export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decision | typeof RETRY_REFUSED> {
-  const { pool } = call;
-  const local = localRouterFor(pool.model, pool.version, pool.spec);
-  if (retryOf?.decision.via === "local") return decideLocally(call, local, retryOf);
-  if ((routerDownUntil.get(pool.model) ?? 0) > call.now()) {
+  // A retry stays in its first attempt's cell: that RouterDO holds the failed lease and the failed backend.
+  const cell = retryOf?.decision.cell ?? chooseCell(call);
+  const local = localRouterFor(cell.name, cell.version, cell.spec);
+  if (retryOf?.decision.via === "local") return decideLocally(call, cell, local, retryOf);
+  if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) {
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
-    return decideLocally(call, local, retryOf);
+    return decideLocally(call, cell, local, retryOf);
   }
   try {
-    const res = await routeVia(call, retryOf);
+    const res = await routeVia(call, cell, retryOf);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
     }
-    routerDownUntil.delete(pool.model);
+    routerDownUntil.delete(cell.name);
+    if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
     local.syncEjected(res.ejected);
     return {
       via: "router",
+      cell,
       leaseId: res.leaseId,
       backendId: res.backendId,
       reason: res.reason,
@@ -179,15 +204,23 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     };
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    routerDownUntil.set(pool.model, call.now() + ROUTER_BACKOFF_MS);
+    routerDownUntil.set(cell.name, call.now() + ROUTER_BACKOFF_MS);
     // The RouterDO may or may not have ended the failed lease before it failed us: ending it again is a no-op.
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
-    return decideLocally(call, local, retryOf);
+    return decideLocally(call, cell, local, retryOf);
   }
+}
+
+/** The request's cell: the pool's only one, or the cell chooser's pick. */
+function chooseCell(call: RouteCall): Cell {
+  const { cells, chooser } = call.pool;
+  if (cells.length === 1) return cells[0]!;
+  return cells[chooser.choose(call.req, call.now()).cell]!;
 }
 
 function decideLocally(
   call: RouteCall,
+  cell: Cell,
   local: LocalRouter,
   retryOf?: RetryOf,
 ): Decision | typeof RETRY_REFUSED {
@@ -205,6 +238,7 @@ function decideLocally(
   const { decision, ticket } = local.decide(call.req, ctx, avoid);
   return {
     via: "local",
+    cell,
     ticket,
     local,
     routedAt: now,
@@ -228,13 +262,14 @@ function failedReport(retryOf: RetryOf): CompleteInput {
 
 function endLeaseOf(call: RouteCall, retryOf: RetryOf): void {
   if (retryOf.decision.via !== "router") return;
-  call.waitUntil(reportComplete(call.stub, retryOf.decision.leaseId, failedReport(retryOf)));
+  const stub = routerStub(call.router, retryOf.decision.cell);
+  call.waitUntil(reportComplete(stub, retryOf.decision.leaseId, failedReport(retryOf)));
 }
 
 /** One route call (two when the RouterDO asks for the spec), within the deadline. */
-async function routeVia(call: RouteCall, retryOf?: RetryOf): Promise<RouteResult> {
-  const { pool, stub } = call;
-  const key = `${pool.model}\u0000${pool.version}`;
+async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise<RouteResult> {
+  const stub = routerStub(call.router, cell);
+  const key = `${cell.name}\u0000${cell.version}`;
   const retry =
     retryOf?.decision.via === "router"
       ? {
@@ -251,8 +286,8 @@ async function routeVia(call: RouteCall, retryOf?: RetryOf): Promise<RouteResult
       ...call.req,
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...retry,
-      fleetVersion: pool.version,
-      ...(withSpec ? { spec: pool.spec } : {}),
+      fleetVersion: cell.version,
+      ...(withSpec ? { spec: cell.spec } : {}),
     };
     // An async wrapper turns the RPC stub's promise-and-pipeline type into a plain promise.
     const pending = (async (): Promise<RouteResult> => stub.route(input))();
@@ -290,13 +325,14 @@ export async function reportComplete(
 
 /** Reports how a decision ended: its lease, or (a local decision) its own router and then observe(). */
 export function reportOutcome(call: RouteCall, decision: Decision, outcome: CompleteInput): void {
+  const stub = routerStub(call.router, decision.cell);
   if (decision.via === "router") {
-    call.waitUntil(reportComplete(call.stub, decision.leaseId, outcome));
+    call.waitUntil(reportComplete(stub, decision.leaseId, outcome));
     return;
   }
   decision.local.finish(decision.ticket, outcome, { now: call.now(), random: Math.random });
   const input: ObserveInput = {
-    fleetVersion: call.pool.version,
+    fleetVersion: decision.cell.version,
     backendId: decision.backendId,
     blocks: call.req.blocks,
     promptTokens: call.req.promptTokens,
@@ -304,7 +340,7 @@ export function reportOutcome(call: RouteCall, decision: Decision, outcome: Comp
     outcome,
   };
   call.waitUntil(
-    deadline((async () => call.stub.observe(input))(), REPORT_TIMEOUT_MS).catch(() => {
+    deadline((async () => stub.observe(input))(), REPORT_TIMEOUT_MS).catch(() => {
       // Still unreachable: this outcome is lost to the RouterDO (the local router learned it).
     }),
   );

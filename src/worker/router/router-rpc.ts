@@ -7,7 +7,9 @@
  * but never with their apiKey.
  *
  * Shard-agnostic: a RouterDO decides over the traffic it is given and never
- * assumes it sees all of a pool's requests; the Worker chooses the object.
+ * assumes it sees all of a pool's requests; the Worker chooses the object
+ * (one per cell of the pool: pool-cells.ts), and sends it the spec of its
+ * cell's backends only.
  */
 import type { RouterStats } from "../../routing";
 import type { PolicyName, RouteReason } from "../../routing/types";
@@ -114,6 +116,11 @@ export type RouteResult =
       readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
       /** Backends out of rotation right now, ejected or drained (absent when none): the Worker's view for local decisions. */
       readonly ejected?: readonly string[];
+      /**
+       * Requests in flight in this RouterDO (leases, this one included): the load figure the Worker's
+       * choice of cell bounds (src/routing/cell-ring.ts). Absent from an object deployed before cells.
+       */
+      readonly cellInflight?: number;
     }
   | {
       readonly ok: false;

@@ -1,0 +1,118 @@
+/**
+ * A pool split into RouterDO cells (ROUTER_CELLS), through the real Worker
+ * and RouterDOs against real emulators: each cell's object routes over its
+ * own backends only, every request is decided and completed in one of them,
+ * the admin's reads merge the cells and its drain reaches the owning cell.
+ * (With one cell the pool is the single RouterDO named by its model: every
+ * other workerd test runs that way, under ROUTER_CELLS = auto.)
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import {
+  ADMIN_TOKEN,
+  authHeaders,
+  BACKEND_KEY,
+  chatBody,
+  gatewayWithEnv,
+  longPrompt,
+  SPARE_MODEL,
+  spareUrls,
+} from "./helpers";
+
+const IDS = ["cell-a", "cell-b", "cell-c", "cell-d"];
+
+/** The spare-model pool as four backends (two per emulator: the emulators do not know ids) in two cells. */
+function cellsEnv(): { BACKENDS: string; ROUTER_CELLS: string } {
+  const urls = spareUrls();
+  return {
+    BACKENDS: JSON.stringify(
+      IDS.map((id, i) => ({
+        id,
+        url: urls[i % urls.length],
+        models: [SPARE_MODEL],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 262144,
+      })),
+    ),
+    ROUTER_CELLS: "2",
+  };
+}
+
+const cellNames = [`${SPARE_MODEL} cell 1/2`, `${SPARE_MODEL} cell 2/2`];
+
+async function cellStats(name: string) {
+  const s = await env.ROUTER.getByName(name).stats();
+  if (!s.ok) throw new Error(`${name}: ${s.message}`);
+  return s;
+}
+
+function send(seed: string): Promise<Response> {
+  const body = JSON.parse(chatBody(longPrompt(seed), "q")) as Record<string, unknown>;
+  return gatewayWithEnv(cellsEnv(), "/v1/chat/completions", {
+    method: "POST",
+    headers: authHeaders(),
+    body: JSON.stringify({ ...body, model: SPARE_MODEL }),
+  });
+}
+
+describe("ROUTER_CELLS = 2", () => {
+  it("each cell's RouterDO owns a disjoint half of the pool and decides the requests sent to it", async () => {
+    const served: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const res = await send(`cells-${i}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-route")).not.toBe("local");
+      served.push(res.headers.get("x-prefix-gateway-backend")!);
+    }
+    const [one, two] = await Promise.all(cellNames.map(cellStats));
+    const ids = (s: typeof one) => s!.backends.map((b) => b.id);
+    expect(ids(one!).length).toBe(2);
+    expect(ids(two!).length).toBe(2);
+    expect([...ids(one!), ...ids(two!)].sort()).toEqual(IDS);
+    // Every request was completed in a cell, none twice; both cells got some (24 distinct prompts).
+    expect(one!.usage.completed + two!.usage.completed).toBe(24);
+    expect(one!.usage.completed).toBeGreaterThan(0);
+    expect(two!.usage.completed).toBeGreaterThan(0);
+    expect(one!.leases + two!.leases).toBe(0);
+    // Each request was served by a backend of the cell that decided it: the counts agree per cell.
+    const count = (s: typeof one) => served.filter((b) => ids(s!).includes(b)).length;
+    expect(count(one!)).toBe(one!.usage.completed);
+    // The pool's single RouterDO (K = 1's name) was never asked.
+    expect((await env.ROUTER.getByName(SPARE_MODEL).stats()).ok).toBe(false);
+  });
+
+  it("the admin's stats merge the cells; a drain reaches the cell that owns the backend", async () => {
+    await send("cells-admin");
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const stats = await gatewayWithEnv(cellsEnv(), "/admin/stats", { headers: admin });
+    expect(stats.status).toBe(200);
+    const body = (await stats.json()) as {
+      pools: Record<string, { ok: boolean; backends: { id: string }[] }>;
+    };
+    expect(body.pools[SPARE_MODEL]!.backends.map((b) => b.id).sort()).toEqual(IDS);
+
+    const drain = await gatewayWithEnv(cellsEnv(), "/admin/backends/cell-c/drain", {
+      method: "POST",
+      headers: admin,
+    });
+    expect(drain.status).toBe(200);
+    expect(await drain.json()).toMatchObject({ pools: { [SPARE_MODEL]: { drained: ["cell-c"] } } });
+    const cells = await Promise.all(cellNames.map(cellStats));
+    const owner = cells.find((s) => s.backends.some((b) => b.id === "cell-c"))!;
+    expect(owner.router.backends.find((b) => b.id === "cell-c")!.drained).toBe(true);
+    // The other cell never heard of it.
+    const other = cells.find((s) => s !== owner)!;
+    expect(other.router.backends.some((b) => b.id === "cell-c" || b.drained)).toBe(false);
+    const health = await gatewayWithEnv(cellsEnv(), "/healthz", { headers: admin });
+    const h = (await health.json()) as {
+      pools: Record<string, { ok: boolean; cells?: Record<string, unknown> }>;
+    };
+    expect(Object.keys(h.pools[SPARE_MODEL]!.cells!).sort()).toEqual(cellNames);
+    const undrain = await gatewayWithEnv(cellsEnv(), "/admin/backends/cell-c/undrain", {
+      method: "POST",
+      headers: admin,
+    });
+    expect(undrain.status).toBe(200);
+  });
+});
