@@ -9,6 +9,8 @@ import { fixtureConfig, type GatewayRuntime, startGateway } from "./gateway";
 import { groupCpuByCommand } from "./proc-cpu";
 
 export interface DoRate {
+  /** RouterDO objects driven at once (cells of one pool, 16 backends each); 1: the one object. */
+  readonly cells: number;
   readonly clients: number;
   /** A new stub per decision (as per request in the gateway) instead of one stub for the whole run. */
   readonly freshStub: boolean;
@@ -31,7 +33,7 @@ new_sqlite_classes = ["RouterDO"]
 
 export async function routerDoRates(
   projectDir: string,
-  runs: readonly (readonly [clients: number, decisions: number, freshStub: boolean])[],
+  runs: readonly (readonly [clients: number, decisions: number, freshStub: boolean, cells?: number])[],
   runtime: GatewayRuntime,
 ): Promise<DoRate[]> {
   const cfg = await fixtureConfig("e2e-do-driver", "bench/e2e/workerd/do-driver.js", DO_BINDING, projectDir);
@@ -46,15 +48,19 @@ export async function routerDoRates(
     // Warm-up: hydrate the DO, fill the affinity index, let V8 optimise.
     await (await fetch(`${gw.url}/drive?clients=1&decisions=500`)).text();
     const out: DoRate[] = [];
-    for (const [clients, decisions, freshStub] of runs) {
+    for (const [clients, decisions, freshStub, cells = 1] of runs) {
+      // Hydrate this run's objects first (their spec, V8 warm on their code): the run times decisions only.
+      if (cells > 1)
+        await (await fetch(`${gw.url}/drive?clients=${cells}&decisions=${cells * 50}&cells=${cells}`)).text();
       const c0 = groupCpuByCommand(gw.pgid);
       const res = await fetch(
-        `${gw.url}/drive?clients=${clients}&decisions=${decisions}${freshStub ? "&fresh=1" : ""}`,
+        `${gw.url}/drive?clients=${clients}&decisions=${decisions}${freshStub ? "&fresh=1" : ""}&cells=${cells}`,
       );
       if (!res.ok) throw new Error(`do-driver: ${res.status} ${await res.text()}`);
       const r = (await res.json()) as { decisions: number; ms: number };
       const cpu = (groupCpuByCommand(gw.pgid)["workerd:worker"] ?? 0) - (c0["workerd:worker"] ?? 0);
       out.push({
+        cells,
         clients,
         freshStub,
         decisions: r.decisions,

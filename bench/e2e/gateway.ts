@@ -122,10 +122,17 @@ export async function fixtureConfig(
   const toml = await readFile(join(root, "wrangler.toml"), "utf8");
   const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
   if (date === undefined) throw new Error("wrangler.toml has no compatibility_date");
+  // The product's module aliases (protobufjs/minimal, which the stats code imports and never uses), so
+  // a fixture that bundles the RouterDO builds as the product does.
+  const table = /^\[alias\]\n((?:(?!\[).*\n)*)/m.exec(toml)?.[1] ?? "";
+  const aliases = [...table.matchAll(/^"([^"]+)"\s*=\s*"([^"]+)"/gm)]
+    .map((m) => `${JSON.stringify(m[1])} = ${JSON.stringify(resolve(root, m[2]!))}\n`)
+    .join("");
   const configPath = join(dir, "wrangler.toml");
   await writeFile(
     configPath,
-    `name = "${name}"\nmain = ${JSON.stringify(resolve(root, workerPath))}\ncompatibility_date = "${date}"\n${extraToml}`,
+    `name = "${name}"\nmain = ${JSON.stringify(resolve(root, workerPath))}\ncompatibility_date = "${date}"\n` +
+      `${aliases === "" ? "" : `[alias]\n${aliases}`}${extraToml}`,
   );
   return { configPath, dispose: () => rm(dir, { recursive: true, force: true }) };
 }

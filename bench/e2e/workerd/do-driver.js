@@ -1,16 +1,18 @@
 // Bench fixture (plain JS, like ../passthrough-worker.js): a Worker that
 // hosts the real RouterDO class and drives it over RPC from inside workerd,
 // for the decisions-per-second figure without HTTP, backends or streaming.
-// GET /drive?clients=C&decisions=N[&fresh=1] → JSON timing. fresh=1 takes a new
-// stub for every decision, as the gateway must (a stub cannot outlive the
-// request that made it), to show what opening one costs. Served by workerd or wrangler dev from
+// GET /drive?clients=C&decisions=N[&fresh=1][&cells=K] → JSON timing. fresh=1 takes
+// a new stub for every decision, as the gateway must (a stub cannot outlive the
+// request that made it), to show what opening one costs. cells=K drives K RouterDO
+// objects at once, each a cell of 16 backends of its own (caller i drives cell
+// i mod K), named as the gateway names a pool's cells; K = 1 is the one object. Served by workerd or wrangler dev from
 // a generated config (cost-do.ts); never deployed.
 export { RouterDO } from "../../../durable-objects/router-do";
 
 const BACKENDS = 16;
-const spec = {
+const specOf = (cell, k) => ({
   backends: Array.from({ length: BACKENDS }, (_, i) => ({
-    id: `b${i}`,
+    id: k === 1 ? `b${i}` : `c${cell}-b${i}`,
     url: `http://127.0.0.1:9/${i}`,
     weight: 1,
     kvCacheTokens: 442368,
@@ -20,7 +22,16 @@ const spec = {
   balanceFactor: 1.25,
   leaseTtlSeconds: 300,
   healthProbeSeconds: 10,
-};
+  ejectAfterFaults: 3,
+  restoreAfterChecks: 2,
+  maxEjectionPercent: 50,
+  retryBudgetPercent: 20,
+  abPolicy: null,
+  abPercent: 50,
+  shadow: false,
+});
+const nameOf = (cell, k) => (k === 1 ? "bench-pool" : `bench-pool cell ${cell + 1}/${k}`);
+const versionOf = (cell, k) => (k === 1 ? "bench-v1" : `bench-v1-${cell}-${k}`);
 
 function blocks(group, q) {
   const out = new Array(512);
@@ -28,17 +39,18 @@ function blocks(group, q) {
   return out;
 }
 
-let sent = false;
-async function decide(stub, n) {
+const sent = new Set();
+async function decide(stub, n, cell, k) {
+  const version = versionOf(cell, k);
   const r = await stub.route({
-    fleetVersion: "bench-v1",
-    ...(sent ? {} : { spec }),
+    fleetVersion: version,
+    ...(sent.has(version) ? {} : { spec: specOf(cell, k) }),
     blocks: blocks(n % 256, n),
     promptTokens: 8192,
     outputTokens: 256,
   });
   if (!r.ok) throw new Error(`route: ${r.code} ${r.message}`);
-  sent = true;
+  sent.add(version);
   const c = await stub.complete(r.leaseId, {
     ok: true,
     status: 200,
@@ -56,16 +68,25 @@ export default {
     const clients = Number(url.searchParams.get("clients") ?? 1);
     const decisions = Number(url.searchParams.get("decisions") ?? 1000);
     const fresh = url.searchParams.get("fresh") === "1";
-    const shared = env.ROUTER.getByName("bench-pool");
-    const stubFor = () => (fresh ? env.ROUTER.getByName("bench-pool") : shared);
+    const k = Number(url.searchParams.get("cells") ?? 1);
+    const shared = Array.from({ length: k }, (_, j) => env.ROUTER.getByName(nameOf(j, k)));
+    const stubFor = (cell) => (fresh ? env.ROUTER.getByName(nameOf(cell, k)) : shared[cell]);
     const perClient = Math.ceil(decisions / clients);
     const t0 = performance.now();
     await Promise.all(
-      Array.from({ length: clients }, async () => {
-        for (let k = 0; k < perClient; k++) await decide(stubFor(), next++);
+      Array.from({ length: clients }, async (_, i) => {
+        const cell = i % k;
+        for (let d = 0; d < perClient; d++) await decide(stubFor(cell), next++, cell, k);
       }),
     );
     const ms = performance.now() - t0;
-    return Response.json({ backends: BACKENDS, clients, fresh, decisions: perClient * clients, ms });
+    return Response.json({
+      backends: BACKENDS,
+      cells: k,
+      clients,
+      fresh,
+      decisions: perClient * clients,
+      ms,
+    });
   },
 };
