@@ -26,6 +26,8 @@
 import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
+import { routeKeys } from "../../routing/route-keys";
+import { defaultIndexStride } from "../../routing/router-options";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
@@ -281,9 +283,13 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
         }
       : {};
   const started = call.now();
+  // Only the keys the routing core reads cross the call (route-keys.ts): half of them, in one typed array.
+  const { blocks, ...req } = call.req;
+  const keys = routeKeys(blocks, cell.spec.blockTokens, defaultIndexStride(cell.spec.blockTokens));
   for (let withSpec = !confirmed.has(key); ; withSpec = true) {
     const input: RouteInput = {
-      ...call.req,
+      ...req,
+      keys,
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...retry,
       fleetVersion: cell.version,
