@@ -16,8 +16,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
-import { blocksOf } from "../src/routing/route-keys";
-import { defaultIndexStride } from "../src/routing/router-options";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
@@ -195,12 +193,8 @@ export class RouterDO extends DurableObject<Env> {
     } else {
       this.budget!.deposit();
     }
-    const blockTokens = this.spec.blockTokens;
     const req: RouteRequest = {
-      blocks:
-        input.keys !== undefined
-          ? blocksOf(input.keys, blockTokens, defaultIndexStride(blockTokens))
-          : (input.blocks ?? []),
+      blocks: input.blocks,
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
     };

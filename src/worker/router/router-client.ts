@@ -26,8 +26,6 @@
 import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
-import { routeKeys } from "../../routing/route-keys";
-import { defaultIndexStride } from "../../routing/router-options";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
@@ -283,13 +281,9 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
         }
       : {};
   const started = call.now();
-  // Only the keys the routing core reads cross the call (route-keys.ts): half of them, in one typed array.
-  const { blocks, ...req } = call.req;
-  const keys = routeKeys(blocks, cell.spec.blockTokens, defaultIndexStride(cell.spec.blockTokens));
   for (let withSpec = !confirmed.has(key); ; withSpec = true) {
     const input: RouteInput = {
-      ...req,
-      keys,
+      ...call.req,
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...retry,
       fleetVersion: cell.version,

@@ -12,7 +12,6 @@
  * cell's backends only.
  */
 import type { RouterStats } from "../../routing";
-import type { RouteKeys } from "../../routing/route-keys";
 import type { PolicyName, RouteReason } from "../../routing/types";
 import type { ArmLabel, PoolSnapshot } from "../stats/pool-snapshot";
 
@@ -82,13 +81,7 @@ export interface RouteInput {
   readonly fleetVersion: string;
   /** Sent when the Worker is not sure the DO has this version (saves a round trip). */
   readonly spec?: PoolSpec;
-  /**
-   * The request's block keys, only those the routing core reads (src/routing/route-keys.ts: ~2 in 4
-   * at the default stride), as one Float64Array. The Worker sends these; `blocks` (every key) is
-   * still taken, from callers that predate them. One of the two is required.
-   */
-  readonly keys?: RouteKeys;
-  readonly blocks?: readonly number[];
+  readonly blocks: readonly number[];
   readonly promptTokens: number;
   readonly outputTokens?: number;
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
