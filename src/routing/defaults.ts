@@ -122,6 +122,37 @@ export const AB_STICKY_MODES = ["conversation", "tenant"] as const;
 export const DEFAULT_SHADOW = "off";
 
 /**
+ * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
+ * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
+ * hint; "" = none. A hint counts only on an object's first `get`: Durable
+ * Objects do not move once created, so it is set before the first request.
+ * Empty by default: the right region is the fleet's, which only the operator
+ * knows (README "Deploy to Cloudflare"). Without a hint an object starts near
+ * the Worker that first asks for it.
+ *
+ * The hints Cloudflare accepts, as @cloudflare/workers-types lists them
+ * (DurableObjectLocationHint; src/worker/location-hint.ts checks the two
+ * agree): Western and Eastern North America, South America, Western and
+ * Eastern Europe, Asia-Pacific (and its northeast and southeast), Oceania,
+ * Africa, the Middle East.
+ */
+export const LOCATION_HINTS = [
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "apac-ne",
+  "apac-se",
+  "oc",
+  "afr",
+  "me",
+] as const;
+export type LocationHint = (typeof LOCATION_HINTS)[number];
+export const DEFAULT_ROUTER_LOCATION_HINT = "";
+
+/**
  * `value` if it is within the setting's bounds (and whole, for integer
  * settings); a RangeError naming `label` otherwise. The Worker's config
  * checks the same bounds on the vars (src/worker/config.ts); the Router and

@@ -12,7 +12,10 @@ import {
   DEFAULT_AB_STICKY,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
+  LOCATION_HINTS,
+  type LocationHint,
   SETTINGS,
   type SettingName,
 } from "../routing/defaults";
@@ -137,6 +140,15 @@ const envSchema = z
       .string()
       .default(DEFAULT_SHADOW)
       .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+    ROUTER_LOCATION_HINT: z
+      .string()
+      .trim()
+      .default(DEFAULT_ROUTER_LOCATION_HINT)
+      .pipe(
+        z.enum(["", ...LOCATION_HINTS], {
+          error: `must be empty (no hint) or one of ${LOCATION_HINTS.join(", ")}`,
+        }),
+      ),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
@@ -195,6 +207,8 @@ export interface GatewayConfig {
   readonly deadlines: Deadlines;
   /** Models the fleet serves, in first-seen order. */
   readonly models: readonly string[];
+  /** ROUTER_LOCATION_HINT: where new RouterDOs and KeyLimiterDOs are created (location-hint.ts); undefined = no hint. */
+  readonly locationHint: LocationHint | undefined;
 }
 
 export type ConfigResult = { ok: true; config: GatewayConfig } | { ok: false; errors: string[] };
@@ -258,6 +272,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         routerMs: e.ROUTER_TIMEOUT_MS,
       },
       models,
+      locationHint: e.ROUTER_LOCATION_HINT === "" ? undefined : e.ROUTER_LOCATION_HINT,
     },
   };
 }

@@ -10,6 +10,7 @@ import {
   DEFAULT_AB_STICKY,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
   defaultVar,
   SETTINGS,
@@ -39,6 +40,7 @@ describe("wrangler.toml [vars]", () => {
       ["AB_POLICY", DEFAULT_AB_POLICY],
       ["AB_STICKY", DEFAULT_AB_STICKY],
       ["SHADOW", DEFAULT_SHADOW],
+      ["ROUTER_LOCATION_HINT", DEFAULT_ROUTER_LOCATION_HINT],
     ]);
     for (const name of Object.keys(SETTINGS) as SettingName[]) expected.set(name, defaultVar(name));
     expect(Object.fromEntries(vars)).toEqual(Object.fromEntries(expected));

@@ -1,7 +1,7 @@
 /** Config validation: field-named errors at the edge, on every request and in /healthz. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
+import { LOCATION_HINTS, type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
 import { formatPath, loadConfig, parseConfig } from "../../src/worker/config";
 import { authHeaders, expectOpenAIError, gatewayWithEnv, MODEL } from "./helpers";
 
@@ -91,10 +91,24 @@ describe("parseConfig", () => {
     [{ AB_PERCENT: "101" }, "AB_PERCENT: must be <= 100"],
     [{ AB_STICKY: "user" }, "AB_STICKY: must be one of conversation, tenant"],
     [{ SHADOW: "yes" }, "SHADOW: must be on or off"],
+    [{ ROUTER_LOCATION_HINT: "us-east-1" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
+    [{ ROUTER_LOCATION_HINT: "ENAM" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+
+  it("takes every Durable Object location hint, or none", async () => {
+    for (const hint of LOCATION_HINTS) {
+      const r = await parseConfig({ ...base, ROUTER_LOCATION_HINT: ` ${hint} ` });
+      expect(r.ok && r.config.locationHint, hint).toBe(hint);
+    }
+    for (const none of [undefined, "", "  "]) {
+      const r = await parseConfig({ ...base, ROUTER_LOCATION_HINT: none });
+      expect(r.ok, String(none)).toBe(true);
+      if (r.ok) expect(r.config.locationHint).toBeUndefined();
+    }
   });
 
   it("never echoes a secret value into an error", async () => {

@@ -4,6 +4,7 @@
  * mergeSnapshots), and the operator's changes, sent with the pool's spec so
  * a pool no request has reached yet can take them.
  */
+import type { LocationHint } from "../../routing/defaults";
 import type { GatewayConfig } from "../config";
 import { type Pool, poolFor, routerStub } from "../router/router-client";
 import type { AdminResult } from "../router/router-rpc";
@@ -15,14 +16,18 @@ export type PoolState =
   | { readonly ok: false; readonly code: "no_fleet" | "router_unavailable"; readonly message: string };
 
 /** The RouterDO cells of a pool: one per pool today (router-client.ts routerStub). */
-function cellsOf(ns: Env["ROUTER"], model: string) {
-  return [routerStub(ns, model)];
+function cellsOf(ns: Env["ROUTER"], model: string, hint: LocationHint | undefined) {
+  return [routerStub(ns, model, hint)];
 }
 
 /** One pool's figures, merged over its cells. */
-export async function poolState(ns: Env["ROUTER"], model: string): Promise<PoolState> {
+export async function poolState(
+  ns: Env["ROUTER"],
+  model: string,
+  hint: LocationHint | undefined,
+): Promise<PoolState> {
   try {
-    const results = await Promise.all(cellsOf(ns, model).map((stub) => stub.snapshot()));
+    const results = await Promise.all(cellsOf(ns, model, hint).map((stub) => stub.snapshot()));
     let merged: PoolSnapshot | undefined;
     for (const r of results) {
       if (!r.ok) continue;
@@ -42,7 +47,7 @@ export async function poolState(ns: Env["ROUTER"], model: string): Promise<PoolS
 
 /** Every pool's state, by model. */
 export async function poolStates(ns: Env["ROUTER"], config: GatewayConfig): Promise<Map<string, PoolState>> {
-  const states = await Promise.all(config.models.map((m) => poolState(ns, m)));
+  const states = await Promise.all(config.models.map((m) => poolState(ns, m, config.locationHint)));
   return new Map(config.models.map((m, i) => [m, states[i]!]));
 }
 
@@ -55,7 +60,12 @@ export async function drainIn(
   drained: boolean,
 ): Promise<AdminResult> {
   const pool: Pool = await poolFor(config, model);
-  return routerStub(ns, model).drain({ fleetVersion: pool.version, spec: pool.spec, backendId, drained });
+  return routerStub(ns, model, config.locationHint).drain({
+    fleetVersion: pool.version,
+    spec: pool.spec,
+    backendId,
+    drained,
+  });
 }
 
 /** Forgets a pool's affinity index. */
@@ -65,5 +75,8 @@ export async function resetAffinityOf(
   model: string,
 ): Promise<AdminResult> {
   const pool = await poolFor(config, model);
-  return routerStub(ns, model).resetAffinity({ fleetVersion: pool.version, spec: pool.spec });
+  return routerStub(ns, model, config.locationHint).resetAffinity({
+    fleetVersion: pool.version,
+    spec: pool.spec,
+  });
 }

@@ -16,7 +16,7 @@ export function inferenceHandler(kind: InferenceKind) {
     const config = c.get("config");
     const request = await readInferenceRequest(c, kind);
     const call: RouteCall = {
-      stub: routerStub(c.env.ROUTER, request.model),
+      stub: routerStub(c.env.ROUTER, request.model, config.locationHint),
       pool: await poolFor(config, request.model),
       req: request.route,
       armKey: request.armKey,

@@ -5,6 +5,8 @@
  * not answer within its deadline lets the request through and says why (the
  * data plane never fails for the control plane's sake).
  */
+import type { LocationHint } from "../../routing/defaults";
+import { placementOptions } from "../location-hint";
 import type { AcquireResult } from "./key-limiter-rpc";
 
 /**
@@ -53,6 +55,8 @@ export interface SlotRequest {
   readonly limit: number;
   readonly ttlMs: number;
   readonly deadlineMs?: number;
+  /** ROUTER_LOCATION_HINT: where the key's KeyLimiterDO starts if this call creates it. */
+  readonly locationHint?: LocationHint;
 }
 
 /**
@@ -72,7 +76,7 @@ export async function acquireSlot(ns: Env["KEY_LIMITER"], req: SlotRequest): Pro
   };
   let res: AcquireResult | typeof TIMED_OUT;
   try {
-    const s = ns.getByName(req.keyId);
+    const s = ns.getByName(req.keyId, placementOptions(req.locationHint));
     stub = s;
     const acquiring = (async (): Promise<AcquireResult> =>
       await s.acquire({ slotId, limit: req.limit, ttlMs: req.ttlMs }))();

@@ -17,9 +17,11 @@
  */
 
 import type { RouteTicket } from "../../routing";
+import type { LocationHint } from "../../routing/defaults";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
+import { placementOptions } from "../location-hint";
 import { sha256Hex } from "../sha256";
 import type { ArmLabel } from "../stats/pool-snapshot";
 import { type LocalRouter, localRouterFor } from "./local-router";
@@ -64,10 +66,11 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
 /**
  * The RouterDO of a pool: one object per model. Splitting a hot pool into
  * cells (one RouterDO per disjoint subset of its backends, chosen by ring
- * key) would change only this name.
+ * key) would change only this name. `hint` (ROUTER_LOCATION_HINT) places the
+ * object when this call creates it (location-hint.ts).
  */
-export function routerStub(ns: Env["ROUTER"], model: string) {
-  return ns.getByName(model);
+export function routerStub(ns: Env["ROUTER"], model: string, hint: LocationHint | undefined) {
+  return ns.getByName(model, placementOptions(hint));
 }
 
 export type RouterStub = ReturnType<typeof routerStub>;
