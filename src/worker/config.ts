@@ -20,6 +20,7 @@ import {
   type SettingName,
 } from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
+import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
 import { sha256 } from "./sha256";
@@ -153,6 +154,22 @@ const envSchema = z
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
       ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
+    // The Deploy to Cloudflare button offers .dev.vars.example's values: never let them guard real backends.
+    if (!env.BACKENDS.every((b) => isLoopbackUrl(b.url))) {
+      const mine = "set your own before BACKENDS leaves this machine";
+      if (env.ADMIN_TOKEN === EXAMPLE_ADMIN_TOKEN)
+        ctx.addIssue({
+          code: "custom",
+          path: ["ADMIN_TOKEN"],
+          message: `is the public example from .dev.vars.example: ${mine}`,
+        });
+      if (env.GATEWAY_API_KEYS.some((k) => k.key === EXAMPLE_GATEWAY_KEY))
+        ctx.addIssue({
+          code: "custom",
+          path: ["GATEWAY_API_KEYS"],
+          message: `holds the public example key from .dev.vars.example: ${mine}`,
+        });
+    }
     if (env.AB_POLICY === env.ROUTING_POLICY)
       ctx.addIssue({
         code: "custom",
