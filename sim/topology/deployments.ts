@@ -6,7 +6,7 @@
  * change locations after they are created"); so without a hint, where the
  * RouterDO lives depends on where the pool's first request came from.
  */
-import type { Topology } from "./path-model";
+import { type Comparison, type Connections, compare, type PathInputs, type Topology } from "./path-model";
 import type { Region } from "./regions";
 
 export interface Deployment {
@@ -19,6 +19,8 @@ export interface Deployment {
   readonly routerDo: "fleet" | "far";
   /** The KeyLimiterDO near the fleet (hint, or made by a placed Worker) or near the key's clients; absent: limits off. */
   readonly limiterDo?: "fleet" | "clients";
+  /** ROUTER_TIMEOUT_MS when the deployment raises it above the default. */
+  readonly routerTimeoutMs?: number;
 }
 
 /** Per-key concurrency limits off: where the RouterDO ends up, with and without placement. */
@@ -28,6 +30,13 @@ export const DEPLOYMENTS: readonly Deployment[] = [
     label: "no placement, RouterDO near the fleet (hint)",
     worker: "edge",
     routerDo: "fleet",
+  },
+  {
+    id: "edge-patient",
+    label: "no placement, hint, ROUTER_TIMEOUT_MS = 300",
+    worker: "edge",
+    routerDo: "fleet",
+    routerTimeoutMs: 300,
   },
   {
     id: "edge-far",
@@ -84,6 +93,17 @@ export function topologyOf(d: Deployment, client: Region, fleet: Region, far: Re
   };
   if (d.limiterDo === undefined) return base;
   return { ...base, limiterDo: d.limiterDo === "fleet" ? fleet : client };
+}
+
+/** What `d` adds for one client, on connections in state `conn`. */
+export function compareDeployment(
+  inputs: PathInputs,
+  d: Deployment,
+  where: { readonly client: Region; readonly fleet: Region; readonly far: Region },
+  conn: Connections,
+): Comparison {
+  const own = d.routerTimeoutMs === undefined ? inputs : { ...inputs, routerTimeoutMs: d.routerTimeoutMs };
+  return compare(own, topologyOf(d, where.client, where.fleet, where.far), conn);
 }
 
 export function labelOf(d: Deployment, far: Region): string {

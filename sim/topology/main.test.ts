@@ -24,7 +24,15 @@ describe("npm run bench:topology", () => {
     expect(code).toBe(0);
     expect(out).toContain("npm run bench:topology\n");
     expect(out).toContain("placement + hint (recommended)");
-    expect(firstRow(out, "eu-west")).toEqual(["eu-west", "91 ms", "+86", "+244", "+9", "+224"]);
+    expect(firstRow(out, "eu-west")).toEqual([
+      "eu-west",
+      "91 ms",
+      "+55 local",
+      "+86",
+      "+55 local",
+      "+9",
+      "+57 local",
+    ]);
   });
 
   it("takes your own round trips and regions", () => {
@@ -33,7 +41,7 @@ describe("npm run bench:topology", () => {
     expect(out).toContain(
       "npm run bench:topology -- --rtt us-east:eu-west=66.6 --clients eu-west --gateway-ms 3",
     );
-    expect(firstRow(out, "eu-west").slice(0, 3)).toEqual(["eu-west", "77 ms", "+70"]);
+    expect(firstRow(out, "eu-west").slice(0, 4)).toEqual(["eu-west", "77 ms", "+53 local", "+70"]);
   });
 
   it("refuses an unknown region or a malformed --rtt with usage (exit 2)", () => {

@@ -4,6 +4,7 @@
  * the figures can be re-run with your own fleet region and measurements.
  */
 import { fileURLToPath } from "node:url";
+import { KEY_LIMITER_DEADLINE_MS, SETTINGS } from "../../src/routing/defaults";
 import { failure, parseFlags, positiveFlag, UsageError } from "../flags";
 import { isRegion, publishedRtts, REGIONS, type Region, withRtts } from "./regions";
 import { topologyReport } from "./report";
@@ -33,6 +34,7 @@ hint), on warm and new connections. Prints Markdown.
   --access-ms MS     client ↔ nearest Cloudflare colo (default ${DEFAULT_ACCESS_MS})
   --local-ms MS      round trip within a region (default ${DEFAULT_LOCAL_MS})
   --gateway-ms MS    the gateway's own work per request (default ${MEASURED_GATEWAY_MS}, measured)
+  --router-timeout-ms MS  ROUTER_TIMEOUT_MS (default ${SETTINGS.ROUTER_TIMEOUT_MS.default}, the var's default)
   --rtt A:B=MS,…     replace published inter-region round trips with your own
   -h, --help
 
@@ -46,6 +48,7 @@ const OPTIONS = {
   "access-ms": { type: "string" },
   "local-ms": { type: "string" },
   "gateway-ms": { type: "string" },
+  "router-timeout-ms": { type: "string" },
   rtt: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -89,6 +92,12 @@ export function topologyCommand(argv: readonly string[], out: (s: string) => voi
           accessMs: positiveFlag("access-ms", v["access-ms"], DEFAULT_ACCESS_MS),
           localMs: positiveFlag("local-ms", v["local-ms"], DEFAULT_LOCAL_MS),
           gatewayMs: positiveFlag("gateway-ms", v["gateway-ms"], MEASURED_GATEWAY_MS),
+          routerTimeoutMs: positiveFlag(
+            "router-timeout-ms",
+            v["router-timeout-ms"],
+            SETTINGS.ROUTER_TIMEOUT_MS.default,
+          ),
+          limiterTimeoutMs: KEY_LIMITER_DEADLINE_MS,
         },
         fleet: regionFlag("fleet", v.fleet ?? "us-east"),
         clients,

@@ -3,7 +3,15 @@ import { DEPLOYMENTS, LIMITER_DEPLOYMENTS, topologyOf } from "./deployments";
 import { compare, directPath, gatewayPath, HANDSHAKE_ROUND_TRIPS, type PathInputs, WARM } from "./path-model";
 import { publishedRtts, REGIONS, type Region, rttBetween } from "./regions";
 
-const inputs: PathInputs = { rtts: publishedRtts(), accessMs: 10, localMs: 2, gatewayMs: 5 };
+const inputs: PathInputs = {
+  rtts: publishedRtts(),
+  accessMs: 10,
+  localMs: 2,
+  gatewayMs: 5,
+  // Deadlines no round trip in these tests reaches, except where a test lowers them.
+  routerTimeoutMs: 1000,
+  limiterTimeoutMs: 1000,
+};
 const R = (a: Region, b: Region): number => rttBetween(inputs.rtts, a, b, inputs.localMs);
 const deployment = (id: string) => [...DEPLOYMENTS, ...LIMITER_DEPLOYMENTS].find((d) => d.id === id)!;
 const added = (id: string, client: Region, fleet: Region = "us-east", far: Region = "ap-southeast") =>
@@ -74,6 +82,33 @@ describe("the gateway path", () => {
       HANDSHAKE_ROUND_TRIPS * inputs.localMs,
       9,
     );
+  });
+
+  it("waits no longer than ROUTER_TIMEOUT_MS for a far RouterDO, then the isolate decides alone", () => {
+    const t = topologyOf(deployment("edge"), "ap-southeast", "us-east", "oc");
+    const patient = gatewayPath(inputs, t, WARM);
+    expect(patient.routedBy).toBe("router");
+    const hasty = gatewayPath({ ...inputs, routerTimeoutMs: 50 }, t, WARM);
+    expect(hasty.routedBy).toBe("local");
+    expect(hasty.legs.find((l) => l.hop === "Worker ↔ RouterDO")).toEqual({
+      hop: "Worker ↔ RouterDO",
+      roundTrips: 1,
+      rttMs: 50,
+      cut: true,
+    });
+    expect(patient.ms - hasty.ms).toBeCloseTo(R("ap-southeast", "us-east") - 50, 9);
+    // Near the fleet the deadline is never reached.
+    const placed = topologyOf(deployment("placed"), "ap-southeast", "us-east", "oc");
+    expect(gatewayPath({ ...inputs, routerTimeoutMs: 50 }, placed, WARM).routedBy).toBe("router");
+  });
+
+  it("goes ahead without a slot past the KeyLimiterDO's deadline", () => {
+    const t = topologyOf(deployment("edge-hint"), "oc", "eu-west", "oc");
+    const leg = gatewayPath({ ...inputs, limiterTimeoutMs: 300 }, t, WARM).legs.find(
+      (l) => l.hop === "Worker ↔ KeyLimiterDO",
+    );
+    expect(R("oc", "eu-west")).toBeGreaterThan(300);
+    expect(leg).toMatchObject({ rttMs: 300, cut: true });
   });
 
   it("calls the KeyLimiterDO only when limits are on, where its hint or its first caller put it", () => {

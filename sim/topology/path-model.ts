@@ -15,9 +15,13 @@
  *   keeps open;
  * - the Worker's RPCs to a Durable Object (route call; the KeyLimiterDO's
  *   acquire when per-key concurrency limits are on) cost one round trip each,
- *   in sequence before the backend is called; the completion report and the
- *   slot release run after the response (waitUntil) and cost the client
- *   nothing, as do the RouterDO's health probes of the backends;
+ *   in sequence before the backend is called, but never more than the
+ *   Worker's deadline for them: past ROUTER_TIMEOUT_MS the Worker decides
+ *   alone (route `local`, consistent hashing in the isolate) and stops asking
+ *   for a second; past the limiter's deadline it goes ahead without a slot.
+ *   The completion report and the slot release run after the response
+ *   (waitUntil) and cost the client nothing, as do the RouterDO's health
+ *   probes of the backends;
  * - the Worker's connection to the backend is reused or new like a client's.
  * A region's own round trip (colo ↔ cloud region, Worker ↔ Durable Object in
  * the same area) is `localMs`; the client's own access to its colo,
@@ -33,6 +37,10 @@ export interface PathInputs {
   readonly localMs: number;
   /** The gateway's own time per request (Worker work, the RouterDO's decision), measured with no distance. */
   readonly gatewayMs: number;
+  /** ROUTER_TIMEOUT_MS: the longest the Worker waits for a route call before deciding alone. */
+  readonly routerTimeoutMs: number;
+  /** The longest it waits for a KeyLimiterDO before going ahead without a slot. */
+  readonly limiterTimeoutMs: number;
 }
 
 /** Where each piece runs, for one client. */
@@ -63,6 +71,8 @@ export interface Leg {
   readonly hop: GatewayHop | "client ↔ backend";
   readonly roundTrips: number;
   readonly rttMs: number;
+  /** The Worker stopped waiting at its deadline: `rttMs` is the deadline, not the round trip. */
+  readonly cut?: true;
 }
 
 export interface PathTime {
@@ -70,8 +80,13 @@ export interface PathTime {
   readonly ms: number;
 }
 
+export interface GatewayPathTime extends PathTime {
+  /** Who chose the backend: the RouterDO, or the isolate alone after the route call's deadline. */
+  readonly routedBy: "router" | "local";
+}
+
 export interface Comparison {
-  readonly gateway: PathTime;
+  readonly gateway: GatewayPathTime;
   readonly direct: PathTime;
   /** gateway − direct: what the gateway adds to TTFT (negative: it saves time). */
   readonly addedMs: number;
@@ -101,18 +116,21 @@ export function directPath(inputs: PathInputs, client: Region, fleet: Region, co
 }
 
 /** The same request through the gateway. */
-export function gatewayPath(inputs: PathInputs, t: Topology, conn: Connections): PathTime {
+export function gatewayPath(inputs: PathInputs, t: Topology, conn: Connections): GatewayPathTime {
   const rtt = (a: Region, b: Region): number => rttBetween(inputs.rtts, a, b, inputs.localMs);
   const worker = t.worker === "fleet" ? t.fleet : t.client;
   const legs: Leg[] = [{ hop: "client ↔ edge colo", roundTrips: trips(conn.client), rttMs: inputs.accessMs }];
   if (worker !== t.client)
     legs.push({ hop: "edge ↔ placed Worker", roundTrips: 1, rttMs: rtt(t.client, worker) });
+  const call = (hop: GatewayHop, ms: number, deadline: number): Leg =>
+    ms > deadline ? { hop, roundTrips: 1, rttMs: deadline, cut: true } : { hop, roundTrips: 1, rttMs: ms };
   if (t.limiterDo !== undefined)
-    legs.push({ hop: "Worker ↔ KeyLimiterDO", roundTrips: 1, rttMs: rtt(worker, t.limiterDo) });
-  legs.push({ hop: "Worker ↔ RouterDO", roundTrips: 1, rttMs: rtt(worker, t.routerDo) });
+    legs.push(call("Worker ↔ KeyLimiterDO", rtt(worker, t.limiterDo), inputs.limiterTimeoutMs));
+  const route = call("Worker ↔ RouterDO", rtt(worker, t.routerDo), inputs.routerTimeoutMs);
+  legs.push(route);
   legs.push({ hop: "Worker ↔ backend", roundTrips: trips(conn.upstream), rttMs: rtt(worker, t.fleet) });
   legs.push({ hop: "gateway work", roundTrips: 1, rttMs: inputs.gatewayMs });
-  return total(legs);
+  return { ...total(legs), routedBy: route.cut ? "local" : "router" };
 }
 
 export function compare(inputs: PathInputs, t: Topology, conn: Connections): Comparison {

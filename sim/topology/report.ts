@@ -6,8 +6,8 @@
  * carries it.
  */
 import { table } from "../format";
-import { DEPLOYMENTS, type Deployment, LIMITER_DEPLOYMENTS, labelOf, topologyOf } from "./deployments";
-import { type Connections, compare, GATEWAY_HOPS, type PathInputs, WARM } from "./path-model";
+import { compareDeployment, DEPLOYMENTS, type Deployment, LIMITER_DEPLOYMENTS, labelOf } from "./deployments";
+import { type Connections, GATEWAY_HOPS, type PathInputs, WARM } from "./path-model";
 import { REGIONS, type Region, RTT_SOURCE, rttBetween, SITES } from "./regions";
 
 export interface TopologyReportOptions {
@@ -28,24 +28,34 @@ function addedTable(o: TopologyReportOptions, deployments: readonly Deployment[]
   const rows = o.clients.map((client) => [
     client,
     `${(o.inputs.accessMs + rttBetween(o.inputs.rtts, client, o.fleet, o.inputs.localMs)).toFixed(0)} ms`,
-    ...deployments.map((d) => ms(compare(o.inputs, topologyOf(d, client, o.fleet, o.far), conn).addedMs)),
+    ...deployments.map((d) => {
+      const c = compareDeployment(o.inputs, d, { client, fleet: o.fleet, far: o.far }, conn);
+      return c.gateway.routedBy === "local" ? `${ms(c.addedMs)} local` : ms(c.addedMs);
+    }),
   ]);
   return table(head, rows);
 }
 
-/** The hops of one client's request under two deployments, side by side. */
-function legsTable(o: TopologyReportOptions, client: Region, a: Deployment, b: Deployment): string {
-  const paths = [a, b].map((d) => compare(o.inputs, topologyOf(d, client, o.fleet, o.far), WARM));
+/** The hops of one client's request under a few deployments, side by side. */
+function legsTable(o: TopologyReportOptions, client: Region, deployments: readonly Deployment[]): string {
+  const paths = deployments.map((d) =>
+    compareDeployment(o.inputs, d, { client, fleet: o.fleet, far: o.far }, WARM),
+  );
   const hops = GATEWAY_HOPS.filter((hop) => paths.some((p) => p.gateway.legs.some((l) => l.hop === hop)));
   const cell = (i: number, hop: string): string => {
     const leg = paths[i]!.gateway.legs.find((l) => l.hop === hop);
-    return leg === undefined ? "–" : `${leg.roundTrips} × ${leg.rttMs.toFixed(1)}`;
+    if (leg === undefined) return "–";
+    return `${leg.roundTrips} × ${leg.rttMs.toFixed(1)}${leg.cut ? " (deadline)" : ""}`;
   };
-  const rows = hops.map((hop) => [hop, cell(0, hop), cell(1, hop)]);
+  const rows = hops.map((hop) => [hop, ...paths.map((_, i) => cell(i, hop))]);
   rows.push(["gateway path", ...paths.map((p) => p.gateway.ms.toFixed(1))]);
   rows.push(["direct client", ...paths.map((p) => p.direct.ms.toFixed(1))]);
   rows.push(["added", ...paths.map((p) => ms(p.addedMs))]);
-  return table(["hop (ms)", labelOf(a, o.far), labelOf(b, o.far)], rows);
+  rows.push([
+    "routed by",
+    ...paths.map((p) => (p.gateway.routedBy === "router" ? "RouterDO" : "the isolate alone")),
+  ]);
+  return table(["hop (ms)", ...deployments.map((d) => labelOf(d, o.far))], rows);
 }
 
 /** What to set for a fleet in each region the model knows. */
@@ -76,8 +86,13 @@ export function topologyReport(o: TopologyReportOptions): string {
     `Fleet in ${o.fleet} (${site.aws}, ${site.city}); clients in ${o.clients.join(", ")}. ` +
       `Inputs: ${rtts.join(", ")} (${RTT_SOURCE}); within a region ${inputs.localMs} ms; ` +
       `client ↔ nearest colo ${inputs.accessMs} ms (paid by a direct client too, so it cancels); ` +
-      `the gateway's own work ${inputs.gatewayMs} ms per request. ` +
+      `the gateway's own work ${inputs.gatewayMs} ms per request; ROUTER_TIMEOUT_MS ${inputs.routerTimeoutMs}, ` +
+      `the KeyLimiterDO's deadline ${inputs.limiterTimeoutMs} ms. ` +
       `A RouterDO without a hint lives where the pool's first request was served; "far" is ${o.far}.`,
+    "",
+    `"local": the RouterDO is farther than ROUTER_TIMEOUT_MS, so the Worker waits that long, then picks the ` +
+      "backend alone by consistent hashing (no pool-wide load or affinity view: prefix-aware routing is lost) " +
+      "and skips the RouterDO for the next second, when its requests add only the gateway's own work.",
     "",
     "**Added time to first token over a direct client, ms** (steady state: client and backend connections reused):",
     "",
@@ -102,7 +117,7 @@ export function topologyReport(o: TopologyReportOptions): string {
     "",
     `Hop by hop for a client in ${farthest} (steady state; round trips × ms):`,
     "",
-    legsTable(o, farthest, byId("edge"), byId("placed")),
+    legsTable(o, farthest, [byId("edge"), byId("edge-patient"), byId("placed")]),
     "",
     "Settings for a fleet in each region the model knows (a Worker placement region names the cloud region; " +
       'a fleet outside AWS, GCP and Azure is probed with `hostname`, or found by `mode = "smart"`):',

@@ -86,6 +86,15 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
+/**
+ * How long a request waits for its key's KeyLimiterDO, ms: an object's cold
+ * start plus an intercontinental round trip fit; past it the request goes
+ * ahead without a slot (and still releases one, in case the grant was only
+ * late). Not a var; read by the Worker (key-limiter-client.ts) and the
+ * topology model (sim/topology).
+ */
+export const KEY_LIMITER_DEADLINE_MS = 300;
+
 export const DEFAULT_POLICY = "prefix_aware";
 
 /**

@@ -5,16 +5,9 @@
  * not answer within its deadline lets the request through and says why (the
  * data plane never fails for the control plane's sake).
  */
-import type { LocationHint } from "../../routing/defaults";
+import { KEY_LIMITER_DEADLINE_MS, type LocationHint } from "../../routing/defaults";
 import { placementOptions } from "../location-hint";
 import type { AcquireResult } from "./key-limiter-rpc";
-
-/**
- * How long a request waits for its key's KeyLimiterDO: an object's cold start
- * plus an intercontinental round trip fit; past it the request goes ahead
- * without a slot (and still releases one, in case the grant was only late).
- */
-export const KEY_LIMITER_DEADLINE_MS = 300;
 
 const TIMED_OUT = Symbol("timed out");
 
