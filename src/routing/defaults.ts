@@ -76,6 +76,12 @@ export const SETTINGS = {
    * of keys, and each limited request costs a call to the key's KeyLimiterDO.
    */
   KEY_MAX_CONCURRENT: int(0, 0, 10_000, "requests in flight, 0 = no limit"),
+  /**
+   * With AB_POLICY set: the share of conversations (or tenants) served by arm B,
+   * AB_POLICY; the rest by ROUTING_POLICY. An even split compares the arms
+   * on equal traffic, the quickest way to a clear difference.
+   */
+  AB_PERCENT: int(50, 0, 100, "percent of conversations to arm B"),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -89,6 +95,31 @@ export const DEFAULT_POLICY = "prefix_aware";
  * the guard costs no round trip.
  */
 export const DEFAULT_KEY_RATE_LIMIT = "on";
+
+/**
+ * AB_POLICY, off | a policy name: arm B of an A/B split against
+ * ROUTING_POLICY (arm A). Off by default: a split is an experiment an
+ * operator starts, and each arm keeps its own affinity index.
+ */
+export const DEFAULT_AB_POLICY = "off";
+
+/**
+ * AB_STICKY, conversation | tenant: what keeps a request in its arm. A
+ * conversation (its first user message, which every later turn repeats)
+ * never flips arms; `tenant` keeps a whole tenant key (prompt_cache_key /
+ * x-prefix-cache-key) in one arm, and requests without one fall back to
+ * their conversation.
+ */
+export const DEFAULT_AB_STICKY = "conversation";
+export const AB_STICKY_MODES = ["conversation", "tenant"] as const;
+
+/**
+ * SHADOW, on | off: the RouterDO also decides every request with
+ * prefix_aware on its own index, and reports what that would have chosen
+ * and captured, without changing which backend serves. Off by default: it
+ * doubles the index's memory and the core's work per request (both small).
+ */
+export const DEFAULT_SHADOW = "off";
 
 /**
  * `value` if it is within the setting's bounds (and whole, for integer

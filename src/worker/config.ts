@@ -6,7 +6,16 @@
  * effect on the very next request without a redeploy.
  */
 import { z } from "zod";
-import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } from "../routing/defaults";
+import {
+  AB_STICKY_MODES,
+  DEFAULT_AB_POLICY,
+  DEFAULT_AB_STICKY,
+  DEFAULT_KEY_RATE_LIMIT,
+  DEFAULT_POLICY,
+  DEFAULT_SHADOW,
+  SETTINGS,
+  type SettingName,
+} from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
@@ -115,10 +124,29 @@ const envSchema = z
       .default(DEFAULT_KEY_RATE_LIMIT)
       .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
     KEY_MAX_CONCURRENT: numericVar("KEY_MAX_CONCURRENT"),
+    AB_POLICY: z
+      .string()
+      .default(DEFAULT_AB_POLICY)
+      .pipe(z.enum(["off", ...POLICY_NAMES], { error: `must be off or one of ${POLICY_NAMES.join(", ")}` })),
+    AB_PERCENT: numericVar("AB_PERCENT"),
+    AB_STICKY: z
+      .string()
+      .default(DEFAULT_AB_STICKY)
+      .pipe(z.enum(AB_STICKY_MODES, { error: `must be one of ${AB_STICKY_MODES.join(", ")}` })),
+    SHADOW: z
+      .string()
+      .default(DEFAULT_SHADOW)
+      .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
       ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
+    if (env.AB_POLICY === env.ROUTING_POLICY)
+      ctx.addIssue({
+        code: "custom",
+        path: ["AB_POLICY"],
+        message: "must differ from ROUTING_POLICY (or be off)",
+      });
   });
 
 /** Deadlines of the Worker's own waits, ms. */
@@ -162,6 +190,8 @@ export interface GatewayConfig {
   readonly adminTokenDigest: Uint8Array;
   readonly prefixTokens: number;
   readonly router: RouterSettings;
+  /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
+  readonly abSticky: (typeof AB_STICKY_MODES)[number];
   readonly deadlines: Deadlines;
   /** Models the fleet serves, in first-seen order. */
   readonly models: readonly string[];
@@ -215,7 +245,11 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         restoreAfterChecks: e.RESTORE_AFTER_CHECKS,
         maxEjectionPercent: e.MAX_EJECTION_PERCENT,
         retryBudgetPercent: e.RETRY_BUDGET_PERCENT,
+        abPolicy: e.AB_POLICY === "off" ? null : e.AB_POLICY,
+        abPercent: e.AB_PERCENT,
+        shadow: e.SHADOW === "on",
       },
+      abSticky: e.AB_STICKY,
       deadlines: {
         connectMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
         firstByteMs: e.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,

@@ -6,8 +6,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  DEFAULT_AB_POLICY,
+  DEFAULT_AB_STICKY,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_SHADOW,
   defaultVar,
   SETTINGS,
   type SettingName,
@@ -33,6 +36,9 @@ describe("wrangler.toml [vars]", () => {
     const expected = new Map<string, string>([
       ["ROUTING_POLICY", DEFAULT_POLICY],
       ["KEY_RATE_LIMIT", DEFAULT_KEY_RATE_LIMIT],
+      ["AB_POLICY", DEFAULT_AB_POLICY],
+      ["AB_STICKY", DEFAULT_AB_STICKY],
+      ["SHADOW", DEFAULT_SHADOW],
     ]);
     for (const name of Object.keys(SETTINGS) as SettingName[]) expected.set(name, defaultVar(name));
     expect(Object.fromEntries(vars)).toEqual(Object.fromEntries(expected));

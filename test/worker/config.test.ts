@@ -28,7 +28,11 @@ describe("parseConfig", () => {
       restoreAfterChecks: 2,
       maxEjectionPercent: 50,
       retryBudgetPercent: 20,
+      abPolicy: null,
+      abPercent: 50,
+      shadow: false,
     });
+    expect(r.config.abSticky).toBe("conversation");
     expect(r.config.deadlines).toEqual({
       connectMs: 10_000,
       firstByteMs: 60_000,
@@ -82,6 +86,11 @@ describe("parseConfig", () => {
     [{ BALANCE_FACTOR: "0.5" }, "BALANCE_FACTOR: must be >= 1"],
     [{ BALANCE_FACTOR: "abc" }, "BALANCE_FACTOR: must be a number"],
     [{ LEASE_TTL_SECONDS: "0" }, "LEASE_TTL_SECONDS: must be >= 1"],
+    [{ AB_POLICY: "fastest" }, "AB_POLICY: must be off or one of prefix_aware"],
+    [{ AB_POLICY: "prefix_aware" }, "AB_POLICY: must differ from ROUTING_POLICY (or be off)"],
+    [{ AB_PERCENT: "101" }, "AB_PERCENT: must be <= 100"],
+    [{ AB_STICKY: "user" }, "AB_STICKY: must be one of conversation, tenant"],
+    [{ SHADOW: "yes" }, "SHADOW: must be on or off"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);

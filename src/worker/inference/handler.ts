@@ -19,6 +19,7 @@ export function inferenceHandler(kind: InferenceKind) {
       stub: routerStub(c.env.ROUTER, request.model),
       pool: await poolFor(config, request.model),
       req: request.route,
+      armKey: request.armKey,
       routerMs: config.deadlines.routerMs,
       now: Date.now,
       waitUntil: (p) => c.executionCtx.waitUntil(p),

@@ -21,6 +21,7 @@ import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types"
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
 import { sha256Hex } from "../sha256";
+import type { ArmLabel } from "../stats/pool-snapshot";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import type {
   CompleteInput,
@@ -79,8 +80,11 @@ export type Decision =
       readonly backendId: string;
       readonly reason: RouteReason;
       readonly expectedCachedTokens: number;
+      readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
       readonly policy: PolicyName;
+      readonly arm: ArmLabel;
+      readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
     }
   | {
       readonly via: "local";
@@ -90,6 +94,7 @@ export type Decision =
       readonly backendId: string;
       readonly reason: "local";
       readonly expectedCachedTokens: number;
+      readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
       readonly policy: PolicyName;
     };
@@ -127,6 +132,8 @@ export interface RouteCall {
   readonly stub: RouterStub;
   readonly pool: Pool;
   readonly req: RouteRequest;
+  /** The request's A/B arm key (inference/arm-key.ts). */
+  readonly armKey: number;
   readonly routerMs: number;
   readonly now: () => number;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
@@ -164,8 +171,11 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
       backendId: res.backendId,
       reason: res.reason,
       expectedCachedTokens: res.expectedCachedTokens,
+      availableCachedTokens: res.availableCachedTokens,
       inflightAtDecision: res.inflightAtDecision,
       policy: res.policy,
+      arm: res.arm,
+      ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
     };
   } catch (err) {
     if (err instanceof GatewayError) throw err;
@@ -201,6 +211,7 @@ function decideLocally(
     backendId: decision.backendId,
     reason: "local",
     expectedCachedTokens: decision.expectedCachedTokens,
+    availableCachedTokens: decision.availableCachedTokens,
     inflightAtDecision: decision.inflightAtDecision,
     policy: "consistent_hash",
   };
@@ -238,6 +249,7 @@ async function routeVia(call: RouteCall, retryOf?: RetryOf): Promise<RouteResult
   for (let withSpec = !confirmed.has(key); ; withSpec = true) {
     const input: RouteInput = {
       ...call.req,
+      ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...retry,
       fleetVersion: pool.version,
       ...(withSpec ? { spec: pool.spec } : {}),
