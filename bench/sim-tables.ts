@@ -9,6 +9,11 @@
  *   npx tsx bench/sim-tables.ts policies [preset]
  *   npx tsx bench/sim-tables.ts targets
  *   npx tsx bench/sim-tables.ts commands scoring|tuning
+ *   npx tsx bench/sim-tables.ts write bench/results/SUMMARY.md
+ *
+ * `write` refills, in place, every block of a Markdown file that lies
+ * between `<!-- sim-tables: VIEW [ARG] -->` and `<!-- /sim-tables -->` with
+ * that view, so SUMMARY.md's tables follow the reports after a re-run.
  *
  * A group is every report of one workload, backend count, preset and set
  * (the JSON's `set` line); the reports bench/sim-all.sh writes are the
@@ -17,7 +22,7 @@
  * with the lowest mean p99 TTFT; Δ = prefix_aware's mean p99 ÷ its − 1, and
  * the per-seed range of that ratio.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const DIR = "bench/results";
@@ -43,6 +48,7 @@ interface Report {
   readonly oracle: { readonly hitRate: number };
   readonly policies: readonly Policy[];
   readonly promptCount?: unknown;
+  readonly maxTokens?: { readonly model: { readonly name: string } };
 }
 
 function reports(): Report[] {
@@ -56,11 +62,17 @@ type SetName = "tuning" | "scoring";
 const setOf = (r: Report): SetName | undefined =>
   r.set?.startsWith("tuning set") ? "tuning" : r.set?.startsWith("scoring set") ? "scoring" : undefined;
 
-/** Reports of this re-run: they carry the gateway's prompt counts (promptCount). */
+/**
+ * Reports of this re-run: they carry the gateway's prompt counts (promptCount), clients' max_tokens (the
+ * default output hint) and every policy compared; a diagnostic run with another hint or fewer policies
+ * is in no group.
+ */
 function current(set: SetName): Map<string, Report[]> {
   const groups = new Map<string, Report[]>();
+  const compared = ["prefix_aware", "least_outstanding", ...PEERS];
   for (const r of reports()) {
-    if (r.promptCount === undefined || setOf(r) !== set) continue;
+    if (r.promptCount === undefined || setOf(r) !== set || r.maxTokens?.model.name !== "clients") continue;
+    if (!compared.every((p) => r.policies.some((x) => x.policy === p))) continue;
     const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset ?? LLAMA}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
@@ -94,7 +106,8 @@ function ms(x: number): string {
 const pct = (x: number, d = 1) => `${(x * 100).toFixed(d)}%`;
 /** A hit rate as a share of the pooled oracle's; "–" where the oracle hits nothing (no shared prefix). */
 const ofOracle = (x: number) => (Number.isFinite(x) ? pct(x, 0) : "–");
-const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
+const signed = (x: number) =>
+  Math.abs(x) < 0.0005 ? "±0.0%" : `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
 /** Mean, and [min–max] over seeds when there are several (ms: in the mean's unit, given once). */
 function spread(xs: readonly number[], f: (x: number) => string): string {
   if (xs.length === 1) return f(xs[0]!);
@@ -120,7 +133,7 @@ const col = (rs: readonly Report[], p: string, f: (x: Policy, r: Report) => numb
 
 function label(key: string): string {
   const [w, b, p] = key.split("|");
-  return `${w} ${b}b, ${SHORT[p!] ?? p}`;
+  return `${w} (${b} backends), ${SHORT[p!] ?? p}`;
 }
 
 function load(r: Report): string {
@@ -381,16 +394,39 @@ function targets(): string {
   return out.join("\n");
 }
 
-const [what, arg] = process.argv.slice(2);
 const isSet = (x: string | undefined): x is SetName => x === "scoring" || x === "tuning";
-if (what === "headline" && isSet(arg)) console.log(headline(arg));
-else if (what === "peers" && isSet(arg)) console.log(peers(arg));
-else if (what === "commands" && isSet(arg)) console.log(commands(arg));
-else if (what === "policies") console.log(policies(arg ?? LLAMA));
-else if (what === "targets") console.log(targets());
+
+/** One view's Markdown, or undefined for a view this file does not have. */
+function view(what: string | undefined, arg: string | undefined): string | undefined {
+  if (what === "headline" && isSet(arg)) return headline(arg);
+  if (what === "peers" && isSet(arg)) return peers(arg);
+  if (what === "commands" && isSet(arg)) return commands(arg);
+  if (what === "policies") return policies(arg ?? LLAMA);
+  if (what === "targets") return targets();
+  return undefined;
+}
+
+/** Refills every marked block of a Markdown file (see the header). */
+function write(file: string): void {
+  const block = /(<!-- sim-tables: (\w+)(?: ([\w.-]+))? -->\n)[\s\S]*?(<!-- \/sim-tables -->)/g;
+  const text = readFileSync(file, "utf8").replace(
+    block,
+    (_m, open: string, what: string, arg, close: string) => {
+      const v = view(what, arg as string | undefined);
+      if (v === undefined) throw new Error(`${file}: no view ${what} ${arg ?? ""}`);
+      return `${open}\n${v}\n\n${close}`;
+    },
+  );
+  writeFileSync(file, text);
+}
+
+const [what, arg] = process.argv.slice(2);
+const out = what === "write" && arg !== undefined ? undefined : view(what, arg);
+if (what === "write" && arg !== undefined) write(arg);
+else if (out !== undefined) console.log(out);
 else {
   console.error(
-    "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning | policies [preset] | targets",
+    "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning | policies [preset] | targets | write FILE.md",
   );
   process.exitCode = 2;
 }
