@@ -23,9 +23,10 @@
  * the per-seed range of that ratio.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const DIR = "bench/results";
+const DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
 const PEERS = ["sglang", "llmd", "dynamo", "sagemaker"];
 const LLAMA = "llama-3.1-8b-h100-vllm";
 const MOE = "qwen3-30b-a3b-h100-vllm";
@@ -76,7 +77,15 @@ function current(set: SetName): Map<string, Report[]> {
     const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset ?? LLAMA}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
-  for (const rs of groups.values()) rs.sort((a, b) => a.fleet.seed - b.fleet.seed);
+  for (const rs of groups.values()) {
+    rs.sort((a, b) => a.fleet.seed - b.fleet.seed);
+    // A figure over seeds means one load: a run at another load belongs under another name or folder.
+    const loads = new Set(rs.map(load));
+    if (loads.size > 1)
+      throw new Error(
+        `one group, several loads (${[...loads].join(", ")}): ${rs.map((r) => r.file).join(", ")}`,
+      );
+  }
   return groups;
 }
 
@@ -406,27 +415,32 @@ function view(what: string | undefined, arg: string | undefined): string | undef
   return undefined;
 }
 
-/** Refills every marked block of a Markdown file (see the header). */
-function write(file: string): void {
-  const block = /(<!-- sim-tables: (\w+)(?: ([\w.-]+))? -->\n)[\s\S]*?(<!-- \/sim-tables -->)/g;
-  const text = readFileSync(file, "utf8").replace(
-    block,
-    (_m, open: string, what: string, arg, close: string) => {
-      const v = view(what, arg as string | undefined);
-      if (v === undefined) throw new Error(`${file}: no view ${what} ${arg ?? ""}`);
-      return `${open}\n${v}\n\n${close}`;
-    },
-  );
-  writeFileSync(file, text);
+const BLOCK = /(<!-- sim-tables: (\w+)(?: ([\w.-]+))? -->\n)[\s\S]*?(<!-- \/sim-tables -->)/g;
+
+/** The Markdown text with every marked block refilled with its view (see the header). */
+export function refill(text: string): string {
+  return text.replace(BLOCK, (_m, open: string, what: string, arg: string | undefined, close: string) => {
+    const v = view(what, arg);
+    if (v === undefined) throw new Error(`no view ${what} ${arg ?? ""}`);
+    return `${open}\n${v}\n\n${close}`;
+  });
 }
 
-const [what, arg] = process.argv.slice(2);
-const out = what === "write" && arg !== undefined ? undefined : view(what, arg);
-if (what === "write" && arg !== undefined) write(arg);
-else if (out !== undefined) console.log(out);
-else {
-  console.error(
-    "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning | policies [preset] | targets | write FILE.md",
-  );
-  process.exitCode = 2;
+function main(argv: readonly string[]): void {
+  const [what, arg] = argv;
+  if (what === "write" && arg !== undefined) {
+    writeFileSync(arg, refill(readFileSync(arg, "utf8")));
+    return;
+  }
+  const out = view(what, arg);
+  if (out !== undefined) console.log(out);
+  else {
+    console.error(
+      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning | policies [preset] | targets | write FILE.md",
+    );
+    process.exitCode = 2;
+  }
 }
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1])
+  main(process.argv.slice(2));
