@@ -3,9 +3,10 @@
  * by every policy run (and by the oracle): the keys of every full block of
  * the prompt (what the engines hash, and what a peer that sees the whole
  * prompt routes on), the keys of its first `prefixTokens` tokens (what the
- * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default), and the
- * max_tokens its client sent (client-max-tokens.ts). request-view.ts says
- * which policy gets which.
+ * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default), the prompt
+ * token count the gateway computes (exact only that far: request-view.ts),
+ * and the max_tokens its client sent (client-max-tokens.ts).
+ * request-view.ts says which policy gets which.
  */
 import { SETTINGS } from "../src/routing/defaults";
 import type { BlockKey } from "../src/routing/types";
@@ -16,6 +17,7 @@ import {
   type MaxTokensModel,
   type MaxTokensModelName,
 } from "./client-max-tokens";
+import { gatewayPromptTokens } from "./request-view";
 import { requestBlockKeys } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
@@ -32,6 +34,8 @@ export interface PreparedWorkload {
   readonly gatewayBlocks: readonly (readonly BlockKey[])[];
   /** Tokens the gateway hashes (PREFIX_TOKENS). */
   readonly prefixTokens: number;
+  /** Each prompt's token count as the gateway computes it: exact up to prefixTokens, estimated past. */
+  readonly gatewayPromptTokens: readonly number[];
   /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
   readonly maxTokens: readonly (number | undefined)[];
   /** How `maxTokens` was made. */
@@ -46,7 +50,7 @@ export interface PrepareOptions {
   readonly prefixTokens?: number;
   /** How clients set max_tokens (default `clients`). */
   readonly maxTokens?: MaxTokensModelName;
-  /** Seed of the max_tokens draws (the run's seed; default 1). */
+  /** Seed of the max_tokens draws and of the gateway's count past its window (the run's seed; default 1). */
   readonly seed?: number;
 }
 
@@ -64,6 +68,7 @@ export function prepareWorkload(
       throw new Error(`workload ${w.name}: requests must be sorted by arrival (index ${i})`);
   const promptBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
   const gatewayBlocks = promptBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
+  const seed = opts.seed ?? 1;
   return {
     name: w.name,
     blockTokens: w.blockTokens,
@@ -71,7 +76,8 @@ export function prepareWorkload(
     promptBlocks,
     gatewayBlocks,
     prefixTokens,
-    maxTokens: clientMaxTokens(w.requests, maxTokensModel, opts.seed ?? 1),
+    gatewayPromptTokens: gatewayPromptTokens(w.requests, promptBlocks, w.blockTokens, prefixTokens, seed),
+    maxTokens: clientMaxTokens(w.requests, maxTokensModel, seed),
     maxTokensModel,
     malformed: w.malformed,
     prepareMs: clock() - t0,

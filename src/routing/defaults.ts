@@ -86,6 +86,15 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
+/**
+ * How long a request waits for its key's KeyLimiterDO, ms: an object's cold
+ * start plus an intercontinental round trip fit; past it the request goes
+ * ahead without a slot (and still releases one, in case the grant was only
+ * late). Not a var; read by the Worker (key-limiter-client.ts) and the
+ * topology model (sim/topology).
+ */
+export const KEY_LIMITER_DEADLINE_MS = 300;
+
 export const DEFAULT_POLICY = "prefix_aware";
 
 /**
@@ -188,6 +197,37 @@ export const CELL_RATE_HALF_LIFE_MS = 10_000;
 export const CELL_SPLIT_SHARE = 0.5;
 export const CELL_JOIN_SHARE = 0.25;
 export const CELL_MIN_EVIDENCE = 64;
+
+/**
+ * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
+ * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
+ * hint; "" = none. A hint counts only on an object's first `get`: Durable
+ * Objects do not move once created, so it is set before the first request.
+ * Empty by default: the right region is the fleet's, which only the operator
+ * knows (README "Deploy to Cloudflare"). Without a hint an object starts near
+ * the Worker that first asks for it.
+ *
+ * The hints Cloudflare accepts, as @cloudflare/workers-types lists them
+ * (DurableObjectLocationHint; src/worker/location-hint.ts checks the two
+ * agree): Western and Eastern North America, South America, Western and
+ * Eastern Europe, Asia-Pacific (and its northeast and southeast), Oceania,
+ * Africa, the Middle East.
+ */
+export const LOCATION_HINTS = [
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "apac-ne",
+  "apac-se",
+  "oc",
+  "afr",
+  "me",
+] as const;
+export type LocationHint = (typeof LOCATION_HINTS)[number];
+export const DEFAULT_ROUTER_LOCATION_HINT = "";
 
 /**
  * `value` if it is within the setting's bounds (and whole, for integer

@@ -13,12 +13,16 @@ import {
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
   DEFAULT_ROUTER_CELLS,
+  DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
+  LOCATION_HINTS,
+  type LocationHint,
   ROUTER_CELLS_MAX,
   SETTINGS,
   type SettingName,
 } from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
+import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
 import { sha256 } from "./sha256";
@@ -150,10 +154,35 @@ const envSchema = z
         ctx.addIssue({ code: "custom", message: `must be auto or an integer within 1..${ROUTER_CELLS_MAX}` });
         return z.NEVER;
       }),
+    ROUTER_LOCATION_HINT: z
+      .string()
+      .trim()
+      .default(DEFAULT_ROUTER_LOCATION_HINT)
+      .pipe(
+        z.enum(["", ...LOCATION_HINTS], {
+          error: `must be empty (no hint) or one of ${LOCATION_HINTS.join(", ")}`,
+        }),
+      ),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
       ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
+    // The Deploy to Cloudflare button offers .dev.vars.example's values: never let them guard real backends.
+    if (!env.BACKENDS.every((b) => isLoopbackUrl(b.url))) {
+      const mine = "set your own before BACKENDS leaves this machine";
+      if (env.ADMIN_TOKEN === EXAMPLE_ADMIN_TOKEN)
+        ctx.addIssue({
+          code: "custom",
+          path: ["ADMIN_TOKEN"],
+          message: `is the public example from .dev.vars.example: ${mine}`,
+        });
+      if (env.GATEWAY_API_KEYS.some((k) => k.key === EXAMPLE_GATEWAY_KEY))
+        ctx.addIssue({
+          code: "custom",
+          path: ["GATEWAY_API_KEYS"],
+          message: `holds the public example key from .dev.vars.example: ${mine}`,
+        });
+    }
     if (env.AB_POLICY === env.ROUTING_POLICY)
       ctx.addIssue({
         code: "custom",
@@ -210,6 +239,8 @@ export interface GatewayConfig {
   readonly routerCells: number | "auto";
   /** Models the fleet serves, in first-seen order. */
   readonly models: readonly string[];
+  /** ROUTER_LOCATION_HINT: where new RouterDOs and KeyLimiterDOs are created (location-hint.ts); undefined = no hint. */
+  readonly locationHint: LocationHint | undefined;
 }
 
 export type ConfigResult = { ok: true; config: GatewayConfig } | { ok: false; errors: string[] };
@@ -274,6 +305,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       },
       routerCells: e.ROUTER_CELLS,
       models,
+      locationHint: e.ROUTER_LOCATION_HINT === "" ? undefined : e.ROUTER_LOCATION_HINT,
     },
   };
 }

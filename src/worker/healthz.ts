@@ -6,6 +6,7 @@
  * urls or keys) need the ADMIN_TOKEN as a Bearer.
  */
 import type { Context } from "hono";
+import type { LocationHint } from "../routing/defaults";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
@@ -49,7 +50,9 @@ async function poolHealth(
   await Promise.all(
     config.models.map(async (model) => {
       const pool = await poolFor(config, model);
-      const cells = await Promise.all(pool.cells.map((cell) => cellHealth(c.env.ROUTER, cell)));
+      const cells = await Promise.all(
+        pool.cells.map((cell) => cellHealth(c.env.ROUTER, cell, config.locationHint)),
+      );
       pools[model] =
         cells.length === 1
           ? cells[0]!
@@ -59,9 +62,13 @@ async function poolHealth(
   return pools;
 }
 
-async function cellHealth(ns: Env["ROUTER"], cell: Cell): Promise<CellHealth> {
+async function cellHealth(
+  ns: Env["ROUTER"],
+  cell: Cell,
+  hint: LocationHint | undefined,
+): Promise<CellHealth> {
   try {
-    return await routerStub(ns, cell).stats();
+    return await routerStub(ns, cell, hint).stats();
   } catch (err) {
     return {
       ok: false,

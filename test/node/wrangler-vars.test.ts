@@ -11,6 +11,7 @@ import {
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
   DEFAULT_ROUTER_CELLS,
+  DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
   defaultVar,
   SETTINGS,
@@ -41,6 +42,7 @@ describe("wrangler.toml [vars]", () => {
       ["AB_STICKY", DEFAULT_AB_STICKY],
       ["SHADOW", DEFAULT_SHADOW],
       ["ROUTER_CELLS", DEFAULT_ROUTER_CELLS],
+      ["ROUTER_LOCATION_HINT", DEFAULT_ROUTER_LOCATION_HINT],
     ]);
     for (const name of Object.keys(SETTINGS) as SettingName[]) expected.set(name, defaultVar(name));
     expect(Object.fromEntries(vars)).toEqual(Object.fromEntries(expected));

@@ -1,8 +1,9 @@
 /** Config validation: field-named errors at the edge, on every request and in /healthz. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
+import { LOCATION_HINTS, type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
 import { formatPath, loadConfig, parseConfig } from "../../src/worker/config";
+import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY } from "../../src/worker/example-secrets";
 import { authHeaders, expectOpenAIError, gatewayWithEnv, MODEL } from "./helpers";
 
 const base = {
@@ -96,10 +97,42 @@ describe("parseConfig", () => {
     [{ ROUTER_CELLS: "257" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
     [{ ROUTER_CELLS: "2.5" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
     [{ ROUTER_CELLS: "many" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
+    [{ ROUTER_LOCATION_HINT: "us-east-1" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
+    [{ ROUTER_LOCATION_HINT: "ENAM" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+
+  it("takes every Durable Object location hint, or none", async () => {
+    for (const hint of LOCATION_HINTS) {
+      const r = await parseConfig({ ...base, ROUTER_LOCATION_HINT: ` ${hint} ` });
+      expect(r.ok && r.config.locationHint, hint).toBe(hint);
+    }
+    for (const none of [undefined, "", "  "]) {
+      const r = await parseConfig({ ...base, ROUTER_LOCATION_HINT: none });
+      expect(r.ok, String(none)).toBe(true);
+      if (r.ok) expect(r.config.locationHint).toBeUndefined();
+    }
+  });
+
+  it("refuses .dev.vars.example's public keys once BACKENDS leaves loopback, and keeps them for local runs", async () => {
+    const example = { ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, GATEWAY_API_KEYS: `${EXAMPLE_GATEWAY_KEY}, mine` };
+    const remote = await parseConfig({ ...base, ...example });
+    expect(remote.ok).toBe(false);
+    if (!remote.ok) {
+      expect(remote.errors).toContain(
+        "ADMIN_TOKEN: is the public example from .dev.vars.example: set your own before BACKENDS leaves this machine",
+      );
+      expect(remote.errors.join("; ")).toContain("GATEWAY_API_KEYS: holds the public example key");
+      expect(remote.errors.join("; ")).not.toContain(EXAMPLE_ADMIN_TOKEN);
+    }
+    const local = JSON.stringify([
+      { id: "a", url: "http://127.0.0.1:8101", models: ["m"], kvCacheTokens: 1000 },
+      { id: "b", url: "http://localhost:8102", models: ["m"], kvCacheTokens: 1000 },
+    ]);
+    expect((await parseConfig({ ...base, ...example, BACKENDS: local })).ok).toBe(true);
   });
 
   it("never echoes a secret value into an error", async () => {

@@ -20,7 +20,9 @@ export type PoolState =
 export async function poolState(ns: Env["ROUTER"], config: GatewayConfig, model: string): Promise<PoolState> {
   try {
     const pool = await poolFor(config, model);
-    const results = await Promise.all(pool.cells.map((cell) => routerStub(ns, cell).snapshot()));
+    const results = await Promise.all(
+      pool.cells.map((cell) => routerStub(ns, cell, config.locationHint).snapshot()),
+    );
     let merged: PoolSnapshot | undefined;
     for (const r of results) {
       if (!r.ok) continue;
@@ -56,7 +58,12 @@ export async function drainIn(
   const cell = cellOwning(pool.cells, backendId);
   if (cell === undefined)
     return { ok: false, code: "unknown_backend", message: `backend ${backendId} is not in the pool` };
-  return routerStub(ns, cell).drain({ fleetVersion: cell.version, spec: cell.spec, backendId, drained });
+  return routerStub(ns, cell, config.locationHint).drain({
+    fleetVersion: cell.version,
+    spec: cell.spec,
+    backendId,
+    drained,
+  });
 }
 
 /** Forgets a pool's affinity index. */
@@ -68,7 +75,10 @@ export async function resetAffinityOf(
   const pool = await poolFor(config, model);
   const results = await Promise.all(
     pool.cells.map((cell) =>
-      routerStub(ns, cell).resetAffinity({ fleetVersion: cell.version, spec: cell.spec }),
+      routerStub(ns, cell, config.locationHint).resetAffinity({
+        fleetVersion: cell.version,
+        spec: cell.spec,
+      }),
     ),
   );
   const drained: string[] = [];

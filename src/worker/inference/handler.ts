@@ -17,6 +17,7 @@ export function inferenceHandler(kind: InferenceKind) {
     const request = await readInferenceRequest(c, kind);
     const call: RouteCall = {
       router: c.env.ROUTER,
+      locationHint: config.locationHint,
       pool: await poolFor(config, request.model),
       req: request.route,
       armKey: request.armKey,

@@ -26,9 +26,11 @@
 import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
+import type { LocationHint } from "../../routing/defaults";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
+import { placementOptions } from "../location-hint";
 import type { ArmLabel } from "../stats/pool-snapshot";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import { type Cell, poolCells, specVersion } from "./pool-cells";
@@ -82,9 +84,12 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
   return pool;
 }
 
-/** The RouterDO of one cell of a pool (the pool's only one, named by its model, when K = 1). */
-export function routerStub(ns: Env["ROUTER"], cell: Cell) {
-  return ns.getByName(cell.name);
+/**
+ * The RouterDO of one cell of a pool (the pool's only one, named by its model, when K = 1).
+ * `hint` (ROUTER_LOCATION_HINT) places the object when this call creates it (location-hint.ts).
+ */
+export function routerStub(ns: Env["ROUTER"], cell: Cell, hint: LocationHint | undefined) {
+  return ns.getByName(cell.name, placementOptions(hint));
 }
 
 export type RouterStub = ReturnType<typeof routerStub>;
@@ -152,6 +157,8 @@ function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
 export interface RouteCall {
   /** The RouterDO namespace: each cell's object is named in it (routerStub). */
   readonly router: Env["ROUTER"];
+  /** ROUTER_LOCATION_HINT: where a cell's RouterDO is created, if this call creates it. */
+  readonly locationHint: LocationHint | undefined;
   readonly pool: Pool;
   readonly req: RouteRequest;
   /** The request's A/B arm key (inference/arm-key.ts). */
@@ -262,13 +269,13 @@ function failedReport(retryOf: RetryOf): CompleteInput {
 
 function endLeaseOf(call: RouteCall, retryOf: RetryOf): void {
   if (retryOf.decision.via !== "router") return;
-  const stub = routerStub(call.router, retryOf.decision.cell);
+  const stub = routerStub(call.router, retryOf.decision.cell, call.locationHint);
   call.waitUntil(reportComplete(stub, retryOf.decision.leaseId, failedReport(retryOf)));
 }
 
 /** One route call (two when the RouterDO asks for the spec), within the deadline. */
 async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise<RouteResult> {
-  const stub = routerStub(call.router, cell);
+  const stub = routerStub(call.router, cell, call.locationHint);
   const key = `${cell.name}\u0000${cell.version}`;
   const retry =
     retryOf?.decision.via === "router"
@@ -325,7 +332,7 @@ export async function reportComplete(
 
 /** Reports how a decision ended: its lease, or (a local decision) its own router and then observe(). */
 export function reportOutcome(call: RouteCall, decision: Decision, outcome: CompleteInput): void {
-  const stub = routerStub(call.router, decision.cell);
+  const stub = routerStub(call.router, decision.cell, call.locationHint);
   if (decision.via === "router") {
     call.waitUntil(reportComplete(stub, decision.leaseId, outcome));
     return;
