@@ -31,6 +31,9 @@ function workerTestBindings(
     // Every test runs with a (generous) in-flight limit per key, so the whole suite goes through the
     // KeyLimiterDO and the releasing body wrapper; wrangler.toml's default is 0 (off).
     KEY_MAX_CONCURRENT: "64",
+    // No scrape of the emulators' /metrics (wrangler.toml's default too, said here so it stays off in tests
+    // whatever the default becomes): a test that wants it sets ENGINE_SCRAPE_MS itself.
+    ENGINE_SCRAPE_MS: "0",
   };
 }
 
@@ -54,6 +57,8 @@ export default defineConfig({
             "sim/**/*.test.ts",
             "bench/**/*.test.ts",
             "test/node/**/*.test.ts",
+            // The RouterDO's helpers that need no Workers runtime (the object itself is tested in workerd).
+            "durable-objects/**/*.test.ts",
           ],
         },
       },

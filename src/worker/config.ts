@@ -13,6 +13,7 @@ import {
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
   DEFAULT_SHADOW,
+  ENGINE_SCRAPE_MIN_MS,
   SETTINGS,
   type SettingName,
 } from "../routing/defaults";
@@ -137,10 +138,17 @@ const envSchema = z
       .string()
       .default(DEFAULT_SHADOW)
       .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+    ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
       ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
+    if (env.ENGINE_SCRAPE_MS > 0 && env.ENGINE_SCRAPE_MS < ENGINE_SCRAPE_MIN_MS)
+      ctx.addIssue({
+        code: "custom",
+        path: ["ENGINE_SCRAPE_MS"],
+        message: `must be 0 (off) or >= ${ENGINE_SCRAPE_MIN_MS}`,
+      });
     if (env.AB_POLICY === env.ROUTING_POLICY)
       ctx.addIssue({
         code: "custom",
@@ -248,6 +256,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         abPolicy: e.AB_POLICY === "off" ? null : e.AB_POLICY,
         abPercent: e.AB_PERCENT,
         shadow: e.SHADOW === "on",
+        engineScrapeMs: e.ENGINE_SCRAPE_MS,
       },
       abSticky: e.AB_STICKY,
       deadlines: {

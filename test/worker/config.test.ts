@@ -31,6 +31,7 @@ describe("parseConfig", () => {
       abPolicy: null,
       abPercent: 50,
       shadow: false,
+      engineScrapeMs: 0,
     });
     expect(r.config.abSticky).toBe("conversation");
     expect(r.config.deadlines).toEqual({
@@ -91,10 +92,17 @@ describe("parseConfig", () => {
     [{ AB_PERCENT: "101" }, "AB_PERCENT: must be <= 100"],
     [{ AB_STICKY: "user" }, "AB_STICKY: must be one of conversation, tenant"],
     [{ SHADOW: "yes" }, "SHADOW: must be on or off"],
+    // On, a scrape round every few ms would be an alarm and a subrequest per backend each time.
+    [{ ENGINE_SCRAPE_MS: "50" }, "ENGINE_SCRAPE_MS: must be 0 (off) or >= 100"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+
+  it("takes ENGINE_SCRAPE_MS into the pool's settings", async () => {
+    const r = await parseConfig({ ...base, ENGINE_SCRAPE_MS: "1000" });
+    expect(r.ok && r.config.router.engineScrapeMs).toBe(1000);
   });
 
   it("never echoes a secret value into an error", async () => {

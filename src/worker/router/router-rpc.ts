@@ -47,6 +47,8 @@ export interface RouterSettings {
   readonly abPercent: number;
   /** The RouterDO also decides each request with prefix_aware, for the record only. */
   readonly shadow: boolean;
+  /** The RouterDO reads each backend's /metrics every this many ms while it routes; 0 = off. */
+  readonly engineScrapeMs: number;
 }
 
 /** A pool's whole routing configuration; its hash is the fleet version. */
@@ -193,6 +195,18 @@ export interface UsageTotals {
   readonly observed: number;
 }
 
+/** What the RouterDO's scrape of its backends' /metrics has been doing. */
+export interface EngineScrapeStatus {
+  readonly intervalMs: number;
+  /** Backends with a reading fresh enough to route on. */
+  readonly readings: number;
+  /** Scrape rounds, and scrapes that failed, since the object started. */
+  readonly rounds: number;
+  readonly failures: number;
+  /** The latest failure: which backend, why, when (epoch ms). */
+  readonly lastFailure?: { readonly backendId: string; readonly reason: string; readonly at: number };
+}
+
 export type StatsResult =
   | {
       readonly ok: true;
@@ -202,6 +216,8 @@ export type StatsResult =
       readonly backends: readonly BackendStatus[];
       readonly usage: UsageTotals;
       readonly router: RouterStats;
+      /** The scrape of the backends' /metrics (ENGINE_SCRAPE_MS), when on. */
+      readonly engineScrape?: EngineScrapeStatus;
     }
   | { readonly ok: false; readonly code: "no_fleet"; readonly message: string };
 
