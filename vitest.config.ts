@@ -10,11 +10,16 @@ function workerTestBindings(
   urls: readonly string[],
   spareUrls: readonly string[],
   faultUrls: readonly string[],
+  scrapeUrls: readonly string[],
+  metricsFaultUrl: string,
 ): Record<string, string> {
   return {
     // Not secrets the Worker reads: the spare and fault fleets' addresses, for tests that swap BACKENDS.
     TEST_SPARE_URLS: JSON.stringify(spareUrls),
     TEST_FAULT_URLS: JSON.stringify(faultUrls),
+    // The /metrics scrape tests' own emulators, and a fake backend whose /metrics misbehaves.
+    TEST_SCRAPE_URLS: JSON.stringify(scrapeUrls),
+    TEST_METRICS_FAULT_URL: metricsFaultUrl,
     BACKENDS: JSON.stringify(
       urls.map((url, i) => ({
         id: `emu-${i + 1}`,
@@ -73,6 +78,8 @@ export default defineConfig({
                 inject<string[]>("emulatorUrls"),
                 inject<string[]>("spareEmulatorUrls"),
                 inject<string[]>("faultEmulatorUrls"),
+                inject<string[]>("scrapeEmulatorUrls"),
+                inject<string>("metricsFaultUrl"),
               ),
               // The same kind of binding as wrangler.toml's KEY_RATE_LIMITER, with a limit a test can reach;
               // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.

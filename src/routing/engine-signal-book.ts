@@ -37,6 +37,11 @@ export class EngineSignalBook {
     if (held === undefined || held.sampledAt <= reading.sampledAt) this.byId.set(id, reading);
   }
 
+  /** Forgets backend `id`'s reading (its address changed: a different server). */
+  forget(id: string): void {
+    this.byId.delete(id);
+  }
+
   /** Backend i's reading (FleetView.engineSignals), undefined when it has none. */
   readonly read = (i: number): EngineSignals | undefined => {
     const id = this.ids[i];

@@ -200,11 +200,13 @@ export interface EngineScrapeStatus {
   readonly intervalMs: number;
   /** Backends with a reading fresh enough to route on. */
   readonly readings: number;
-  /** Scrape rounds, and scrapes that failed, since the object started. */
+  /** Scrape rounds finished, and scrapes that failed, since the object started. */
   readonly rounds: number;
+  /** How long the latest finished round took, ms. */
+  readonly lastRoundMs?: number;
   readonly failures: number;
-  /** The latest failure: which backend, why, when (epoch ms). */
-  readonly lastFailure?: { readonly backendId: string; readonly reason: string; readonly at: number };
+  /** Backends whose latest scrape failed: why, and when (epoch ms). A success clears the entry. */
+  readonly failing: Readonly<Record<string, { readonly reason: string; readonly at: number }>>;
 }
 
 export type StatsResult =
