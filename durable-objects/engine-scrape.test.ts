@@ -126,4 +126,15 @@ describe("EngineScraper", () => {
     s.configure(1000, [{ id: "b0", url: "http://elsewhere.test" }]);
     expect(s.book.read(0)).toBeUndefined();
   });
+
+  it("names no address in a failure's reason", async () => {
+    const s = new EngineScraper(
+      () => Promise.reject(new Error("connect to http://10.0.0.7:8000/metrics refused")),
+      () => 0,
+    );
+    s.configure(1000, fleet(1));
+    s.routed(0);
+    await s.run(0, () => 0);
+    expect(s.status().failing.b0!.reason).toBe("connect failed: connect to <url> refused");
+  });
 });
