@@ -10,11 +10,16 @@ function workerTestBindings(
   urls: readonly string[],
   spareUrls: readonly string[],
   faultUrls: readonly string[],
+  scrapeUrls: readonly string[],
+  metricsFaultUrl: string,
 ): Record<string, string> {
   return {
     // Not secrets the Worker reads: the spare and fault fleets' addresses, for tests that swap BACKENDS.
     TEST_SPARE_URLS: JSON.stringify(spareUrls),
     TEST_FAULT_URLS: JSON.stringify(faultUrls),
+    // The /metrics scrape tests' own emulators, and a fake backend whose /metrics misbehaves.
+    TEST_SCRAPE_URLS: JSON.stringify(scrapeUrls),
+    TEST_METRICS_FAULT_URL: metricsFaultUrl,
     BACKENDS: JSON.stringify(
       urls.map((url, i) => ({
         id: `emu-${i + 1}`,
@@ -31,6 +36,9 @@ function workerTestBindings(
     // Every test runs with a (generous) in-flight limit per key, so the whole suite goes through the
     // KeyLimiterDO and the releasing body wrapper; wrangler.toml's default is 0 (off).
     KEY_MAX_CONCURRENT: "64",
+    // No scrape of the emulators' /metrics (wrangler.toml's default too, said here so it stays off in tests
+    // whatever the default becomes): a test that wants it sets ENGINE_SCRAPE_MS itself.
+    ENGINE_SCRAPE_MS: "0",
   };
 }
 
@@ -54,6 +62,8 @@ export default defineConfig({
             "sim/**/*.test.ts",
             "bench/**/*.test.ts",
             "test/node/**/*.test.ts",
+            // The RouterDO's helpers that need no Workers runtime (the object itself is tested in workerd).
+            "durable-objects/**/*.test.ts",
           ],
         },
       },
@@ -68,6 +78,8 @@ export default defineConfig({
                 inject<string[]>("emulatorUrls"),
                 inject<string[]>("spareEmulatorUrls"),
                 inject<string[]>("faultEmulatorUrls"),
+                inject<string[]>("scrapeEmulatorUrls"),
+                inject<string>("metricsFaultUrl"),
               ),
               // The same kind of binding as wrangler.toml's KEY_RATE_LIMITER, with a limit a test can reach;
               // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.

@@ -7,7 +7,9 @@
  * one alarm set to the earliest deadline (lease expiry or a health probe).
  * Health itself — ejection, throttling, restoration — is decided by the
  * Router; this shell feeds it outcomes and probe results and persists what
- * changed. It decides; it never sees a token of the response.
+ * changed. It decides; it never sees a token of the response. With
+ * ENGINE_SCRAPE_MS on, the same alarm reads the backends' /metrics
+ * (engine-scrape.ts) and the Routers route on those readings.
  *
  * The pool's Routers (src/routing/pool-router.ts) are one or two A/B arms
  * and an optional shadow; what their traffic did is counted in PoolStats
@@ -43,6 +45,7 @@ import type {
 } from "../src/worker/router/router-rpc";
 import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
 import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
+import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { LeaseBook } from "./lease-book";
 
@@ -62,7 +65,7 @@ const RETRY_BURST = 10;
 
 /** The router options a spec implies that need a fresh Router (the affinity index is keyed by them). */
 function routerOptionsKey(spec: PoolSpec): string {
-  return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}|${spec.abPolicy}|${spec.abPercent}|${spec.shadow}`;
+  return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}|${spec.abPolicy}|${spec.abPercent}|${spec.shadow}|${spec.engineScrapeMs}`;
 }
 
 /** A retry whose first attempt got a 500: the verdict on that backend waits for the retry's outcome. */
@@ -76,6 +79,7 @@ type MutableUsage = { -readonly [K in keyof UsageTotals]: UsageTotals[K] };
 export class RouterDO extends DurableObject<Env> {
   private readonly store: FleetStore;
   private readonly leases = new LeaseBook<Ticket>();
+  private readonly scraper = new EngineScraper();
   private readonly verdicts = new Map<string, PendingVerdict>();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
@@ -127,7 +131,7 @@ export class RouterDO extends DurableObject<Env> {
     ) {
       // Policy, block size or arms changed: the old affinity index means nothing under the new keys.
       const old = this.router;
-      this.router = new PoolRouter(specs, poolRouterOptions(spec));
+      this.router = new PoolRouter(specs, poolRouterOptions(spec, this.scraper.book.read));
       this.stats_ = new PoolStats(armPolicies(spec), spec.shadow ? SHADOW_POLICY : undefined);
       if (old !== undefined) {
         this.router.loadHealth(old.healthRows());
@@ -150,6 +154,7 @@ export class RouterDO extends DurableObject<Env> {
         if (was !== undefined && was !== b.url) this.router.resetHealth(b.id);
       }
     }
+    this.scraper.configure(spec.engineScrapeMs, spec.backends);
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
       this.budget = new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
     this.spec = spec;
@@ -199,6 +204,7 @@ export class RouterDO extends DurableObject<Env> {
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
     };
     const pick = router.route(req, input.armKey ?? 0, ctx, avoid);
+    this.scraper.routed(ctx.now);
     const { arm, decision, shadow, ticket } = pick;
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
@@ -210,7 +216,9 @@ export class RouterDO extends DurableObject<Env> {
       deadline,
     });
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
-    await this.scheduleAlarm(Math.min(deadline, router.nextProbeAt() ?? deadline));
+    await this.scheduleAlarm(
+      Math.min(deadline, router.nextProbeAt() ?? deadline, this.scraper.nextAt() ?? deadline),
+    );
     const ejected = [...router.ejectedIds(), ...router.drainedIds()];
     return {
       ok: true,
@@ -338,6 +346,7 @@ export class RouterDO extends DurableObject<Env> {
       backends,
       usage: { ...this.usage },
       router,
+      ...(this.spec.engineScrapeMs > 0 ? { engineScrape: this.scraper.status() } : {}),
     };
   }
 
@@ -380,7 +389,10 @@ export class RouterDO extends DurableObject<Env> {
     return this.router!;
   }
 
-  /** Expires overdue leases, probes ejected backends that are due, re-arms for the next deadline. */
+  /**
+   * Expires overdue leases, probes ejected backends that are due, scrapes the
+   * backends' /metrics when a round is due, re-arms for the next deadline.
+   */
   override async alarm(): Promise<void> {
     this.alarmAt = undefined;
     const ctx = this.context();
@@ -390,8 +402,12 @@ export class RouterDO extends DurableObject<Env> {
       this.usage.expired++;
     }
     const due = this.router?.dueProbes(ctx.now) ?? [];
-    await Promise.all(due.map((id) => this.probe(id)));
-    const next = [this.leases.earliestDeadline(), this.router?.nextProbeAt()].filter(
+    // Our share of what each engine reports: every arm's requests in flight there (the shadow's are not real).
+    const scrape = this.scraper.due(ctx.now)
+      ? this.scraper.run(ctx.now, (id) => this.router?.inflight(id) ?? 0)
+      : undefined;
+    await Promise.all([...due.map((id) => this.probe(id)), scrape]);
+    const next = [this.leases.earliestDeadline(), this.router?.nextProbeAt(), this.scraper.nextAt()].filter(
       (t): t is number => t !== undefined,
     );
     if (next.length > 0) await this.scheduleAlarm(Math.min(...next));

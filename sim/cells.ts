@@ -60,7 +60,7 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
   const { policy, blockTokens, cells: k } = options;
   const balanceFactor = options.balanceFactor ?? SETTINGS.BALANCE_FACTOR.default;
   const isolates = options.isolates ?? 1;
-  return (backends, engineSignals) => {
+  return (backends, readings) => {
     const cellOf = assignCells(backends, k);
     tally.cellOf = cellOf;
     const members = cellMembers(
@@ -76,7 +76,15 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
             policy,
             blockTokens,
             balanceFactor,
-            engineSignals: (i: number): EngineSignals => engineSignals(m[i]!.global),
+            // The gateway's cells see engines only as its scrape took them (none when it is off), as readingsOf gives our policies.
+            ...(readings.scraped !== undefined
+              ? {
+                  engineSignals: (i: number): EngineSignals | undefined => readings.scraped!(m[i]!.global),
+                  ...(readings.scrapedMaxAgeMs !== undefined
+                    ? { engineSignalMaxAgeMs: readings.scrapedMaxAgeMs }
+                    : {}),
+                }
+              : {}),
           },
         ),
     );

@@ -6,6 +6,7 @@
  * usage.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+import { ENGINE_SCRAPE_MIN_MS, SETTINGS } from "../src/routing/defaults";
 import {
   DEFAULT_MAX_TOKENS_MODEL,
   isMaxTokensModel,
@@ -16,6 +17,7 @@ import { isSetName, SET_NAMES, type SetName, seedOfSet } from "./eval-sets";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
 import type { EngineConfig } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
+import { parseSecondClient, type SecondClient } from "./second-client";
 import type { FleetConfig } from "./simulator";
 import { isTraceSpec } from "./workloads/index";
 import { parseSampleRate } from "./workloads/sample-families";
@@ -170,4 +172,42 @@ export function maxTokensHelp(column: number): string {
     '"The output hint"). Engines always generate the true length; peers read none',
   ];
   return `${"--max-tokens M".padEnd(column - 2)}${lines.join(`\n${" ".repeat(column)}`)}`;
+}
+
+/** Options of the commands that replay traffic the gateway does not see all of (bench:sim, bench:sweep). */
+export const TRAFFIC_OPTIONS = {
+  "scrape-ms": { type: "string" },
+  "second-client": { type: "string" },
+} as const satisfies ParseArgsOptionsConfig;
+
+export const TRAFFIC_USAGE = {
+  scrapeMs:
+    `the gateway's scrape of each engine's /metrics every MS ms, as ENGINE_SCRAPE_MS (default ` +
+    `${SETTINGS.ENGINE_SCRAPE_MS.default}; 0 = off; else ≥ ${ENGINE_SCRAPE_MIN_MS}): our policies read engine ` +
+    "state only as it took it; peers read it live",
+  secondClient:
+    "SHARE[:K]: that share of the requests goes straight to an engine, around the router, uniformly " +
+    "among the first K engines (default all): load only the engines' own readings show",
+};
+
+/** --scrape-ms MS: ENGINE_SCRAPE_MS's bounds; its default when absent. */
+export function scrapeFlag(v: string | undefined): number {
+  const s = SETTINGS.ENGINE_SCRAPE_MS;
+  if (v === undefined) return s.default;
+  const ms = Number(v);
+  if (!Number.isInteger(ms) || ms < 0 || ms > s.max || (ms > 0 && ms < ENGINE_SCRAPE_MIN_MS))
+    throw new UsageError(
+      `--scrape-ms must be 0 (off) or an integer in ${ENGINE_SCRAPE_MIN_MS}..${s.max}, got "${v}"`,
+    );
+  return ms;
+}
+
+/** --second-client SHARE[:K]; undefined when absent. */
+export function secondClientFlag(v: string | undefined): SecondClient | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return parseSecondClient(v);
+  } catch (e) {
+    throw new UsageError(`--second-client: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }

@@ -3,7 +3,7 @@
  *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--set tuning|scoring] [--speed X] [--requests N]
  *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
- *   [--name NAME] [--out DIR]
+ *   [--scrape-ms MS] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
  * fleet. The figures that matter: TTFT p50/p99 and hit rate per policy, and
@@ -26,7 +26,11 @@ import {
   positiveFlag,
   runSeed,
   sampleRateFlag,
+  scrapeFlag,
+  secondClientFlag,
   setFlag,
+  TRAFFIC_OPTIONS,
+  TRAFFIC_USAGE,
   UsageError,
 } from "./flags";
 import { fmtMs, fmtPct } from "./format";
@@ -63,6 +67,8 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
                  full-trace capacity (e.g. 1/4 -> --kv-tokens 110592 for the default 442368),
                  and --speed 1/R keeps the unsampled request rate
   --duration-s D traces: keep the first D seconds of recorded time (before --speed), after sampling
+  --scrape-ms MS ${TRAFFIC_USAGE.scrapeMs}
+  --second-client SHARE[:K]  ${TRAFFIC_USAGE.secondClient}
   --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>][-<set>[-s<seed>]])
   --out          output directory (default bench/results)`;
 
@@ -75,6 +81,7 @@ function firstSeconds(w: Workload, seconds: number, speed: number): Workload {
 async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, {
     ...FLEET_OPTIONS,
+    ...TRAFFIC_OPTIONS,
     workload: { type: "string" },
     rate: { type: "string" },
     requests: { type: "string" },
@@ -102,11 +109,14 @@ async function main(argv: string[]): Promise<void> {
   const policies = policiesFlag(values.policies);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
   const sampleRate = sampleRateFlag(values["sample-families"]);
+  const scrapeMs = scrapeFlag(values["scrape-ms"]);
+  const secondClient = secondClientFlag(values["second-client"]);
   const durationS =
     values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
   if (durationS !== undefined && !isTrace) throw new UsageError("--duration-s applies to traces only");
   const base = workload.startsWith("file:") ? "trace" : workload;
-  const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}`;
+  const traffic = `${secondClient !== undefined ? `-sc${secondClient.share}${secondClient.backends !== undefined ? `of${secondClient.backends}` : ""}` : ""}${scrapeMs > 0 ? `-scrape${scrapeMs}` : ""}`;
+  const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}${traffic}`;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
   const name =
@@ -148,7 +158,14 @@ async function main(argv: string[]): Promise<void> {
   console.error(
     `${w.name}: ${w.requests.length} requests, keys in ${(prepared.prepareMs / 1000).toFixed(1)} s`,
   );
-  const report = runPolicies(prepared, { backends, seed, ...engine }, policies, (p) =>
+  const fleet = {
+    backends,
+    seed,
+    ...engine,
+    ...(scrapeMs > 0 ? { scrapeMs } : {}),
+    ...(secondClient !== undefined ? { secondClient } : {}),
+  };
+  const report = runPolicies(prepared, fleet, policies, (p) =>
     console.error(
       `  ${p.policy.padEnd(18)} hit ${fmtPct(p.hitRate)}  TTFT p50 ${fmtMs(p.ttftP50Ms)} p99 ${fmtMs(p.ttftP99Ms)}  maxLoad ${p.maxLoadRatio.toFixed(2)}  (${(p.wallMs / 1000).toFixed(1)} s)`,
     ),

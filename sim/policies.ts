@@ -3,7 +3,7 @@
  * peer baselines (sim/baselines). An unknown name is an error, never a
  * silent default.
  */
-import { Router, type RouteTicket } from "../src/routing/index";
+import { Router, type RouterOptions, type RouteTicket } from "../src/routing/index";
 import {
   POLICY_NAMES,
   type PolicyName,
@@ -20,7 +20,7 @@ import {
   isFirstTokenAware,
 } from "./baselines/index";
 import { GATEWAY_VIEW, type RequestView } from "./request-view";
-import type { RouterFactory, SimRouter } from "./simulator";
+import type { FleetReadings, RouterFactory, SimRouter } from "./simulator";
 
 /** The routing core's policies, then the peer baselines. */
 export type SimPolicyName = PolicyName | BaselineName;
@@ -40,6 +40,31 @@ export function viewOf(name: SimPolicyName): RequestView {
   return isBaselineName(name) ? BASELINE_VIEWS[name] : GATEWAY_VIEW;
 }
 
+/**
+ * Which engine readings this policy's router is given. A peer reads the
+ * engines live (in production its own scraper reads them, llm-d every 50 ms:
+ * SOURCES.md, "Metric staleness"). Ours get what the gateway's scrape took,
+ * lagged by its interval, or nothing when the scrape is off: never live
+ * state a gateway does not have.
+ */
+export function readingsOf(
+  name: SimPolicyName,
+  readings: FleetReadings,
+): Pick<RouterOptions, "engineSignals" | "engineSignalMaxAgeMs"> {
+  if (isBaselineName(name)) return { engineSignals: readings.live };
+  if (readings.scraped === undefined) return {};
+  return {
+    engineSignals: readings.scraped,
+    ...(readings.scrapedMaxAgeMs !== undefined ? { engineSignalMaxAgeMs: readings.scrapedMaxAgeMs } : {}),
+  };
+}
+
+/** readingsOf in words, for reports; `scrapeMs` 0: the scrape is off. */
+export function readingsText(name: SimPolicyName, scrapeMs: number): string {
+  if (isBaselineName(name)) return "live";
+  return scrapeMs > 0 ? `scraped every ${scrapeMs} ms (lagged)` : "none (scrape off)";
+}
+
 /** Parses "a,b,c" (or "all"), with a clear error naming the bad entry. */
 export function parsePolicies(list: string): SimPolicyName[] {
   if (list.trim() === "all") return [...ALL_POLICIES];
@@ -56,14 +81,14 @@ export function parsePolicies(list: string): SimPolicyName[] {
 }
 
 /**
- * A fresh routing-core Router running `name`, with the engines' signals wired
- * in (peers read them). A policy that wants to hear about first tokens
+ * A fresh routing-core Router running `name`, with the engine readings it is
+ * given (readingsOf) wired in. A policy that wants to hear about first tokens
  * (Dynamo's) gets them through the same request object the Router gave it.
  */
 export function routerFactory(name: SimPolicyName, blockTokens: number): RouterFactory {
-  return (backends, engineSignals) => {
+  return (backends, readings) => {
     const policy = policyFor(name);
-    const router = new Router(backends, { policy, blockTokens, engineSignals });
+    const router = new Router(backends, { policy, blockTokens, ...readingsOf(name, readings) });
     if (typeof policy === "string" || !isFirstTokenAware(policy)) return router;
     const open = new Map<RouteTicket, { req: RouteRequest; index: number }>();
     const wrapped: SimRouter = {

@@ -4,9 +4,10 @@
  */
 import { cpus, totalmem } from "node:os";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
-import { isSimPolicy, viewOf } from "./policies";
+import { isSimPolicy, readingsText, viewOf } from "./policies";
 import { type RequestView, TAIL_COUNT_FACTORS } from "./request-view";
 import type { SimReport } from "./run";
+import { describeSecondClient } from "./second-client";
 import { engineConfig, loadMaxOverMean } from "./simulator";
 
 export interface ReportContext {
@@ -74,6 +75,7 @@ export function inputLines(r: SimReport): string[] {
       view === undefined ? "?" : keysText(view, r),
       view === undefined ? "?" : countText(view, r),
       view === undefined ? "?" : view.output === "max-tokens" ? "max_tokens as sent" : "none",
+      isSimPolicy(p.policy) ? readingsText(p.policy, r.fleet.scrapeMs ?? 0) : "?",
     ];
   });
   return [
@@ -89,7 +91,12 @@ export function inputLines(r: SimReport): string[] {
         ? `; on those the gateway's count totals ${fmtNum(c.countOverTrue, 3)}× the true one.`
         : "."),
     "",
-    table(["policy", "keys", "prompt tokens", "output hint"], rows),
+    table(["policy", "keys", "prompt tokens", "output hint", "engine readings"], rows),
+    "",
+    `Traffic around the gateway (a second client): ${describeSecondClient(r.fleet.secondClient, r.fleet.backends)}.` +
+      (r.fleet.secondClient !== undefined
+        ? " Each policy's figures are those of the requests its router placed; the second client's are apart."
+        : ""),
   ];
 }
 
@@ -117,6 +124,23 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
     "maxLoadRatio = busiest backend's time-averaged in-flight ÷ (its weight share × fleet total); percentiles interpolate linearly.",
     "",
   );
+  const around = r.policies.filter((p) => p.secondClient !== undefined);
+  if (around.length > 0)
+    out.push(
+      "## The second client's requests (sent around the router)",
+      "",
+      table(
+        ["policy", "requests", "hit rate", "TTFT p50", "TTFT p99"],
+        around.map((p) => [
+          p.policy,
+          String(p.secondClient!.requests),
+          fmtPct(p.secondClient!.hitRate),
+          fmtMs(p.secondClient!.ttftP50Ms),
+          fmtMs(p.secondClient!.ttftP99Ms),
+        ]),
+      ),
+      "",
+    );
   out.push(
     "## Route reasons",
     "",

@@ -11,7 +11,17 @@
  * completed in the Router when the engine's `done` event fires, with the
  * cached tokens and TTFT the engine reported (what the gateway would read
  * from usage and the stream).
+ *
+ * Two options change what the router faces. A second client
+ * (second-client.ts) sends a share of the requests straight to an engine,
+ * around the router: those are never routed nor reported to it, and the
+ * figures of a run are those of the requests the router placed, the second
+ * client's apart. A scrape (scrape-ticker.ts) reads the engines every
+ * `scrapeMs`, as the RouterDO does, for our policies; the peers read the
+ * engines live (policies.ts readingsOf says who gets which).
  */
+
+import { engineSignalMaxAgeMs } from "../src/routing/defaults";
 import type {
   BackendSpec,
   EngineSignals,
@@ -25,6 +35,8 @@ import { DEFAULT_ENGINE_CONFIG, EngineModel } from "./model/engine-model";
 import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
 import { type RequestView, routeRequest } from "./request-view";
+import { ScrapeTicker } from "./scrape-ticker";
+import { type SecondClient, secondClientTargets } from "./second-client";
 import { mean, percentile, sortedCopy } from "./stats";
 import { Rng } from "./workloads/prng";
 
@@ -36,11 +48,18 @@ export interface SimRouter {
   firstToken?(ticket: unknown, ctx: RouteContext): void;
 }
 
-/** Builds a fresh router for one run, given the fleet and the engines' live signals. */
-export type RouterFactory = (
-  backends: readonly BackendSpec[],
-  engineSignals: (i: number) => EngineSignals,
-) => SimRouter;
+/** The engines' state, as a router may read it. */
+export interface FleetReadings {
+  /** Each engine right now (what the peers' scrapers read, without their lag). */
+  readonly live: (i: number) => EngineSignals;
+  /** As the gateway's scrape last took it, every FleetConfig.scrapeMs; absent when the scrape is off. */
+  readonly scraped?: (i: number) => EngineSignals | undefined;
+  /** Readings older than this are stale (defaults.ts engineSignalMaxAgeMs), with `scraped`. */
+  readonly scrapedMaxAgeMs?: number;
+}
+
+/** Builds a fresh router for one run, given the fleet and the engines' readings. */
+export type RouterFactory = (backends: readonly BackendSpec[], readings: FleetReadings) => SimRouter;
 
 export interface FleetConfig {
   readonly backends: number;
@@ -53,8 +72,21 @@ export interface FleetConfig {
   /** The name of the preset `engine` comes from, for reports. */
   readonly preset?: string;
   readonly seed: number;
+  /** The gateway's scrape of the engines' /metrics, every this many ms (ENGINE_SCRAPE_MS); 0 or absent: off. */
+  readonly scrapeMs?: number;
+  /** Requests sent straight to the engines, around the router; absent: none. */
+  readonly secondClient?: SecondClient;
 }
 
+/** What the second client's own requests met (they are not in the policy's figures). */
+export interface SecondClientResult {
+  readonly requests: number;
+  readonly hitRate: number;
+  readonly ttftP50Ms: number;
+  readonly ttftP99Ms: number;
+}
+
+/** One policy's run. Request figures are those of the requests the router placed. */
 export interface PolicyResult {
   readonly policy: string;
   readonly requests: number;
@@ -70,14 +102,17 @@ export interface PolicyResult {
   readonly outputTokensPerSec: number;
   /** Virtual ms from first arrival to last completion. */
   readonly makespanMs: number;
-  /** Per backend, time-averaged requests in flight (submitted, not done). */
+  /** Per backend, time-averaged requests in flight (routed, not done). */
   readonly inflightAvg: readonly number[];
   /** Busiest backend's time-averaged in-flight ÷ (its weight share × fleet total). */
   readonly maxLoadRatio: number;
-  /** Per backend, share of requests. */
+  /** Per backend, share of the routed requests. */
   readonly requestShare: readonly number[];
+  /** Prefill compute of every engine, the second client's requests included. */
   readonly prefillGpuSeconds: number;
   readonly reasons: Readonly<Record<RouteReason, number>>;
+  /** With a second client: what its requests met. */
+  readonly secondClient?: SecondClientResult;
   /** Wall ms this run took. */
   readonly wallMs: number;
 }
@@ -117,34 +152,45 @@ export function simulatePolicy(
   const n = specs.length;
   const cfg = engineConfig(fleet, w.blockTokens);
   const engines = specs.map(() => new EngineModel(cfg));
+  const ids = specs.map((b) => b.id);
+  const reqs = w.requests;
+  const total = reqs.length;
+  const t0 = total > 0 ? reqs[0]!.arrivalMs : 0;
+  /** The router's requests in flight per backend (routed, not done): the second client's are not. */
+  const inflight = new Int32Array(n);
   let now = 0;
-  const signals = (i: number): EngineSignals => {
+  const live = (i: number): EngineSignals => {
     const e = engines[i]!;
     const m = e.metrics(now);
     return {
       running: m.running,
       waiting: m.waiting,
       kvUsage: m.kvUsage,
+      sampledAt: now,
+      ownInflight: inflight[i]!,
       cachedPrefixBlocks: (blocks) => e.cachedPrefixBlocks(blocks),
     };
   };
-  const router = makeRouter(specs, signals);
+  const scrapeMs = fleet.scrapeMs ?? 0;
+  const maxAgeMs = scrapeMs > 0 ? engineSignalMaxAgeMs(scrapeMs) : 0;
+  const ticker = scrapeMs > 0 ? new ScrapeTicker(scrapeMs, t0, ids, maxAgeMs) : undefined;
+  const router = makeRouter(
+    specs,
+    ticker === undefined ? { live } : { live, scraped: ticker.book.read, scrapedMaxAgeMs: maxAgeMs },
+  );
   const random = new Rng(fleet.seed).fork(`router/${policy}`).source();
+  /** Per request: the engine the second client sends it to, −1 when the router places it. */
+  const around = secondClientTargets(total, n, fleet.secondClient, fleet.seed);
 
-  const reqs = w.requests;
-  const total = reqs.length;
-  const backendOf = new Int32Array(total).fill(-1);
   const tickets: unknown[] = new Array(total);
   const ttft = new Float64Array(total).fill(Number.NaN);
   const e2e = new Float64Array(total).fill(Number.NaN);
   const cached = new Float64Array(total);
   const reasons: Record<RouteReason, number> = { affinity: 0, ring: 0, spill: 0, fallback: 0 };
-  const inflight = new Int32Array(n);
   const area = new Float64Array(n);
   const lastChange = new Float64Array(n);
   const routedTo = new Int32Array(n);
   const nextAt = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
-  const t0 = total > 0 ? reqs[0]!.arrivalMs : 0;
   lastChange.fill(t0);
   let completed = 0;
   let outputTokens = 0;
@@ -168,24 +214,32 @@ export function simulatePolicy(
       }
     const at = next < total ? reqs[next]!.arrivalMs : Number.POSITIVE_INFINITY;
     if (ei < 0 && next >= total) break;
+    // A scrape due before (or with) the next event reads the engines first; none once the run is over.
+    if (ticker !== undefined && ticker.nextAt <= Math.min(et, at)) {
+      now = ticker.nextAt;
+      ticker.tick(engines, ids, inflight);
+      continue;
+    }
     if (ei >= 0 && et < at) {
       now = et;
       const engine = engines[ei]!;
       const events = engine.advance(et);
       for (const ev of events) {
         const id = Number(ev.id);
+        const routed = around[id] === -1;
         if (ev.kind === "first_token") {
           ttft[id] = ev.time - reqs[id]!.arrivalMs;
-          router.firstToken?.(tickets[id], { now: ev.time, random });
+          if (routed) router.firstToken?.(tickets[id], { now: ev.time, random });
           continue;
         }
         if (!Number.isNaN(e2e[id]!)) throw new Error(`request ${id} completed twice`);
         e2e[id] = ev.time - reqs[id]!.arrivalMs;
         if (Number.isNaN(ttft[id]!)) ttft[id] = e2e[id]!;
         cached[id] = ev.cachedTokens;
-        outputTokens += ev.outputTokens;
         completed++;
         lastDone = Math.max(lastDone, ev.time);
+        if (!routed) continue;
+        outputTokens += ev.outputTokens;
         setInflight(ei, -1, ev.time);
         router.complete(
           tickets[id],
@@ -208,13 +262,15 @@ export function simulatePolicy(
     }
     now = at;
     const r = reqs[next]!;
-    const { decision, ticket } = router.route(routeRequest(w, next, view), { now, random });
-    const bi = Number(decision.backendId.slice(1));
-    backendOf[next] = bi;
-    tickets[next] = ticket;
-    reasons[decision.reason]++;
-    routedTo[bi]!++;
-    setInflight(bi, +1, now);
+    let bi = around[next]!;
+    if (bi < 0) {
+      const { decision, ticket } = router.route(routeRequest(w, next, view), { now, random });
+      bi = Number(decision.backendId.slice(1));
+      tickets[next] = ticket;
+      reasons[decision.reason]++;
+      routedTo[bi]!++;
+      setInflight(bi, +1, now);
+    }
     engines[bi]!.submit(
       {
         id: String(next),
@@ -240,34 +296,79 @@ export function simulatePolicy(
     const fair = (specs[i]!.weight / wsum) * totalAvg;
     if (fair > 0) maxLoadRatio = Math.max(maxLoadRatio, inflightAvg[i]! / fair);
   }
-  let promptTokens = 0;
-  let cachedTokens = 0;
-  for (let i = 0; i < total; i++) {
-    promptTokens += reqs[i]!.promptTokens;
-    cachedTokens += cached[i]!;
-  }
-  const ttftS = sortedCopy(ttft);
-  const e2eS = sortedCopy(e2e);
+  const mine = requestFigures(reqs, cached, ttft, e2e, (i) => around[i] === -1);
+  const theirs =
+    fleet.secondClient === undefined
+      ? undefined
+      : requestFigures(reqs, cached, ttft, e2e, (i) => around[i] !== -1);
   return {
     policy,
-    requests: total,
-    completed,
-    promptTokens,
-    cachedTokens,
-    hitRate: promptTokens > 0 ? cachedTokens / promptTokens : 0,
-    ttftP50Ms: percentile(ttftS, 50),
-    ttftP90Ms: percentile(ttftS, 90),
-    ttftP99Ms: percentile(ttftS, 99),
-    e2eP50Ms: percentile(e2eS, 50),
-    e2eP99Ms: percentile(e2eS, 99),
+    requests: mine.requests,
+    completed: mine.requests,
+    promptTokens: mine.promptTokens,
+    cachedTokens: mine.cachedTokens,
+    hitRate: mine.hitRate,
+    ttftP50Ms: percentile(mine.ttft, 50),
+    ttftP90Ms: percentile(mine.ttft, 90),
+    ttftP99Ms: percentile(mine.ttft, 99),
+    e2eP50Ms: percentile(mine.e2e, 50),
+    e2eP99Ms: percentile(mine.e2e, 99),
     outputTokensPerSec: outputTokens / (span / 1000),
     makespanMs: span,
     inflightAvg,
     maxLoadRatio,
-    requestShare: Array.from(routedTo, (c) => (total > 0 ? c / total : 0)),
+    requestShare: Array.from(routedTo, (c) => (mine.requests > 0 ? c / mine.requests : 0)),
     prefillGpuSeconds: engines.reduce((s, e) => s + e.metrics(lastDone).prefillSeconds, 0),
     reasons,
+    ...(theirs === undefined
+      ? {}
+      : {
+          secondClient: {
+            requests: theirs.requests,
+            hitRate: theirs.hitRate,
+            ttftP50Ms: percentile(theirs.ttft, 50),
+            ttftP99Ms: percentile(theirs.ttft, 99),
+          },
+        }),
     wallMs: clock() - wall0,
+  };
+}
+
+/** Hit rate and sorted latencies of the requests `which` selects. */
+function requestFigures(
+  reqs: PreparedWorkload["requests"],
+  cached: Float64Array,
+  ttft: Float64Array,
+  e2e: Float64Array,
+  which: (i: number) => boolean,
+): {
+  requests: number;
+  promptTokens: number;
+  cachedTokens: number;
+  hitRate: number;
+  ttft: Float64Array;
+  e2e: Float64Array;
+} {
+  let requests = 0;
+  let promptTokens = 0;
+  let cachedTokens = 0;
+  const t: number[] = [];
+  const e: number[] = [];
+  for (let i = 0; i < reqs.length; i++) {
+    if (!which(i)) continue;
+    requests++;
+    promptTokens += reqs[i]!.promptTokens;
+    cachedTokens += cached[i]!;
+    t.push(ttft[i]!);
+    e.push(e2e[i]!);
+  }
+  return {
+    requests,
+    promptTokens,
+    cachedTokens,
+    hitRate: promptTokens > 0 ? cachedTokens / promptTokens : 0,
+    ttft: sortedCopy(t),
+    e2e: sortedCopy(e),
   };
 }
 

@@ -6,6 +6,8 @@ import {
   MAX_TOKENS_MODEL_NAMES,
   type MaxTokensModelName,
 } from "../../sim/client-max-tokens";
+import { scrapeFlag, secondClientFlag, TRAFFIC_OPTIONS } from "../../sim/flags";
+import type { SecondClient } from "../../sim/second-client";
 import { GATEWAY_RUNTIMES, type GatewayRuntime } from "./gateway";
 
 export interface E2eArgs {
@@ -36,6 +38,10 @@ export interface E2eArgs {
   readonly cost: boolean;
   /** How the gateway is served (gateway.ts): workerd alone (default) or wrangler dev. */
   readonly runtime: GatewayRuntime;
+  /** The gateway's ENGINE_SCRAPE_MS (0 = off, the default). */
+  readonly scrapeMs: number;
+  /** A share of requests sent straight to emulators, around the gateway (sim/second-client.ts). */
+  readonly secondClient?: SecondClient;
 }
 
 export const USAGE = `npm run bench:e2e -- --workload <name|file:PATH> --rate R --backends N --duration S
@@ -44,6 +50,7 @@ export const USAGE = `npm run bench:e2e -- --workload <name|file:PATH> --rate R 
   [--system-tokens T --question-tokens T --output-tokens T]   (generated-shared-prefix shape)
   [--max-output-tokens T] [--max-tokens ${MAX_TOKENS_MODEL_NAMES.join("|")}] [--no-sim]
   [--request-timeout S] [--runtime workerd|wrangler]
+  [--scrape-ms MS] (the gateway's ENGINE_SCRAPE_MS) [--second-client SHARE[:K]] (that share around the gateway)
 npm run bench:e2e -- --cost    (gateway cost: prefix keys, RouterDO, cold start, decisions/s)`;
 
 function num(name: string, v: string | undefined, def?: number): number {
@@ -54,6 +61,11 @@ function num(name: string, v: string | undefined, def?: number): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
   return n;
+}
+
+function secondClientOf(v: string | undefined): { secondClient?: SecondClient } {
+  const c = secondClientFlag(v);
+  return c === undefined ? {} : { secondClient: c };
 }
 
 function optNum(name: string, v: string | undefined): number | undefined {
@@ -86,6 +98,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
       "request-timeout": { type: "string" },
       cost: { type: "boolean", default: false },
       runtime: { type: "string", default: "workerd" },
+      ...TRAFFIC_OPTIONS,
       help: { type: "boolean", default: false },
     },
   });
@@ -127,5 +140,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs {
     requestTimeoutS: num("request-timeout", values["request-timeout"], 120),
     cost,
     runtime,
+    scrapeMs: scrapeFlag(values["scrape-ms"]),
+    ...secondClientOf(values["second-client"]),
   };
 }

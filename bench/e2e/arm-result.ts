@@ -15,6 +15,15 @@ export interface KvCounters {
   readonly hitTokens: number;
 }
 
+/** What the second client's requests (sent around the gateway) saw. */
+export interface SecondClientResult {
+  readonly sent: number;
+  readonly ok: number;
+  readonly ttftMs: Summary;
+  /** Σ cached_tokens / Σ prompt_tokens of its answers. */
+  readonly reportedHitRate: number;
+}
+
 export interface ArmResult {
   /** Routing policy through the gateway, or "direct". */
   readonly arm: string;
@@ -56,6 +65,11 @@ export interface ArmResult {
    * cachedTokens, serverTtftMs, route, expectedCachedTokens] (the last two from the gateway's headers).
    */
   readonly records: readonly (readonly (string | number | null)[])[];
+  /**
+   * With a second client around the gateway: its requests, which the figures
+   * above leave out (except the emulators' KV counters, which see everything).
+   */
+  readonly secondClient?: SecondClientResult;
 }
 
 function bump(map: Record<string, number>, key: string): void {

@@ -8,7 +8,8 @@
 import type { EngineConfig } from "../../sim/model/types";
 import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../emulator/fleet";
 import type { Emulator, EmulatorOptions } from "../emulator/server";
-import { type ArmResult, armResult, type KvCounters } from "./arm-result";
+import { summarize } from "../latency-summary";
+import { type ArmResult, armResult, type KvCounters, type SecondClientResult } from "./arm-result";
 import {
   type BackendEntry,
   type Gateway,
@@ -34,6 +35,13 @@ export interface ArmConfig {
   /** Gateway vars besides ROUTING_POLICY (PREFIX_TOKENS, BLOCK_TOKENS, ...). */
   readonly gatewayVars?: Readonly<Record<string, string>>;
   readonly log?: (line: string) => void;
+  /**
+   * A second client around the gateway: per item, the emulator it is sent to
+   * straight (its own client, not the gateway), or −1 to go as the arm sends
+   * (sim/second-client.ts secondClientTargets). The arm's figures are those
+   * of the other requests; these are summarised apart (ArmResult.secondClient).
+   */
+  readonly around?: Int32Array;
 }
 
 const GATEWAY_KEY = "e2e-gateway-key";
@@ -177,6 +185,23 @@ function clientBalanced(
   };
 }
 
+/** The second client's own requests, as it saw them. */
+function secondClientResult(records: readonly ReplayRecord<E2eItem>[]): SecondClientResult {
+  const ok = records.filter((r) => r.result.outcome === "ok");
+  let prompt = 0;
+  let cached = 0;
+  for (const r of ok) {
+    prompt += r.result.promptTokens ?? 0;
+    cached += r.result.cachedTokens ?? 0;
+  }
+  return {
+    sent: records.length,
+    ok: ok.length,
+    ttftMs: summarize(ok.map((r) => r.result.ttftMs ?? Number.NaN)),
+    reportedHitRate: prompt > 0 ? cached / prompt : Number.NaN,
+  };
+}
+
 export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmConfig): Promise<ArmResult> {
   const log = cfg.log ?? (() => {});
   // On their own thread: the client timing requests must not share an event loop with them (fleet.ts).
@@ -225,6 +250,22 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
           });
       }
     }
+    const around = cfg.around;
+    if (around !== undefined) {
+      const viaArm = send;
+      send = (item, index) => {
+        const t = around[index] ?? -1;
+        if (t < 0) return viaArm(item, index);
+        picked.set(item, ids[t]!);
+        return streamRequest({
+          url: `${urls[t]!}${CHAT}`,
+          apiKey: EMULATOR_KEY,
+          body: item.body,
+          timeoutMs: cfg.requestTimeoutMs,
+          headers: { "x-request-id": requestId(index) },
+        });
+      };
+    }
     const before = await kvCounters(fleet);
     let done = 0;
     const run = await replayOpenLoop({
@@ -242,13 +283,17 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
     };
     const served = await fleet.serverTtftMs(run.records.map((r) => requestId(r.index)));
     const serverTtfts = new Map(run.records.map((r, i) => [r.index, served[i]]));
-    return armResult(
+    const isAround = (rec: ReplayRecord<E2eItem>) => (around?.[rec.index] ?? -1) >= 0;
+    const result = armResult(
       arm,
-      run,
+      { ...run, records: run.records.filter((rec) => !isAround(rec)) },
       kv,
       (rec: ReplayRecord<E2eItem>) => rec.result.backend ?? picked.get(rec.item),
       (rec: ReplayRecord<E2eItem>) => serverTtfts.get(rec.index),
     );
+    return around === undefined
+      ? result
+      : { ...result, secondClient: secondClientResult(run.records.filter(isAround)) };
   } finally {
     await gateway?.close().catch((err: unknown) => log(`  ${arm}: closing the gateway: ${String(err)}`));
     await passthrough?.dispose();

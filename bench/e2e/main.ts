@@ -12,6 +12,7 @@ import { describeSet } from "../../sim/eval-sets";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { EngineConfig } from "../../sim/model/types";
 import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
+import { describeSecondClient, secondClientTargets } from "../../sim/second-client";
 import { isTraceSpec, loadWorkload } from "../../sim/workloads/index";
 import { generatedSharedPrefix } from "../../sim/workloads/shared-prefix";
 import type { Workload } from "../../sim/workloads/types";
@@ -80,6 +81,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   const maxTokensModel = MAX_TOKENS_MODELS[a.maxTokens];
   const hints = clientMaxTokens(window, maxTokensModel, a.seed);
   const items = buildItems(window, a.model, a.speed, hints);
+  // The same requests go around the gateway in every arm (drawn from the seed, as the simulator draws them).
+  const around =
+    a.secondClient !== undefined
+      ? secondClientTargets(window.length, a.backends, a.secondClient, a.seed)
+      : undefined;
   const arms: ArmResult[] = [];
   const bundle = a.arms.some((x) => x !== DIRECT && x !== PASSTHROUGH) ? await bundleWorker() : undefined;
   try {
@@ -95,7 +101,9 @@ export async function main(argv: readonly string[]): Promise<void> {
         gatewayVars: {
           PREFIX_TOKENS: String(DEFAULT_PREFIX_TOKENS),
           BLOCK_TOKENS: String(engine.blockTokens),
+          ENGINE_SCRAPE_MS: String(a.scrapeMs),
         },
+        ...(around !== undefined ? { around } : {}),
         ...(bundle !== undefined ? { configPath: bundle.configPath } : {}),
         log,
       });
@@ -112,7 +120,13 @@ export async function main(argv: readonly string[]): Promise<void> {
         workload.name,
         window,
         a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
-        { backends: a.backends, engine, seed: a.seed },
+        {
+          backends: a.backends,
+          engine,
+          seed: a.seed,
+          scrapeMs: a.scrapeMs,
+          ...(a.secondClient !== undefined ? { secondClient: a.secondClient } : {}),
+        },
         DEFAULT_PREFIX_TOKENS,
         a.maxTokens,
       )
@@ -143,6 +157,10 @@ export async function main(argv: readonly string[]): Promise<void> {
       maxTokens: { model: a.maxTokens, summary: maxTokensModel.summary, ...hintStats(window, hints) },
       set,
       engine: { ...engine },
+      scrapeMs: a.scrapeMs,
+      ...(a.secondClient !== undefined
+        ? { secondClient: describeSecondClient(a.secondClient, a.backends) }
+        : {}),
     },
     arms,
     ...(simulator !== undefined ? { simulator } : {}),

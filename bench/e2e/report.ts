@@ -33,6 +33,10 @@ export interface E2eReport {
     /** Which set the replayed requests belong to (sim/eval-sets.ts describeSet). */
     readonly set: string;
     readonly engine: Readonly<Record<string, number>>;
+    /** The gateway's ENGINE_SCRAPE_MS (absent in reports from before it existed: off). */
+    readonly scrapeMs?: number;
+    /** Who sent requests around the gateway (sim/second-client.ts describeSecondClient). */
+    readonly secondClient?: string;
   };
   readonly arms: readonly ArmResult[];
   readonly simulator?: Prediction;
@@ -104,6 +108,13 @@ export function renderMarkdown(r: E2eReport): string {
     `Set: ${c.set}.`,
     "",
   );
+  if (c.secondClient !== undefined || (c.scrapeMs ?? 0) > 0)
+    out.push(
+      `Engine scrape (ENGINE_SCRAPE_MS): ${(c.scrapeMs ?? 0) > 0 ? `every ${c.scrapeMs} ms` : "off"}. ` +
+        `Second client: ${c.secondClient ?? "none"}. The arms' figures are those of the requests the arm ` +
+        "sent; the emulators' KV counters see every request, the second client's included.",
+      "",
+    );
   out.push("## Measured (wall ms; each arm on fresh emulators and a fresh RouterDO)", "");
   out.push(
     table(
@@ -142,6 +153,28 @@ export function renderMarkdown(r: E2eReport): string {
     ),
     "",
   );
+  const around = r.arms.filter((a) => a.secondClient !== undefined);
+  if (around.length > 0) {
+    out.push("## The second client's requests (sent straight to emulators, around the gateway)", "");
+    out.push(
+      table(
+        ["arm", "sent", "ok", "TTFT p50", "p90", "p99", "hit (usage)"],
+        around.map((a) => {
+          const s = a.secondClient!;
+          return [
+            a.arm,
+            String(s.sent),
+            String(s.ok),
+            f1(s.ttftMs.p50),
+            f1(s.ttftMs.p90),
+            f1(s.ttftMs.p99),
+            pct(s.reportedHitRate),
+          ];
+        }),
+      ),
+      "",
+    );
+  }
   const added = addedLatency(r.arms);
   if (added.length > 0) {
     const direct = r.arms.find((a) => a.arm === "direct")!;

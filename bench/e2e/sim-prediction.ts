@@ -9,6 +9,7 @@ import type { EngineConfig } from "../../sim/model/types";
 import { isSimPolicy, type SimPolicyName } from "../../sim/policies";
 import { prepareWorkload } from "../../sim/prepare";
 import { runPolicies } from "../../sim/run";
+import type { SecondClient } from "../../sim/second-client";
 import type { PolicyResult } from "../../sim/simulator";
 import type { WorkloadRequest } from "../../sim/workloads/types";
 
@@ -28,7 +29,14 @@ export function predict(
   name: string,
   requests: readonly WorkloadRequest[],
   policies: readonly string[],
-  fleet: { readonly backends: number; readonly engine: EngineConfig; readonly seed: number },
+  fleet: {
+    readonly backends: number;
+    readonly engine: EngineConfig;
+    readonly seed: number;
+    /** The gateway's ENGINE_SCRAPE_MS, and the second client around it: the simulator replays both alike. */
+    readonly scrapeMs?: number;
+    readonly secondClient?: SecondClient;
+  },
   prefixTokens: number,
   /** How the replay's clients set max_tokens: the simulated router must be told what the gateway's was. */
   maxTokens: MaxTokensModelName,
@@ -39,7 +47,18 @@ export function predict(
   );
   const { kvCacheTokens, blockTokens: _blockTokens, ...engine } = fleet.engine;
   const names = policies.filter((p): p is SimPolicyName => isSimPolicy(p));
-  const report = runPolicies(w, { backends: fleet.backends, kvCacheTokens, engine, seed: fleet.seed }, names);
+  const report = runPolicies(
+    w,
+    {
+      backends: fleet.backends,
+      kvCacheTokens,
+      engine,
+      seed: fleet.seed,
+      ...(fleet.scrapeMs !== undefined && fleet.scrapeMs > 0 ? { scrapeMs: fleet.scrapeMs } : {}),
+      ...(fleet.secondClient !== undefined ? { secondClient: fleet.secondClient } : {}),
+    },
+    names,
+  );
   return {
     oracleHitRate: report.oracle.hitRate,
     policies: report.policies.map((r) => ({

@@ -110,6 +110,8 @@ export interface EmulatorStats {
   readonly released: number;
   /** Requests (and /health probes) held right now by hang or stall: 0 once everything is freed. */
   readonly held: number;
+  /** GET /metrics answered (a gateway's scrape, ENGINE_SCRAPE_MS). */
+  readonly metricsScrapes: number;
   /** GET /health answered 200, and answered otherwise (the override or a followed fault). */
   readonly health: { readonly ok: number; readonly failed: number };
   /** start() after stop(): restarts of the emulated process. */

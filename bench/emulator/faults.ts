@@ -65,6 +65,7 @@ export class FaultInjector {
     healthOk: 0,
     healthFailed: 0,
     restarts: 0,
+    metricsScrapes: 0,
   };
   private readonly faulted: Record<FaultKind, number> = { status: 0, hang: 0, stall: 0, cut: 0, reset: 0 };
 
@@ -154,6 +155,11 @@ export class FaultInjector {
     }
     this.n.healthOk++;
     ok();
+  }
+
+  /** GET /metrics was served (never faulted: a scraper is not what the faults test). */
+  scraped(): void {
+    this.n.metricsScrapes++;
   }
 
   stats(): EmulatorStats {

@@ -173,13 +173,15 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     if (opts.control === true && path.startsWith(CONTROL_PREFIX))
       return handleControl(req, res, method, path, controls);
     if (method === "GET" && path === "/health") return faults.probe(res);
-    if (method === "GET" && path === "/metrics")
+    if (method === "GET" && path === "/metrics") {
+      faults.scraped();
       return send(
         res,
         200,
         renderMetrics(opts.model, proc.driver.metrics(), { finished: proc.finished }),
         "text/plain; version=0.0.4",
       );
+    }
     const chat = path === "/v1/chat/completions";
     const inference = method === "POST" && (chat || path === "/v1/completions");
     if (inference) faults.request(res);

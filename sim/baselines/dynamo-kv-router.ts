@@ -151,7 +151,7 @@ export function createDynamoKvRouter(options: DynamoOptions = {}): RoutingPolicy
     const backend = fleet.backends[index];
     if (backend === undefined) return;
     const bt = fleet.blockTokens;
-    const overlap = fleet.engineSignals?.(index).cachedPrefixBlocks?.(req.blocks) ?? 0;
+    const overlap = fleet.engineSignals?.(index)?.cachedPrefixBlocks?.(req.blocks) ?? 0;
     const prefillTokens = Math.max(0, req.promptTokens - overlap * bt);
     const record: InFlight = {
       workerId: backend.id,

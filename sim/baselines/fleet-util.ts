@@ -17,7 +17,10 @@ export function leastInflight(fleet: FleetView, candidates: readonly number[]): 
   return best;
 }
 
-/** Engine signals, or a clear error: these baselines read metrics only the simulator provides. */
+/**
+ * Engine signals, or a clear error: these baselines read metrics only the
+ * simulator provides, live for every backend (SOURCES.md, "Metric staleness").
+ */
 export function requireSignals(fleet: FleetView, policy: string): (i: number) => EngineSignals {
   const signals = fleet.engineSignals;
   if (signals === undefined) {
@@ -25,5 +28,9 @@ export function requireSignals(fleet: FleetView, policy: string): (i: number) =>
       `${policy} baseline needs fleet.engineSignals (engine metrics); only the simulator provides them`,
     );
   }
-  return signals;
+  return (i) => {
+    const s = signals(i);
+    if (s === undefined) throw new Error(`${policy} baseline: no engine signals for backend ${i}`);
+    return s;
+  };
 }

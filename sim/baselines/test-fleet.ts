@@ -55,6 +55,7 @@ export function testFleet(spec: TestFleetSpec): FleetView {
             running: s.running ?? 0,
             waiting: s.waiting ?? 0,
             kvUsage: s.kvUsage ?? 0,
+            sampledAt: s.sampledAt ?? 0,
             cachedPrefixBlocks: (blocks) => {
               if (set === undefined) return 0;
               let m = 0;

@@ -82,6 +82,16 @@ export const SETTINGS = {
    * on equal traffic, the quickest way to a clear difference.
    */
   AB_PERCENT: int(50, 0, 100, "percent of conversations to arm B"),
+  /**
+   * Every this many ms, while the pool is routing, the RouterDO reads each
+   * backend's Prometheus /metrics (vLLM's or SGLang's running and waiting
+   * requests, KV use), so the cost model sees load this gateway did not
+   * place: other clients, other gateways. 0 = off, the default: each scrape
+   * round is an alarm invocation (a billed Durable Object request) and one
+   * subrequest per backend, worth paying only where such load exists.
+   * Otherwise 100 ms at least (ENGINE_SCRAPE_MIN_MS).
+   */
+  ENGINE_SCRAPE_MS: int(0, 0, 60_000, "ms, 0 = off"),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -94,6 +104,20 @@ export type SettingName = keyof typeof SETTINGS;
  * topology model (sim/topology).
  */
 export const KEY_LIMITER_DEADLINE_MS = 300;
+/** The shortest scrape interval ENGINE_SCRAPE_MS takes when on: a scrape round is an alarm and a subrequest per backend. */
+export const ENGINE_SCRAPE_MIN_MS = 100;
+
+/**
+ * An engine reading older than this many scrape intervals is not used (the
+ * policy ignores it, the RouterDO forgets it): it outlives two failed
+ * scrapes in a row, never a dead scraper.
+ */
+export const ENGINE_SIGNAL_MAX_AGE_INTERVALS = 3;
+
+/** The age past which an engine reading taken every `scrapeMs` is stale. */
+export function engineSignalMaxAgeMs(scrapeMs: number): number {
+  return ENGINE_SIGNAL_MAX_AGE_INTERVALS * scrapeMs;
+}
 
 export const DEFAULT_POLICY = "prefix_aware";
 

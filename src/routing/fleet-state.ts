@@ -22,7 +22,7 @@ export class FleetState implements FleetView {
   affinity: BackendAffinity[] = [];
   totalInflight = 0;
   healthyWeight = 0;
-  readonly engineSignals?: (i: number) => EngineSignals;
+  readonly engineSignals?: (i: number) => EngineSignals | undefined;
   private memoBlocks: readonly BlockKey[] | undefined;
   private memo = new Int32Array(0);
 
@@ -33,7 +33,7 @@ export class FleetState implements FleetView {
     readonly blockTokens: number,
     readonly balanceFactor: number,
     readonly indexStride: number,
-    engineSignals?: (i: number) => EngineSignals,
+    engineSignals?: (i: number) => EngineSignals | undefined,
   ) {
     if (engineSignals !== undefined) this.engineSignals = engineSignals;
   }

@@ -25,7 +25,13 @@ export interface RouterOptions {
   indexStride?: number;
   /** prefix_aware's prefill rate before it has learned one, tokens/s (when `policy` is a name). */
   defaultPrefillTokensPerSec?: number;
-  engineSignals?: (i: number) => EngineSignals;
+  /**
+   * Each backend's latest engine reading (a scrape of its /metrics; the
+   * simulator's engine model), undefined when it has none.
+   */
+  engineSignals?: (i: number) => EngineSignals | undefined;
+  /** prefix_aware ignores engine readings older than this, ms (when `policy` is a name). */
+  engineSignalMaxAgeMs?: number;
   /** Outlier detection; default DEFAULT_HEALTH_SETTINGS. */
   health?: HealthSettings;
   /** Health shared with other Routers of the pool (its A/B arms, its shadow); default: its own. */
@@ -57,7 +63,7 @@ export interface ResolvedRouterOptions {
   readonly balanceFactor: number;
   readonly indexStride: number;
   readonly health: HealthSettings;
-  readonly engineSignals?: (i: number) => EngineSignals;
+  readonly engineSignals?: (i: number) => EngineSignals | undefined;
 }
 
 export function resolveRouterOptions(options: RouterOptions): ResolvedRouterOptions {
@@ -73,12 +79,14 @@ export function resolveRouterOptions(options: RouterOptions): ResolvedRouterOpti
   );
   const policy =
     typeof options.policy === "string"
-      ? createPolicy(
-          options.policy,
-          options.defaultPrefillTokensPerSec === undefined
+      ? createPolicy(options.policy, {
+          ...(options.defaultPrefillTokensPerSec === undefined
             ? {}
-            : { defaultPrefillTokensPerSec: options.defaultPrefillTokensPerSec },
-        )
+            : { defaultPrefillTokensPerSec: options.defaultPrefillTokensPerSec }),
+          ...(options.engineSignalMaxAgeMs === undefined
+            ? {}
+            : { engineSignalMaxAgeMs: options.engineSignalMaxAgeMs }),
+        })
       : options.policy;
   const indexStride = options.indexStride ?? defaultIndexStride(blockTokens);
   if (!Number.isInteger(indexStride) || indexStride < 1)

@@ -109,12 +109,27 @@ export interface PolicyPick {
   readonly reason: RouteReason;
 }
 
-/** Live engine signals some peer policies read (llm-d's KV use, queue). The simulator fills them. */
+/**
+ * One reading of a backend's engine state: requests running and waiting,
+ * KV use. The RouterDO reads them from each engine's Prometheus /metrics on
+ * its alarm (ENGINE_SCRAPE_MS; durable-objects/engine-scrape.ts), so a
+ * reading is as old as the last scrape; the simulator gives the peers live
+ * readings (as their own scrapers would, minus their small lag) and our
+ * policies readings lagged as that scrape would take them.
+ */
 export interface EngineSignals {
   readonly running: number;
   readonly waiting: number;
   /** Fraction of KV blocks in use, 0..1. */
   readonly kvUsage: number;
+  /** When the engine reported these, on RouteContext.now's clock: their age is now − sampledAt. */
+  readonly sampledAt: number;
+  /**
+   * Requests this router had in flight on the backend when the reading was
+   * taken: its own share of running + waiting (the rest is load it did not
+   * place). Absent: unknown.
+   */
+  readonly ownInflight?: number;
   /**
    * Exact longest cached prefix of `blocks` on this engine, in blocks: what a
    * router fed by the engines' KV events (NVIDIA Dynamo) knows. Simulator only.
@@ -134,8 +149,11 @@ export interface FleetView {
   cap(i: number): number;
   /** Longest prefix of `blocks` (in blocks) that the affinity index believes each backend holds. */
   matchedBlocks(blocks: readonly BlockKey[]): Int32Array;
-  /** Present in the simulator only. */
-  readonly engineSignals?: (i: number) => EngineSignals;
+  /**
+   * Backend i's latest engine reading, undefined when there is none (never
+   * scraped, or expired). Absent when the router reads no engine state.
+   */
+  readonly engineSignals?: (i: number) => EngineSignals | undefined;
 }
 
 /**

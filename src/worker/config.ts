@@ -18,6 +18,7 @@ import {
   LOCATION_HINTS,
   type LocationHint,
   ROUTER_CELLS_MAX,
+  ENGINE_SCRAPE_MIN_MS,
   SETTINGS,
   type SettingName,
 } from "../routing/defaults";
@@ -163,6 +164,7 @@ const envSchema = z
           error: `must be empty (no hint) or one of ${LOCATION_HINTS.join(", ")}`,
         }),
       ),
+    ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
@@ -183,6 +185,12 @@ const envSchema = z
           message: `holds the public example key from .dev.vars.example: ${mine}`,
         });
     }
+    if (env.ENGINE_SCRAPE_MS > 0 && env.ENGINE_SCRAPE_MS < ENGINE_SCRAPE_MIN_MS)
+      ctx.addIssue({
+        code: "custom",
+        path: ["ENGINE_SCRAPE_MS"],
+        message: `must be 0 (off) or >= ${ENGINE_SCRAPE_MIN_MS}`,
+      });
     if (env.AB_POLICY === env.ROUTING_POLICY)
       ctx.addIssue({
         code: "custom",
@@ -294,6 +302,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         abPolicy: e.AB_POLICY === "off" ? null : e.AB_POLICY,
         abPercent: e.AB_PERCENT,
         shadow: e.SHADOW === "on",
+        engineScrapeMs: e.ENGINE_SCRAPE_MS,
       },
       abSticky: e.AB_STICKY,
       deadlines: {

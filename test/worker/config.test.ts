@@ -32,6 +32,7 @@ describe("parseConfig", () => {
       abPolicy: null,
       abPercent: 50,
       shadow: false,
+      engineScrapeMs: 0,
     });
     expect(r.config.abSticky).toBe("conversation");
     expect(r.config.routerCells).toBe("auto");
@@ -99,6 +100,8 @@ describe("parseConfig", () => {
     [{ ROUTER_CELLS: "many" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
     [{ ROUTER_LOCATION_HINT: "us-east-1" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
     [{ ROUTER_LOCATION_HINT: "ENAM" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
+    // On, a scrape round every few ms would be an alarm and a subrequest per backend each time.
+    [{ ENGINE_SCRAPE_MS: "50" }, "ENGINE_SCRAPE_MS: must be 0 (off) or >= 100"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
@@ -133,6 +136,11 @@ describe("parseConfig", () => {
       { id: "b", url: "http://localhost:8102", models: ["m"], kvCacheTokens: 1000 },
     ]);
     expect((await parseConfig({ ...base, ...example, BACKENDS: local })).ok).toBe(true);
+  });
+
+  it("takes ENGINE_SCRAPE_MS into the pool's settings", async () => {
+    const r = await parseConfig({ ...base, ENGINE_SCRAPE_MS: "1000" });
+    expect(r.ok && r.config.router.engineScrapeMs).toBe(1000);
   });
 
   it("never echoes a secret value into an error", async () => {

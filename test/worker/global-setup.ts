@@ -10,12 +10,14 @@
  */
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../../bench/emulator/server";
+import { startMetricsFaultServer } from "./metrics-fault-server";
 import { watchWorkerdLog } from "./workerd-log";
 
 /** Must match the names in vitest.config.ts and test/worker/helpers.ts. */
 const MAIN_MODEL = "test-model";
 const SPARE_MODEL = "spare-model";
 const FAULT_MODEL = "fault-model";
+const SCRAPE_MODEL = "scrape-model";
 const BACKEND_KEY = "emu-test-key";
 
 declare module "vitest" {
@@ -26,6 +28,10 @@ declare module "vitest" {
     spareEmulatorUrls: string[];
     /** Three emulators serving fault-model: only the fault-injection tests touch them, so whole-backend faults are safe. */
     faultEmulatorUrls: string[];
+    /** Two emulators serving scrape-model: only the /metrics scrape tests load them (engine-scrape.test.ts). */
+    scrapeEmulatorUrls: string[];
+    /** A fake backend whose /metrics misbehaves (metrics-fault-server.ts). */
+    metricsFaultUrl: string;
   }
 }
 
@@ -37,6 +43,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
   const spare = await Promise.all([1, 2].map(() => start(SPARE_MODEL)));
   const faulty = await Promise.all([1, 2, 3].map(() => start(FAULT_MODEL)));
+  const scrape = await Promise.all([1, 2].map(() => start(SCRAPE_MODEL)));
+  const metricsFaults = await startMetricsFaultServer();
   project.provide(
     "emulatorUrls",
     main.map((e) => e.url),
@@ -49,8 +57,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "faultEmulatorUrls",
     faulty.map((e) => e.url),
   );
+  project.provide(
+    "scrapeEmulatorUrls",
+    scrape.map((e) => e.url),
+  );
+  project.provide("metricsFaultUrl", metricsFaults.url);
   return async () => {
-    await Promise.all([...main, ...spare, ...faulty].map((e) => e.close()));
+    await Promise.all([...main, ...spare, ...faulty, ...scrape, metricsFaults].map((e) => e.close()));
     log.stop();
     if (log.unexpected.length > 0) {
       // Thrown from a teardown, an error is printed but leaves the exit code alone: set it too.

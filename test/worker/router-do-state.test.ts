@@ -24,6 +24,7 @@ const SETTINGS = {
   abPolicy: null,
   abPercent: 50,
   shadow: false,
+  engineScrapeMs: 0,
 } as const;
 
 function spec(...backends: { id: string; url: string }[]): PoolSpec {

@@ -31,6 +31,7 @@
  */
 import { isEligible, leastOverloaded } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
+import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { FleetRing, ringKey } from "../placement";
 import type {
   BackendSpec,
@@ -44,7 +45,7 @@ import type {
   RoutingPolicy,
 } from "../types";
 
-export interface PrefixAwareOptions extends CostModelOptions {
+export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions {
   /** Shortest match (tokens) that counts as affinity and switches to the divergence key. Default 64. */
   readonly minMatchTokens?: number;
   /** Leading tokens forming the ring key of a new prefix. Default 64. */
@@ -70,6 +71,8 @@ function blocksFor(tokens: number, blockTokens: number): number {
 export class PrefixAwarePolicy implements RoutingPolicy {
   readonly name = "prefix_aware";
   readonly model: PrefillCostModel;
+  /** Load the engines report beyond ours (engine readings), added to the cost: ../foreign-load.ts. */
+  private readonly foreign: ForeignLoad;
   private readonly ring = new FleetRing();
   private readonly minMatchTokens: number;
   private readonly keyTokens: number;
@@ -80,6 +83,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
+    this.foreign = new ForeignLoad(options);
     this.minMatchTokens = options.minMatchTokens ?? DEFAULT_MIN_MATCH_TOKENS;
     this.keyTokens = options.ringKeyTokens ?? DEFAULT_RING_KEY_TOKENS;
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
@@ -109,7 +113,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         continue;
       }
       const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
-      const cost = this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, req.outputTokens ?? 0);
+      const cost =
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, req.outputTokens ?? 0) +
+        this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -157,6 +163,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       ctx.now,
     );
     this.routed.set(req, { uncached, slot });
+    this.foreign.observeRouted(uncached);
   }
 
   onCompleted(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void {

@@ -21,6 +21,7 @@ const spec: PoolSpec = {
   abPolicy: null,
   abPercent: 50,
   shadow: false,
+  engineScrapeMs: 0,
 };
 const ctx = (now = 0) => ({ now, random: () => 0.5 });
 const req = (key: number) => ({ blocks: [key, key + 1, key + 2, key + 3], promptTokens: 64 });

@@ -22,6 +22,7 @@ function spec(n: number, extra: Partial<PoolSpec> = {}): PoolSpec {
     abPolicy: null,
     abPercent: 50,
     shadow: false,
+    engineScrapeMs: 0,
     ...extra,
   };
 }

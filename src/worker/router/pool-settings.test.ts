@@ -20,6 +20,7 @@ const spec: PoolSpec = {
   abPolicy: null,
   abPercent: 50,
   shadow: false,
+  engineScrapeMs: 0,
 };
 
 describe("pool settings → the routing core", () => {

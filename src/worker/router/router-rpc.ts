@@ -49,6 +49,8 @@ export interface RouterSettings {
   readonly abPercent: number;
   /** The RouterDO also decides each request with prefix_aware, for the record only. */
   readonly shadow: boolean;
+  /** The RouterDO reads each backend's /metrics every this many ms while it routes; 0 = off. */
+  readonly engineScrapeMs: number;
 }
 
 /** A pool's whole routing configuration; its hash is the fleet version. */
@@ -200,6 +202,20 @@ export interface UsageTotals {
   readonly observed: number;
 }
 
+/** What the RouterDO's scrape of its backends' /metrics has been doing. */
+export interface EngineScrapeStatus {
+  readonly intervalMs: number;
+  /** Backends with a reading fresh enough to route on. */
+  readonly readings: number;
+  /** Scrape rounds finished, and scrapes that failed, since the object started. */
+  readonly rounds: number;
+  /** How long the latest finished round took, ms. */
+  readonly lastRoundMs?: number;
+  readonly failures: number;
+  /** Backends whose latest scrape failed: why, and when (epoch ms). A success clears the entry. */
+  readonly failing: Readonly<Record<string, { readonly reason: string; readonly at: number }>>;
+}
+
 export type StatsResult =
   | {
       readonly ok: true;
@@ -209,6 +225,8 @@ export type StatsResult =
       readonly backends: readonly BackendStatus[];
       readonly usage: UsageTotals;
       readonly router: RouterStats;
+      /** The scrape of the backends' /metrics (ENGINE_SCRAPE_MS), when on. */
+      readonly engineScrape?: EngineScrapeStatus;
     }
   | { readonly ok: false; readonly code: "no_fleet"; readonly message: string };
 

@@ -1,0 +1,93 @@
+/**
+ * Node side of the workerd scrape tests: a fake backend whose /metrics
+ * misbehaves the ways a real one can, each under its own path prefix (a
+ * backend url of `${base}/slow` is scraped at `${base}/slow/metrics`):
+ * - /slow:  headers only after 30 s (a wedged exporter);
+ * - /stall: headers and the first lines, then nothing for 30 s;
+ * - /huge:  an endless exposition whose gauges never come (a scrape must stop at its byte cap);
+ * - /html:  200 with a login page (a proxy in the way).
+ * Everything it holds is let go at close(), so the test run ends promptly.
+ */
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** 1 KiB of a histogram line, again and again. */
+const FILLER = `vllm:request_prompt_tokens_bucket{model_name="m",engine="0",le="${"9".repeat(960)}"} 1.0\n`;
+/** How much of /huge it writes at most: far past any scrape's byte cap, bounded so nothing runs away. */
+const HUGE_MAX_BYTES = 64 * 1024 * 1024;
+const HOLD_MS = 30_000;
+
+/** Resolves when `res` can take more, or is gone; leaves no listener behind. */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+export interface MetricsFaultServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
+  const timers = new Set<NodeJS.Timeout>();
+  const hold = (res: ServerResponse, then: () => void) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      then();
+    }, HOLD_MS);
+    timers.add(t);
+    res.on("close", () => {
+      clearTimeout(t);
+      timers.delete(t);
+    });
+  };
+  const server = createServer(async (req, res) => {
+    res.on("error", () => {});
+    const ok = () => res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+    switch (req.url) {
+      case "/slow/metrics":
+        hold(res, () => {
+          ok();
+          res.end("vllm:num_requests_running 0\n");
+        });
+        return;
+      case "/stall/metrics":
+        ok();
+        res.write("# HELP vllm:num_requests_running Number of requests in model execution batches.\n");
+        hold(res, () => res.end());
+        return;
+      case "/huge/metrics": {
+        ok();
+        let sent = 0;
+        while (sent < HUGE_MAX_BYTES && !res.destroyed) {
+          if (!res.write(FILLER)) await drainedOrClosed(res);
+          sent += FILLER.length;
+        }
+        res.end();
+        return;
+      }
+      case "/html/metrics":
+        ok();
+        res.end("<html>please log in</html>");
+        return;
+      default:
+        res.writeHead(404).end("not found");
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
