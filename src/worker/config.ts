@@ -15,10 +15,10 @@ import {
   DEFAULT_ROUTER_CELLS,
   DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
+  ENGINE_SCRAPE_MIN_MS,
   LOCATION_HINTS,
   type LocationHint,
   ROUTER_CELLS_MAX,
-  ENGINE_SCRAPE_MIN_MS,
   SETTINGS,
   type SettingName,
 } from "../routing/defaults";
