@@ -11,6 +11,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RouterDO } from "../../durable-objects/router-do";
+import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import type { EngineScrapeStatus, PoolSpec } from "../../src/worker/router/router-rpc";
 import { BACKEND_KEY, backendState } from "./helpers";
 
@@ -21,22 +22,7 @@ const faultBase = () => testEnv.TEST_METRICS_FAULT_URL;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function spec(engineScrapeMs: number, backends: { id: string; url: string }[]): PoolSpec {
-  return {
-    policy: "prefix_aware",
-    blockTokens: 16,
-    balanceFactor: 1.25,
-    leaseTtlSeconds: 600,
-    healthProbeSeconds: 30,
-    ejectAfterFaults: 3,
-    restoreAfterChecks: 2,
-    maxEjectionPercent: 50,
-    retryBudgetPercent: 20,
-    abPolicy: null,
-    abPercent: 50,
-    shadow: false,
-    engineScrapeMs,
-    backends: backends.map((b) => ({ ...b, weight: 1, kvCacheTokens: 262144 })),
-  };
+  return testPoolSpec(backends, { engineScrapeMs, healthProbeSeconds: 30 });
 }
 
 type Stub = DurableObjectStub<RouterDO>;

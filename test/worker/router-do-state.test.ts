@@ -8,27 +8,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RouterDO } from "../../durable-objects/router-do";
+import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import type { PoolSpec } from "../../src/worker/router/router-rpc";
 import { spareUrls } from "./helpers";
 
-const SETTINGS = {
-  policy: "least_outstanding",
-  blockTokens: 16,
-  balanceFactor: 1.25,
-  leaseTtlSeconds: 600,
-  healthProbeSeconds: 30,
-  ejectAfterFaults: 3,
-  restoreAfterChecks: 2,
-  maxEjectionPercent: 50,
-  retryBudgetPercent: 20,
-  abPolicy: null,
-  abPercent: 50,
-  shadow: false,
-  engineScrapeMs: 0,
-} as const;
-
 function spec(...backends: { id: string; url: string }[]): PoolSpec {
-  return { ...SETTINGS, backends: backends.map((b) => ({ ...b, weight: 1, kvCacheTokens: 262144 })) };
+  return testPoolSpec(backends, { policy: "least_outstanding", healthProbeSeconds: 30 });
 }
 
 /** Hands the RouterDO a fleet version (one routed and completed request). */

@@ -1,28 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { LocalRouter, localRouterFor } from "./local-router";
-import type { PoolSpec } from "./router-rpc";
+import { testPoolSpec } from "./pool-spec-fixture";
 
-const spec: PoolSpec = {
-  backends: ["a", "b", "c"].map((id) => ({
-    id,
-    url: `http://${id}.internal`,
-    weight: 1,
-    kvCacheTokens: 65536,
-  })),
-  policy: "prefix_aware",
-  blockTokens: 16,
-  balanceFactor: 1.25,
-  leaseTtlSeconds: 600,
-  healthProbeSeconds: 10,
-  ejectAfterFaults: 3,
-  restoreAfterChecks: 2,
-  maxEjectionPercent: 50,
-  retryBudgetPercent: 20,
-  abPolicy: null,
-  abPercent: 50,
-  shadow: false,
-  engineScrapeMs: 0,
-};
+const spec = testPoolSpec(
+  ["a", "b", "c"].map((id) => ({ id, url: `http://${id}.internal` })),
+  {},
+  65536,
+);
 const ctx = (now = 0) => ({ now, random: () => 0.5 });
 const req = (key: number) => ({ blocks: [key, key + 1, key + 2, key + 3], promptTokens: 64 });
 

@@ -1,30 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { cellName, cellOwning, poolCells, specVersion } from "./pool-cells";
+import { testPoolSpec } from "./pool-spec-fixture";
 import type { PoolSpec } from "./router-rpc";
 
 function spec(n: number, extra: Partial<PoolSpec> = {}): PoolSpec {
-  return {
-    backends: Array.from({ length: n }, (_, i) => ({
-      id: `gpu-${i}`,
-      url: `https://gpu-${i}.example`,
-      weight: 1,
-      kvCacheTokens: 442_368,
-    })),
-    policy: "prefix_aware",
-    blockTokens: 16,
-    balanceFactor: 1.25,
-    leaseTtlSeconds: 600,
-    healthProbeSeconds: 10,
-    ejectAfterFaults: 3,
-    restoreAfterChecks: 2,
-    maxEjectionPercent: 50,
-    retryBudgetPercent: 20,
-    abPolicy: null,
-    abPercent: 50,
-    shadow: false,
-    engineScrapeMs: 0,
-    ...extra,
-  };
+  const backends = Array.from({ length: n }, (_, i) => ({ id: `gpu-${i}`, url: `https://gpu-${i}.example` }));
+  return { ...testPoolSpec(backends, {}, 442_368), ...extra };
 }
 
 describe("poolCells", () => {
