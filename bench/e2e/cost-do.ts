@@ -21,7 +21,8 @@ export interface DoRate {
   readonly workerdCpuMsPerDecision: number;
 }
 
-const DO_BINDING = `
+/** The RouterDO binding and SQLite migration the do-driver fixture needs (wrangler TOML). */
+export const DO_BINDING = `
 [[durable_objects.bindings]]
 name = "ROUTER"
 class_name = "RouterDO"

@@ -1,12 +1,15 @@
 // Bench fixture (plain JS, like ../passthrough-worker.js): a Worker that
 // hosts the real RouterDO class and drives it over RPC from inside workerd,
 // for the decisions-per-second figure without HTTP, backends or streaming.
-// GET /drive?clients=C&decisions=N[&fresh=1][&cells=K] → JSON timing. fresh=1 takes
+// GET /drive?clients=C&decisions=N[&fresh=1][&cells=K][&cell=J] → JSON timing. fresh=1 takes
 // a new stub for every decision, as the gateway must (a stub cannot outlive the
 // request that made it), to show what opening one costs. cells=K drives K RouterDO
 // objects at once, each a cell of 16 backends of its own (caller i drives cell
-// i mod K), named as the gateway names a pool's cells; K = 1 is the one object. Served by workerd or wrangler dev from
-// a generated config (cost-do.ts); never deployed.
+// i mod K), named as the gateway names a pool's cells; K = 1 is the one object.
+// cell=J (0 ≤ J < K) drives only cell J of the K with every caller: one workerd
+// process per cell, as production runs distinct objects apart (cells-do-run.ts).
+// Served by workerd or wrangler dev from a generated config (cost-do.ts,
+// cells-do-run.ts); never deployed.
 export { RouterDO } from "../../../durable-objects/router-do";
 
 const BACKENDS = 16;
@@ -29,6 +32,9 @@ const specOf = (cell, k) => ({
   abPolicy: null,
   abPercent: 50,
   shadow: false,
+  // wrangler.toml's default (off). The object needs every PoolSpec field: without this one its
+  // alarm time is NaN and every route throws (setAlarm: "not a valid Date").
+  engineScrapeMs: 0,
 });
 const nameOf = (cell, k) => (k === 1 ? "bench-pool" : `bench-pool cell ${cell + 1}/${k}`);
 const versionOf = (cell, k) => (k === 1 ? "bench-v1" : `bench-v1-${cell}-${k}`);
@@ -69,13 +75,18 @@ export default {
     const decisions = Number(url.searchParams.get("decisions") ?? 1000);
     const fresh = url.searchParams.get("fresh") === "1";
     const k = Number(url.searchParams.get("cells") ?? 1);
+    const only = url.searchParams.get("cell");
+    const onlyCell = only === null ? undefined : Number(only);
+    if (!Number.isInteger(k) || k < 1) return new Response(`cells=${k}: a positive integer`, { status: 400 });
+    if (onlyCell !== undefined && !(Number.isInteger(onlyCell) && onlyCell >= 0 && onlyCell < k))
+      return new Response(`cell=${only}: an integer in [0, ${k})`, { status: 400 });
     const shared = Array.from({ length: k }, (_, j) => env.ROUTER.getByName(nameOf(j, k)));
     const stubFor = (cell) => (fresh ? env.ROUTER.getByName(nameOf(cell, k)) : shared[cell]);
     const perClient = Math.ceil(decisions / clients);
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: clients }, async (_, i) => {
-        const cell = i % k;
+        const cell = onlyCell ?? i % k;
         for (let d = 0; d < perClient; d++) await decide(stubFor(cell), next++, cell, k);
       }),
     );
