@@ -17,7 +17,15 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runCells, startCellsRig } from "./cells-do-run";
-import { CELLS_MODES, type CellsMode, type CellsRun, TABLE_HEADER, tableRows } from "./cells-do-summary";
+import {
+  CELLS_MODES,
+  type CellsMode,
+  type CellsRun,
+  PAIRED_HEADER,
+  pairedRows,
+  TABLE_HEADER,
+  tableRows,
+} from "./cells-do-summary";
 import { frozenDoDriver } from "./do-driver-bundle";
 import { GATEWAY_RUNTIMES, type GatewayRuntime, RUNTIME_DESCRIPTION } from "./gateway";
 
@@ -94,7 +102,7 @@ async function main(): Promise<void> {
     command,
     "```",
     "",
-    `${startedAt} on ${machine}, Node ${process.version}; load average (1 / 5 / 15 min) ${fmtLoad(loadAtStart)} at start, ${fmtLoad(loadAtEnd)} at end (the machine is shared; each row's 1-min load is the one just before its run).`,
+    `${startedAt} on ${machine}, Node ${process.version}; load average (1 / 5 / 15 min) ${fmtLoad(loadAtStart)} at start, ${fmtLoad(loadAtEnd)} at end (the machine is shared; each row's 1-min load is the one just before its run, and counts this bench's own processes of the runs before it).`,
     `Served by ${RUNTIME_DESCRIPTION[runtime]}, one frozen bundle of the fixture Worker bench/e2e/workerd/do-driver.js for every process; it calls route + complete on the real RouterDO class, a fresh stub per decision (as the gateway does), ${perCellClients} concurrent callers per cell, ${perCellDecisions} decisions per cell, 16 backends per cell, 8k-token prompts (512 keys).`,
     `${rounds} rounds, the layouts and K interleaved within each; a row is the round with the median decisions/s (all rounds' in brackets). decisions/s: all decisions over the client's wall clock (first call sent to last answer). CPU: each workerd process's utime + stime from /proc over that window (caller Worker and RouterDO together, as in one process); cores busy: all workerd processes' CPU ms per wall ms; client: this Node process's CPU per wall ms.`,
     "",
@@ -105,6 +113,17 @@ async function main(): Promise<void> {
       ...tableRows(runs, mode),
       "",
     ]),
+    ...(modes.length === CELLS_MODES.length
+      ? [
+          "## The two layouts side by side, round by round",
+          "",
+          "Each round runs the two layouts back to back at each K, so their ratio is the least touched by the shared machine's changing load.",
+          "",
+          ...PAIRED_HEADER,
+          ...pairedRows(runs),
+          "",
+        ]
+      : []),
   ].join("\n");
   await writeFile(join(root, "bench/results/cells-do.md"), md);
   await writeFile(

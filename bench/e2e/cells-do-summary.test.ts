@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type CellsRun, figures, medianRun, tableRows } from "./cells-do-summary";
+import { type CellsRun, figures, medianRun, pairedRows, tableRows } from "./cells-do-summary";
 
 function run(over: Partial<CellsRun>): CellsRun {
   return {
@@ -76,5 +76,25 @@ describe("tableRows", () => {
     expect(rows[1]).toBe(
       "| 2 | 2 | 32 | 4000 | 1000 | **4000** (4000) | 2.00 | 0.250–0.260 | 1.02 | 0.02 | 1.50 |",
     );
+  });
+});
+
+describe("pairedRows", () => {
+  it("divides each round's processes rate by the same round's one-process rate, K by K", () => {
+    const runs = [
+      run({ mode: "one-process", round: 1, wallMs: 1000 }),
+      run({ mode: "processes", round: 1, wallMs: 1000 }),
+      run({ mode: "one-process", round: 2, wallMs: 500 }),
+      run({ mode: "processes", round: 2, wallMs: 400 }),
+      run({ mode: "one-process", cells: 2, round: 1, wallMs: 1000 }),
+      run({ mode: "processes", cells: 2, round: 1, wallMs: 500 }),
+      // A processes run whose round has no one-process run is not paired.
+      run({ mode: "processes", cells: 2, round: 2, wallMs: 100 }),
+    ];
+    expect(pairedRows(runs)).toEqual(["| 1 | **1.13** | 1.00, 1.25 |", "| 2 | **2.00** | 2.00 |"]);
+  });
+
+  it("has no rows without both layouts", () => {
+    expect(pairedRows([run({})])).toEqual([]);
   });
 });

@@ -98,3 +98,32 @@ export function tableRows(runs: readonly CellsRun[], mode: CellsMode): string[] 
     } | ${range(f.cpuMsPerDecision, 3)} | ${f.workerdCores.toFixed(2)} | ${f.clientCores.toFixed(2)} | ${m.loadAverage[0]?.toFixed(2) ?? "–"} |`;
   });
 }
+
+export const PAIRED_HEADER = [
+  "| cells K | processes ÷ one process, median | each round |",
+  "| --- | --- | --- |",
+];
+
+/**
+ * Per K, the processes layout's decisions/s over the one-process layout's in the same round: the two
+ * runs are adjacent in time, so a change in the shared machine's load falls on both, which the medians
+ * of each layout (taken from different rounds) do not ensure. At K = 1 both layouts are one process
+ * with one cell, so that row says how far two identical runs differ.
+ */
+export function pairedRows(runs: readonly CellsRun[]): string[] {
+  const ks = [...new Set(runs.map((r) => r.cells))].sort((a, b) => a - b);
+  const rows: string[] = [];
+  for (const k of ks) {
+    const ratios: number[] = [];
+    for (const r of runs.filter((x) => x.mode === "processes" && x.cells === k)) {
+      const one = runs.find((x) => x.mode === "one-process" && x.cells === k && x.round === r.round);
+      if (one !== undefined) ratios.push(figures(r).perSecond / figures(one).perSecond);
+    }
+    if (ratios.length === 0) continue;
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const mid = sorted.length / 2;
+    const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    rows.push(`| ${k} | **${median.toFixed(2)}** | ${ratios.map((x) => x.toFixed(2)).join(", ")} |`);
+  }
+  return rows;
+}
