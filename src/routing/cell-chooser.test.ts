@@ -41,7 +41,20 @@ describe("CellChooser", () => {
     const first = c.choose(request(5, 4, 1, 10), 0);
     expect(first.reason).toBe("home");
     expect(first.cell).toBe(c.ring.home(request(5, 4, 1, 10).blocks[3]!));
-    for (let t = 2; t < 20; t++) expect(c.choose(request(5, 4, t, 10), t).cell).toBe(first.cell);
+    // Among other families (it is 1/20 of the traffic: no cell's share), every request of it goes there.
+    for (let t = 2; t < 400; t++) {
+      if (t % 20 === 0) expect(c.choose(request(5, 4, t, 10), t).cell).toBe(first.cell);
+      else c.choose(request(100 + t, 4, t, 10), t);
+    }
+  });
+
+  it("a family with all of an isolate's traffic is split after a few requests, long before CELL_MIN_EVIDENCE", () => {
+    const c = chooser(4);
+    const levels: number[] = [];
+    for (let t = 0; t < 8; t++) levels.push(c.choose(request(1, 32, t, 8), t).level);
+    // Its first request is no evidence of its own share, and the divergence is known from the second on.
+    expect(levels[0]).toBe(0);
+    expect(levels.slice(3).every((l) => l > 0)).toBe(true);
   });
 
   it("a family whose cell is over its cap moves to its next cell in probe order, and stays there", () => {

@@ -31,15 +31,18 @@
  * isolates, so each converges on its own view, and an isolate that sees a
  * family for the first time starts it at its ring home, as every other does.
  */
-import { CellLoads, type CellRing } from "./cell-ring";
+import { CellLoads } from "./cell-loads";
+import type { CellRing } from "./cell-ring";
 import {
   CELL_FAMILY_MEMORY,
   CELL_JOIN_SHARE,
   CELL_MIN_EVIDENCE,
   CELL_RATE_HALF_LIFE_MS,
+  CELL_SHARE_Z,
   CELL_SPLIT_SHARE,
 } from "./defaults";
 import { DecayedCount, PrefixFamily } from "./prefix-family";
+import { shareBounds } from "./share-bounds";
 import type { BlockKey, RouteRequest } from "./types";
 
 /** Leading tokens whose key names a request's first family: prefix_aware's ring key for a new prefix (64). */
@@ -134,13 +137,23 @@ export class CellChooser {
     return { cell: family.cell, reason: "spill", level };
   }
 
-  /** Splits a family whose share fills a cell; joins it again well below that (hysteresis). */
+  /**
+   * Splits a family whose share fills a cell; joins it again well below that (hysteresis). Two ways to
+   * know: the share itself once this isolate has seen CELL_MIN_EVIDENCE requests, or sooner, a
+   * confidence bound on it (share-bounds.ts) from the requests before this one — so a family that is
+   * plainly hot is split after a few requests in every isolate, however small its part of the pool's
+   * traffic, and a family's first request is never evidence of its own share.
+   */
   private judgeShare(family: PrefixFamily, now: number): void {
-    const total = this.total.read(now);
-    if (total < CELL_MIN_EVIDENCE) return;
-    const cells = (family.rate.read(now) / total) * this.ring.size;
-    if (!family.split && cells >= CELL_SPLIT_SHARE) family.split = true;
-    else if (family.split && cells < CELL_JOIN_SHARE) family.split = false;
+    const k = this.ring.size;
+    const n = this.total.read(now);
+    const f = family.rate.read(now);
+    const enough = n >= CELL_MIN_EVIDENCE;
+    const before = shareBounds(f - 1, n - 1, CELL_SHARE_Z);
+    if (!family.split && ((enough && (f / n) * k >= CELL_SPLIT_SHARE) || before.low * k >= CELL_SPLIT_SHARE))
+      family.split = true;
+    else if (family.split && ((enough && (f / n) * k < CELL_JOIN_SHARE) || before.high * k < CELL_JOIN_SHARE))
+      family.split = false;
   }
 
   /** The family named by `key`, remembered least recently used first out. */

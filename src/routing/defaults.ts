@@ -221,6 +221,7 @@ export const CELL_RATE_HALF_LIFE_MS = 10_000;
 export const CELL_SPLIT_SHARE = 0.5;
 export const CELL_JOIN_SHARE = 0.25;
 export const CELL_MIN_EVIDENCE = 64;
+export const CELL_SHARE_Z = 2;
 
 /**
  * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
