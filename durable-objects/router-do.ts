@@ -165,6 +165,7 @@ export class RouterDO extends DurableObject<Env> {
       blocks: input.blocks,
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
+      ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
     };
     const { decision, ticket } = router.route(req, ctx, avoid);
     const leaseId = crypto.randomUUID();

@@ -3,7 +3,8 @@
  * by every policy run (and by the oracle): the keys of every full block of
  * the prompt (what the engines hash, and what a peer that sees the whole
  * prompt routes on), the keys of its first `prefixTokens` tokens (what the
- * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default), and the
+ * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default; for a prompt
+ * with no full block there, the key of the whole short prompt), and the
  * max_tokens its client sent (client-max-tokens.ts). request-view.ts says
  * which policy gets which.
  */
@@ -16,7 +17,7 @@ import {
   type MaxTokensModel,
   type MaxTokensModelName,
 } from "./client-max-tokens";
-import { requestBlockKeys } from "./workloads/segments";
+import { requestBlockKeys, requestPromptKey } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
 /** The gateway's own default (PREFIX_TOKENS). */
@@ -32,6 +33,8 @@ export interface PreparedWorkload {
   readonly gatewayBlocks: readonly (readonly BlockKey[])[];
   /** Tokens the gateway hashes (PREFIX_TOKENS). */
   readonly prefixTokens: number;
+  /** The gateway's key of each prompt with no full block in its window (undefined for the others). */
+  readonly promptKeys: readonly (BlockKey | undefined)[];
   /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
   readonly maxTokens: readonly (number | undefined)[];
   /** How `maxTokens` was made. */
@@ -64,6 +67,9 @@ export function prepareWorkload(
       throw new Error(`workload ${w.name}: requests must be sorted by arrival (index ${i})`);
   const promptBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
   const gatewayBlocks = promptBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
+  const promptKeys = w.requests.map((r, i) =>
+    gatewayBlocks[i]!.length === 0 ? requestPromptKey(r, w.blockTokens, prefixTokens) : undefined,
+  );
   return {
     name: w.name,
     blockTokens: w.blockTokens,
@@ -71,6 +77,7 @@ export function prepareWorkload(
     promptBlocks,
     gatewayBlocks,
     prefixTokens,
+    promptKeys,
     maxTokens: clientMaxTokens(w.requests, maxTokensModel, opts.seed ?? 1),
     maxTokensModel,
     malformed: w.malformed,

@@ -30,6 +30,12 @@ export interface RouteRequest {
   readonly promptTokens: number;
   /** Requested output tokens, when known (max_tokens); a load hint only. */
   readonly outputTokens?: number;
+  /**
+   * A prompt shorter than one block has no block keys: the key of its whole
+   * text instead (src/prefix), where the ring places it. Placement only:
+   * no engine caches a partial block. Absent: the prompt length stands in.
+   */
+  readonly promptKey?: BlockKey;
 }
 
 /**

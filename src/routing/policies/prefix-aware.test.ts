@@ -53,6 +53,30 @@ describe("prefix_aware", () => {
     for (const n of seen.values()) expect(n).toBeGreaterThan(30);
   });
 
+  it("spreads prompts shorter than one block by their own key, and sends a repeat to the same home", () => {
+    // Same length, no block keys: before promptKey every one of these had the same ring key.
+    const { router, ctx } = setup();
+    const short = (k: number): RouteRequest => ({
+      blocks: [],
+      promptTokens: 9,
+      promptKey: 7_000_003 * (k + 1),
+    });
+    const homeOf = new Map<number, string>();
+    const seen = new Map<string, number>();
+    for (let k = 0; k < 40; k++) {
+      const { decision, ticket } = router.route(short(k), ctx(k * 1000));
+      homeOf.set(k, decision.backendId);
+      seen.set(decision.backendId, (seen.get(decision.backendId) ?? 0) + 1);
+      router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 20 }, ctx(k * 1000 + 20));
+    }
+    expect(seen.size).toBe(4);
+    for (let k = 0; k < 40; k += 7) {
+      const { decision, ticket } = router.route(short(k), ctx(100_000 + k * 1000));
+      expect(decision.backendId).toBe(homeOf.get(k));
+      router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 20 }, ctx(100_000 + k * 1000 + 20));
+    }
+  });
+
   it("a backend at its cap makes the next same-prefix request spill to another", () => {
     const { router, ctx } = setup();
     const reasons: string[] = [];

@@ -75,6 +75,8 @@ export interface RouteInput {
   readonly blocks: readonly number[];
   readonly promptTokens: number;
   readonly outputTokens?: number;
+  /** The whole prompt's key when it has no full block (RouteRequest.promptKey). */
+  readonly promptKey?: number;
   /**
    * Re-route after `leaseId`'s backend failed before sending a byte: ends that
    * lease with `failure` (and `retryAfterMs` for a 429) and, if the pool's
