@@ -36,6 +36,17 @@ export interface SimRouter {
   firstToken?(ticket: unknown, ctx: RouteContext): void;
 }
 
+/**
+ * Watches one run request by request (diagnostics: sim/index-audit.ts). Called
+ * at the decision, before the engine sees the request, and when it is done.
+ */
+export interface SimObserver {
+  /** Request i was routed to backend `backend`; `engines` are as they stand at the decision. */
+  routed?(i: number, backend: number, decision: RouteDecision, engines: readonly EngineModel[]): void;
+  /** Request i completed on `backend`, with the cached tokens its engine reported. */
+  done?(i: number, backend: number, cachedTokens: number): void;
+}
+
 /** Builds a fresh router for one run, given the fleet and the engines' live signals. */
 export type RouterFactory = (
   backends: readonly BackendSpec[],
@@ -111,6 +122,7 @@ export function simulatePolicy(
   makeRouter: RouterFactory,
   view: RequestView,
   clock: () => number = () => performance.now(),
+  observer?: SimObserver,
 ): PolicyResult {
   const wall0 = clock();
   const specs = fleetSpecs(fleet);
@@ -187,6 +199,7 @@ export function simulatePolicy(
         completed++;
         lastDone = Math.max(lastDone, ev.time);
         setInflight(ei, -1, ev.time);
+        observer?.done?.(id, ei, ev.cachedTokens);
         router.complete(
           tickets[id],
           {
@@ -215,6 +228,7 @@ export function simulatePolicy(
     reasons[decision.reason]++;
     routedTo[bi]!++;
     setInflight(bi, +1, now);
+    observer?.routed?.(next, bi, decision, engines);
     engines[bi]!.submit(
       {
         id: String(next),
