@@ -131,6 +131,8 @@ export interface FleetView {
   readonly blockTokens: number;
   /** Bounded-load cap of backend i for the next request: ceil(c * w_i / Σw_healthy * (totalInflight + 1)). */
   cap(i: number): number;
+  /** c of the bounded-load cap; prefix_aware applies it to work (work-bound.ts), the others to requests. */
+  readonly balanceFactor: number;
   /** Longest prefix of `blocks` (in blocks) that the affinity index believes each backend holds. */
   matchedBlocks(blocks: readonly BlockKey[]): Int32Array;
   /** Present in the simulator only. */

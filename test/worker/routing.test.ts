@@ -47,11 +47,12 @@ describe("prefix-aware routing", () => {
     for (const i of [0, 13, 27, 39]) expect(backendOf(await chatAndSettle(short(i)))).toBe(homeOf[i]);
   });
 
-  it("spills the next request when the prefix's backend is at its bounded-load cap", async () => {
+  it("spills the next request when the prefix's backend is at its load bound", async () => {
     const system = longPrompt("hot");
-    // Hold a long stream open on the prefix's home: with 4 equal backends and c = 1.25, the cap for the
-    // next request is ceil(1.25 · 1/4 · (1 + 1)) = 1, so home is full.
-    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 400 }));
+    // Hold a stream open on the prefix's home that books 30,000 tokens of output. prefix_aware bounds
+    // work (src/routing/work-bound.ts): with 4 equal backends of 262,144 KV tokens, c = 1.25 and a
+    // slack of 1/16, home may hold 1.25/4 · (W + x) + 16,384 tokens, about 25,800 here: home is full.
+    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 30_000 }));
     const home = backendOf(held);
     expect(reasonOf(held)).toBe("ring");
     expect((await poolStats()).backends.find((b) => b.id === home)?.inflight).toBe(1);

@@ -94,6 +94,46 @@ describe("prefix_aware", () => {
     for (const b of stats.backends) expect(b.inflight).toBeLessThanOrEqual(Math.ceil(1.25 * (12 / 4)) + 1);
   });
 
+  it("bounds work, not requests: on a quiet 16-backend fleet concurrent requests of a prefix stay home", () => {
+    // A request cap would be ⌈1.25/16 · (T + 1)⌉ = 1 here: the second request in flight would spill and
+    // prefill 2k tokens again. Each arrives after the one before has prefilled (its decode still runs).
+    const fleet: BackendSpec[] = Array.from({ length: 16 }, (_, i) => ({
+      id: `q${i}`,
+      weight: 1,
+      kvCacheTokens: 442_368,
+    }));
+    const router = new Router(fleet, { policy: "prefix_aware" });
+    const random = seededRandom(5);
+    const first = router.route({ ...prompt(21, 128, 0, 8), outputTokens: 256 }, { now: 0, random });
+    for (let k = 1; k <= 6; k++) {
+      const { decision } = router.route(
+        { ...prompt(21, 128, k, 8), outputTokens: 256 },
+        { now: 500 * k, random },
+      );
+      expect(decision.backendId, `request ${k}`).toBe(first.decision.backendId);
+      expect(decision.reason).toBe("affinity");
+    }
+    expect(router.stats().backends.find((b) => b.id === first.decision.backendId)?.inflight).toBe(7);
+  });
+
+  it("still bounds a hot prefix's work: past c × its fair share plus its slack, it spills", () => {
+    const router = new Router(FLEET, { policy: "prefix_aware" });
+    const random = seededRandom(6);
+    // 1,000,000 tokens of KV each, slack 1/16 = 62,500 tokens; each request holds 128 + 4,000 after the first.
+    const held = new Map<string, number>();
+    let spilled = 0;
+    for (let k = 0; k < 60; k++) {
+      const { decision } = router.route(
+        { ...prompt(22, 256, k, 8), outputTokens: 4000 },
+        { now: 1000 * k, random },
+      );
+      held.set(decision.backendId, (held.get(decision.backendId) ?? 0) + 1);
+      if (decision.reason === "spill") spilled++;
+    }
+    expect(spilled).toBeGreaterThan(0);
+    expect(held.size).toBeGreaterThan(1);
+  });
+
   it("weighs saved prefill against queued prefill: a hot prefix spills before any cap binds", () => {
     // A cap so loose it never binds: only the cost model can move the burst.
     const router = new Router(FLEET, { policy: "prefix_aware", balanceFactor: 100 });
