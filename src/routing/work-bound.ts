@@ -34,11 +34,15 @@
 import type { FleetView } from "./types";
 
 /**
- * s: 1/16 of a backend's KV capacity (27k tokens on the 8B preset's 442k): a
- * few long prompts or dozens of chat turns before balance is enforced,
- * while a hot prefix can still not take a backend's whole memory.
+ * s: a quarter of a backend's KV capacity (110k tokens on the 8B preset's
+ * 442k): below that a backend is not overloaded by our work whatever its
+ * share, so the bound leaves placement to the cost model; a hot prefix can
+ * still not take a backend's whole memory. Chosen on the tuning set among
+ * 0, 1/64, 1/16 and 1/4 (bench/results/policy-work.md): 1/4 had the best mean
+ * and worst p99 against the best peer and the best hit rates; 0 (an idle
+ * backend only) was 17% worse than the best peer on average.
  */
-export const DEFAULT_WORK_SLACK = 1 / 16;
+export const DEFAULT_WORK_SLACK = 1 / 4;
 
 /** The most work backend i may hold after taking `x` more, given the fleet's work `total` before it. */
 export function workBound(

@@ -49,10 +49,10 @@ describe("prefix-aware routing", () => {
 
   it("spills the next request when the prefix's backend is at its load bound", async () => {
     const system = longPrompt("hot");
-    // Hold a stream open on the prefix's home that books 30,000 tokens of output. prefix_aware bounds
+    // Hold a stream open on the prefix's home that books 120,000 tokens of output. prefix_aware bounds
     // work (src/routing/work-bound.ts): with 4 equal backends of 262,144 KV tokens, c = 1.25 and a
-    // slack of 1/16, home may hold 1.25/4 · (W + x) + 16,384 tokens, about 25,800 here: home is full.
-    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 30_000 }));
+    // slack of 1/4, home may hold 1.25/4 · (W + x) + 65,536 tokens, about 103,000 here: home is full.
+    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 120_000 }));
     const home = backendOf(held);
     expect(reasonOf(held)).toBe("ring");
     expect((await poolStats()).backends.find((b) => b.id === home)?.inflight).toBe(1);

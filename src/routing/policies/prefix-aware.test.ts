@@ -119,12 +119,13 @@ describe("prefix_aware", () => {
   it("still bounds a hot prefix's work: past c × its fair share plus its slack, it spills", () => {
     const router = new Router(FLEET, { policy: "prefix_aware" });
     const random = seededRandom(6);
-    // 1,000,000 tokens of KV each, slack 1/16 = 62,500 tokens; each request holds 128 + 4,000 after the first.
+    // 1,000,000 tokens of KV each, slack 1/4 = 250,000 tokens; each request holds 128 + 16,000 after the
+    // first, so home is full after about 250,000 / (1 − 1.25/4) / 16,128 ≈ 23 of them.
     const held = new Map<string, number>();
     let spilled = 0;
     for (let k = 0; k < 60; k++) {
       const { decision } = router.route(
-        { ...prompt(22, 256, k, 8), outputTokens: 4000 },
+        { ...prompt(22, 256, k, 8), outputTokens: 16_000 },
         { now: 1000 * k, random },
       );
       held.set(decision.backendId, (held.get(decision.backendId) ?? 0) + 1);
