@@ -50,6 +50,16 @@ export class FleetStore {
     );
   }
 
+  /** Backends an operator drained (ids); they stay drained across restarts until undrained. */
+  loadDrained(): string[] {
+    const rows = this.sql.exec<MetaRow>(`SELECT value FROM meta WHERE key = 'drained'`).toArray();
+    return rows.length === 0 ? [] : (JSON.parse(rows[0]!.value) as string[]);
+  }
+
+  saveDrained(ids: readonly string[]): void {
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('drained', ?)`, JSON.stringify(ids));
+  }
+
   /** Health rows of the spec's backends at their current urls (rows of other addresses are stale). */
   loadHealth(spec: PoolSpec): HealthRow[] {
     const urls = new Map(spec.backends.map((b) => [b.id, b.url]));

@@ -6,28 +6,52 @@
  * Health itself — ejection, throttling, restoration — is decided by the
  * Router; this shell feeds it outcomes and probe results and persists what
  * changed. It decides; it never sees a token of the response.
+ *
+ * The pool's Routers (src/routing/pool-router.ts) are one or two A/B arms
+ * and an optional shadow; what their traffic did is counted in PoolStats
+ * and read as one mergeable snapshot. Operators drain backends (persisted)
+ * and reset the affinity index through it (the admin API).
  */
 import { DurableObject } from "cloudflare:workers";
-import { type HealthChange, RetryBudget, Router } from "../src/routing";
+import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
-import { backendSpecs, healthSettings, routerOptions } from "../src/worker/router/pool-settings";
+import {
+  armPolicies,
+  backendSpecs,
+  healthSettings,
+  poolRouterOptions,
+  SHADOW_POLICY,
+} from "../src/worker/router/pool-settings";
 import type {
+  AdminInput,
+  AdminResult,
   BackendStatus,
   CompleteInput,
   CompleteResult,
+  DrainInput,
   ObserveInput,
   ObserveResult,
   PoolSpec,
   RouteInput,
   RouteResult,
+  SnapshotResult,
   StatsResult,
   UsageTotals,
 } from "../src/worker/router/router-rpc";
+import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
+import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
 import { FleetStore } from "./fleet-store";
 import { LeaseBook } from "./lease-book";
 
-type Ticket = ReturnType<Router["route"]>["ticket"];
+/** What a lease holds from its decision to its end. */
+interface Ticket {
+  readonly pool: PoolTicket;
+  readonly routedAt: number;
+  readonly figures: DecisionFigures;
+}
+
+const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 
 /** A backend's /health must answer within this, or the probe counts as a failure. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -36,7 +60,7 @@ const RETRY_BURST = 10;
 
 /** The router options a spec implies that need a fresh Router (the affinity index is keyed by them). */
 function routerOptionsKey(spec: PoolSpec): string {
-  return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}`;
+  return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}|${spec.abPolicy}|${spec.abPercent}|${spec.shadow}`;
 }
 
 /** A retry whose first attempt got a 500: the verdict on that backend waits for the retry's outcome. */
@@ -51,7 +75,8 @@ export class RouterDO extends DurableObject<Env> {
   private readonly store: FleetStore;
   private readonly leases = new LeaseBook<Ticket>();
   private readonly verdicts = new Map<string, PendingVerdict>();
-  private router: Router | undefined;
+  private router: PoolRouter | undefined;
+  private stats_: PoolStats | undefined;
   private budget: RetryBudget | undefined;
   private spec: PoolSpec | undefined;
   private version: string | undefined;
@@ -80,6 +105,7 @@ export class RouterDO extends DurableObject<Env> {
       if (saved !== undefined) {
         this.applySpec(saved.version, saved.spec, false);
         this.router!.loadHealth(this.store.loadHealth(saved.spec));
+        for (const id of this.store.loadDrained()) this.router!.setDrained(id, true);
       }
       this.alarmAt = (await ctx.storage.getAlarm()) ?? undefined;
     });
@@ -97,10 +123,14 @@ export class RouterDO extends DurableObject<Env> {
       previous === undefined ||
       routerOptionsKey(previous) !== routerOptionsKey(spec)
     ) {
-      // Policy or block size changed: the old affinity index means nothing under the new keys.
+      // Policy, block size or arms changed: the old affinity index means nothing under the new keys.
       const old = this.router;
-      this.router = new Router(specs, routerOptions(spec));
-      if (old !== undefined) this.router.loadHealth(old.healthRows());
+      this.router = new PoolRouter(specs, poolRouterOptions(spec));
+      this.stats_ = new PoolStats(armPolicies(spec), spec.shadow ? SHADOW_POLICY : undefined);
+      if (old !== undefined) {
+        this.router.loadHealth(old.healthRows());
+        for (const id of old.drainedIds()) this.router.setDrained(id, true);
+      }
       this.leases.expire(Number.POSITIVE_INFINITY);
       this.verdicts.clear();
     } else {
@@ -167,21 +197,31 @@ export class RouterDO extends DurableObject<Env> {
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
       ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
     };
-    const { decision, ticket } = router.route(req, ctx, avoid);
+    const pick = router.route(req, input.armKey ?? 0, ctx, avoid);
+    const { arm, decision, shadow, ticket } = pick;
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
-    this.leases.add({ id: leaseId, backendId: decision.backendId, ticket, deadline });
+    const figures = this.stats_!.routed(pick, req.promptTokens);
+    this.leases.add({
+      id: leaseId,
+      backendId: decision.backendId,
+      ticket: { pool: ticket, routedAt: ctx.now, figures },
+      deadline,
+    });
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
     await this.scheduleAlarm(Math.min(deadline, router.nextProbeAt() ?? deadline));
-    const ejected = router.ejectedIds();
+    const ejected = [...router.ejectedIds(), ...router.drainedIds()];
     return {
       ok: true,
       backendId: decision.backendId,
       leaseId,
       reason: decision.reason,
       expectedCachedTokens: decision.expectedCachedTokens,
+      availableCachedTokens: decision.availableCachedTokens,
       inflightAtDecision: decision.inflightAtDecision,
-      policy: this.spec.policy,
+      policy: armPolicies(this.spec)[arm]!,
+      arm: ARM_LABELS[arm]!,
+      ...(shadow !== undefined ? { shadow } : {}),
       ...(ejected.length > 0 ? { ejected } : {}),
     };
   }
@@ -241,8 +281,9 @@ export class RouterDO extends DurableObject<Env> {
         );
     }
     const outcome = this.outcomeOf(lease.backendId, input, ctx);
-    this.healthChanged(router.complete(lease.ticket, outcome, ctx));
+    this.healthChanged(router.complete(lease.ticket.pool, outcome, ctx));
     this.count(input);
+    this.stats_?.ended(lease.ticket.pool.arm, lease.ticket.figures, input);
     return lease.backendId;
   }
 
@@ -278,7 +319,7 @@ export class RouterDO extends DurableObject<Env> {
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     }
     const now = Date.now();
-    const router = this.router.stats(now);
+    const router = this.router.stats(now).arms[0]!;
     const backends: BackendStatus[] = router.backends.map((b) => ({
       id: b.id,
       healthy: b.healthy,
@@ -298,13 +339,52 @@ export class RouterDO extends DurableObject<Env> {
     };
   }
 
+  /** The pool's mergeable figures (README "Is it paying off?"): backends, counters, arms, shadow. */
+  async snapshot(): Promise<SnapshotResult> {
+    if (this.router === undefined || this.version === undefined || this.stats_ === undefined)
+      return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
+    return {
+      ok: true,
+      snapshot: poolSnapshot(this.version, this.router, this.stats_, this.usage, Date.now()),
+    };
+  }
+
+  /**
+   * Holds a backend out of new decisions (it finishes its streams) or puts it
+   * back; persisted. Draining the last backend in rotation is refused.
+   */
+  async drain({ backendId, drained, ...pool }: DrainInput): Promise<AdminResult> {
+    const router = this.adopt(pool);
+    const done = router.drain(backendId, drained);
+    if (done === "unknown_backend")
+      return { ok: false, code: done, message: `backend ${backendId} is not in the pool` };
+    if (done === "last_backend")
+      return { ok: false, code: done, message: "draining it would leave the pool no backend" };
+    this.store.saveDrained(router.drainedIds());
+    return { ok: true, drained: router.drainedIds() };
+  }
+
+  /** Forgets what every backend is believed to cache (every arm's and the shadow's index). */
+  async resetAffinity(pool: AdminInput): Promise<AdminResult> {
+    const router = this.adopt(pool);
+    router.resetAffinity();
+    return { ok: true, drained: router.drainedIds() };
+  }
+
+  /** Takes the Worker's spec when it is newer than ours (an admin call may come before any request). */
+  private adopt(pool: AdminInput): PoolRouter {
+    if (pool.fleetVersion !== this.version || this.router === undefined)
+      this.applySpec(pool.fleetVersion, pool.spec, true);
+    return this.router!;
+  }
+
   /** Expires overdue leases, probes ejected backends that are due, re-arms for the next deadline. */
   override async alarm(): Promise<void> {
     this.alarmAt = undefined;
     const ctx = this.context();
     for (const l of this.leases.expire(ctx.now)) {
       this.verdicts.delete(l.id);
-      this.router?.complete(l.ticket, { ok: false }, ctx);
+      this.router?.complete(l.ticket.pool, { ok: false }, ctx);
       this.usage.expired++;
     }
     const due = this.router?.dueProbes(ctx.now) ?? [];

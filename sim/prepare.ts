@@ -3,10 +3,11 @@
  * by every policy run (and by the oracle): the keys of every full block of
  * the prompt (what the engines hash, and what a peer that sees the whole
  * prompt routes on), the keys of its first `prefixTokens` tokens (what the
- * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default; for a prompt
- * with no full block there, the key of the whole short prompt), and the
- * max_tokens its client sent (client-max-tokens.ts). request-view.ts says
- * which policy gets which.
+ * gateway hashes: its PREFIX_TOKENS, 32768 tokens by default; for a prompt
+ * with no full block there, the key of the whole short prompt), the prompt
+ * token count the gateway computes (exact only that far: request-view.ts),
+ * and the max_tokens its client sent (client-max-tokens.ts).
+ * request-view.ts says which policy gets which.
  */
 import { SETTINGS } from "../src/routing/defaults";
 import type { BlockKey } from "../src/routing/types";
@@ -17,6 +18,7 @@ import {
   type MaxTokensModel,
   type MaxTokensModelName,
 } from "./client-max-tokens";
+import { gatewayPromptTokens } from "./request-view";
 import { requestBlockKeys, requestPromptKey } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
@@ -35,6 +37,8 @@ export interface PreparedWorkload {
   readonly prefixTokens: number;
   /** The gateway's key of each prompt with no full block in its window (undefined for the others). */
   readonly promptKeys: readonly (BlockKey | undefined)[];
+  /** Each prompt's token count as the gateway computes it: exact up to prefixTokens, estimated past. */
+  readonly gatewayPromptTokens: readonly number[];
   /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
   readonly maxTokens: readonly (number | undefined)[];
   /** How `maxTokens` was made. */
@@ -49,7 +53,7 @@ export interface PrepareOptions {
   readonly prefixTokens?: number;
   /** How clients set max_tokens (default `clients`). */
   readonly maxTokens?: MaxTokensModelName;
-  /** Seed of the max_tokens draws (the run's seed; default 1). */
+  /** Seed of the max_tokens draws and of the gateway's count past its window (the run's seed; default 1). */
   readonly seed?: number;
 }
 
@@ -70,6 +74,7 @@ export function prepareWorkload(
   const promptKeys = w.requests.map((r, i) =>
     gatewayBlocks[i]!.length === 0 ? requestPromptKey(r, w.blockTokens, prefixTokens) : undefined,
   );
+  const seed = opts.seed ?? 1;
   return {
     name: w.name,
     blockTokens: w.blockTokens,
@@ -78,7 +83,8 @@ export function prepareWorkload(
     gatewayBlocks,
     prefixTokens,
     promptKeys,
-    maxTokens: clientMaxTokens(w.requests, maxTokensModel, opts.seed ?? 1),
+    gatewayPromptTokens: gatewayPromptTokens(w.requests, promptBlocks, w.blockTokens, prefixTokens, seed),
+    maxTokens: clientMaxTokens(w.requests, maxTokensModel, seed),
     maxTokensModel,
     malformed: w.malformed,
     prepareMs: clock() - t0,

@@ -5,7 +5,7 @@
 import { cpus, totalmem } from "node:os";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
 import { isSimPolicy, viewOf } from "./policies";
-import type { RequestView } from "./request-view";
+import { type RequestView, TAIL_COUNT_FACTORS } from "./request-view";
 import type { SimReport } from "./run";
 import { engineConfig, loadMaxOverMean } from "./simulator";
 
@@ -59,14 +59,20 @@ function keysText(view: RequestView, r: SimReport): string {
     : "every full block's keys (the whole prompt)";
 }
 
-/** One paragraph on the output hint, then what each policy's router was given. */
+function countText(view: RequestView, r: SimReport): string {
+  return view.promptTokens === "gateway" ? `exact to ${r.prefixTokens}, estimated past` : "exact";
+}
+
+/** One paragraph on the output hint, one on prompt counts, then what each policy's router was given. */
 export function inputLines(r: SimReport): string[] {
   const m = r.maxTokens;
+  const c = r.promptCount;
   const rows = r.policies.map((p) => {
     const view = isSimPolicy(p.policy) ? viewOf(p.policy) : undefined;
     return [
       p.policy,
       view === undefined ? "?" : keysText(view, r),
+      view === undefined ? "?" : countText(view, r),
       view === undefined ? "?" : view.output === "max-tokens" ? "max_tokens as sent" : "none",
     ];
   });
@@ -75,7 +81,15 @@ export function inputLines(r: SimReport): string[] {
       `send it, model \`${m.model.name}\`: ${m.model.summary}. Here: sent on ${fmtPct(m.sentShare)} of requests, ` +
       `where sent it totals ${fmtNum(m.sentOverTrue, 2)}× the true output tokens.`,
     "",
-    table(["policy", "keys", "output hint"], rows),
+    `Prompt tokens: the gateway counts a prompt exactly up to its ${r.prefixTokens}-token window and as ` +
+      `ceil(chars / 4) past it, modelled as ${fmtNum(TAIL_COUNT_FACTORS[0]!)}–${fmtNum(TAIL_COUNT_FACTORS[TAIL_COUNT_FACTORS.length - 1]!)}× ` +
+      "the true count of the tokens past it, as on English developer text (sim/request-view.ts, " +
+      `bench/results/token-estimate.md). Here: ${fmtPct(c.pastWindowShare)} of requests are longer than the window` +
+      (c.pastWindowShare > 0
+        ? `; on those the gateway's count totals ${fmtNum(c.countOverTrue, 3)}× the true one.`
+        : "."),
+    "",
+    table(["policy", "keys", "prompt tokens", "output hint"], rows),
   ];
 }
 

@@ -7,6 +7,7 @@ import { type HintStats, hintStats, type MaxTokensModel } from "./client-max-tok
 import { type OracleResult, oracleHitRate } from "./oracle";
 import { routerFactory, type SimPolicyName, viewOf } from "./policies";
 import type { PreparedWorkload } from "./prepare";
+import { type CountStats, countStats } from "./request-view";
 import { type FleetConfig, type PolicyResult, simulatePolicy } from "./simulator";
 
 export interface SimReport {
@@ -18,6 +19,8 @@ export interface SimReport {
   readonly prefixTokens: number;
   /** How clients set max_tokens (our policies' output hint), and what that gave on this workload. */
   readonly maxTokens: { readonly model: MaxTokensModel } & HintStats;
+  /** How far the gateway's prompt-token counts (our policies' input) were from the true counts. */
+  readonly promptCount: CountStats;
   readonly fleet: FleetConfig;
   readonly oracle: OracleResult;
   readonly policies: readonly PolicyResult[];
@@ -53,6 +56,7 @@ export function runPolicies(
     blockTokens: w.blockTokens,
     prefixTokens: w.prefixTokens,
     maxTokens: { model: w.maxTokensModel, ...hintStats(w.requests, w.maxTokens) },
+    promptCount: countStats(w.requests, w.gatewayPromptTokens, w.prefixTokens),
     fleet,
     oracle,
     policies: results,

@@ -22,6 +22,7 @@ function roundRobin(log?: { routed: number[]; completed: number[] }): RouterFact
             backendId: backends[index]!.id,
             reason,
             expectedCachedTokens: 0,
+            availableCachedTokens: 0,
             inflightAtDecision: 0,
           },
           ticket,

@@ -32,6 +32,9 @@ import { machine } from "./report";
 import { simulatePolicy } from "./simulator";
 import { isTraceSpec } from "./workloads/index";
 
+/** A load is busy when the policy's p99 TTFT is at least this many times its idle p99. */
+const BUSY_RATIO = 2;
+
 async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, {
     workload: { type: "string" },
@@ -60,6 +63,7 @@ async function main(argv: string[]): Promise<void> {
   const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
+  let busy: number | undefined;
   let setLine = "";
   for (const load of loads) {
     const { workload: w, run } = await loadSetData(workload, {
@@ -72,11 +76,12 @@ async function main(argv: string[]): Promise<void> {
     const p = prepareWorkload(w, { maxTokens, seed });
     const r = simulatePolicy(p, fleet, policy!, routerFactory(policy!, p.blockTokens), viewOf(policy!));
     if (Number.isNaN(idleP99)) idleP99 = r.ttftP99Ms;
+    if (busy === undefined && r.ttftP99Ms >= BUSY_RATIO * idleP99) busy = load;
     const row = [
       isTrace ? `speed ${load}` : `${load} req/s`,
       fmtMs(r.ttftP50Ms),
       fmtMs(r.ttftP99Ms),
-      fmtNum(r.ttftP99Ms / idleP99, 2),
+      fmtNum(r.ttftP99Ms / idleP99, 3),
       fmtPct(r.hitRate),
       fmtNum(
         r.inflightAvg.reduce((a, b) => a + b, 0),
@@ -98,6 +103,10 @@ async function main(argv: string[]): Promise<void> {
     `max_tokens as clients send it (model \`${maxTokens}\`): ${MAX_TOKENS_MODELS[maxTokens].summary}.`,
     "",
     table(["load", "TTFT p50", "TTFT p99", "p99 / idle p99", "hit rate", "fleet in-flight (avg)"], rows),
+    "",
+    busy === undefined
+      ? `No load reached ${BUSY_RATIO} × idle p99.`
+      : `First load with p99 ≥ ${BUSY_RATIO} × idle p99 (the busy load): ${isTrace ? `speed ${busy}` : `${busy} req/s`}.`,
     "",
   ].join("\n");
   if (values.out !== undefined) await writeFile(values.out, md);

@@ -64,6 +64,8 @@ function capnpText(s: string): string {
 interface WorkerShape {
   /** The bundle (one ES module), relative to the config file. */
   readonly scriptPath: string;
+  /** Text modules the bundle imports (wrangler's module rules: the dashboard's files), beside it. */
+  readonly textModules?: readonly string[];
   readonly compatibilityDate: string;
   readonly compatibilityFlags: readonly string[];
   readonly text: Readonly<Record<string, string>>;
@@ -96,7 +98,10 @@ const config :Workerd.Config = (
   sockets = [(name = "http", address = ${capnpText(`127.0.0.1:${port}`)}, http = (), service = "main")],
 );
 const gateway :Workerd.Worker = (
-  modules = [(name = "index.js", esModule = embed ${capnpText(w.scriptPath)})],
+  modules = [${[
+    `(name = "index.js", esModule = embed ${capnpText(w.scriptPath)})`,
+    ...(w.textModules ?? []).map((m) => `(name = ${capnpText(m)}, text = embed ${capnpText(m)})`),
+  ].join(", ")}],
   compatibilityDate = ${capnpText(w.compatibilityDate)},
   compatibilityFlags = [${w.compatibilityFlags.map(capnpText).join(", ")}],
   bindings = [${bindings.join(",\n    ")}],
@@ -106,6 +111,9 @@ const gateway :Workerd.Worker = (
 );
 `;
 }
+
+/** A text module as wrangler writes it beside the bundle. */
+const TEXT_MODULE = /^[0-9a-f]{40}-[\w.-]+$/;
 
 function required(v: string | undefined, field: string, configPath: string): string {
   if (v === undefined || v === "") throw new Error(`${configPath}: ${field} is required`);
@@ -140,8 +148,12 @@ export async function serveWithWorkerd(
   };
   try {
     const cfg = unstable_readConfig({ config: opts.configPath });
-    // capnp `embed` paths are relative to the config file: the bundle sits beside it.
-    await copyFile(await bundledScript(opts.configPath, opts.projectDir, dir), join(dir, "index.js"));
+    // capnp `embed` paths are relative to the config file: the bundle sits beside it, with the text
+    // modules wrangler wrote next to it (named `<sha1>-<file>`).
+    const script = await bundledScript(opts.configPath, opts.projectDir, dir);
+    await copyFile(script, join(dir, "index.js"));
+    const textModules = (await readdir(dirname(script))).filter((f) => TEXT_MODULE.test(f));
+    for (const m of textModules) await copyFile(join(dirname(script), m), join(dir, m));
     const sqlite = new Set<string>(
       cfg.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? []),
     );
@@ -164,6 +176,7 @@ export async function serveWithWorkerd(
       workerdConfig(
         {
           scriptPath: "index.js",
+          textModules,
           compatibilityDate: required(cfg.compatibility_date, "compatibility_date", opts.configPath),
           compatibilityFlags: cfg.compatibility_flags ?? [],
           text,

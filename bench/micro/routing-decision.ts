@@ -19,75 +19,22 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { blockKeysFromIds, chainSeed } from "../../src/prefix/block-keys";
 import { Router, type RouteTicket } from "../../src/routing/router";
 import { seededRandom } from "../../src/routing/seeded-random";
-import { type BackendSpec, POLICY_NAMES, type PolicyName, type RouteRequest } from "../../src/routing/types";
+import { POLICY_NAMES, type PolicyName } from "../../src/routing/types";
 import { summarize } from "../latency-summary";
-
-const BACKENDS = 16;
-const BLOCKS = 512;
-const SYSTEM_BLOCKS = 128;
-const TURN_BLOCKS = 32;
-const SYSTEM_PROMPTS = 64;
-const CONVERSATIONS = 4000;
-const MAX_TURNS = 12;
-const INFLIGHT = 64;
-const WARM_OPS = 6_000;
-const MEASURED_OPS = 4_000;
-
-const fleet: BackendSpec[] = Array.from({ length: BACKENDS }, (_, i) => ({
-  id: `gpu-${i}`,
-  weight: 1,
-  kvCacheTokens: 1_000_000,
-}));
-const seed = chainSeed("llama-3.1-70b");
-
-interface Conversation {
-  id: number;
-  system: number;
-  turn: number;
-}
-
-/** Workload generator: Zipf(1) over system prompts, uniform over live conversations. */
-function workload(random: () => number): () => RouteRequest {
-  const zipf: number[] = [];
-  let acc = 0;
-  for (let k = 1; k <= SYSTEM_PROMPTS; k++) {
-    acc += 1 / k;
-    zipf.push(acc);
-  }
-  const pickSystem = () => {
-    const r = random() * acc;
-    let k = 0;
-    while (zipf[k]! < r) k++;
-    return k;
-  };
-  let nextId = 0;
-  const convs: Conversation[] = Array.from({ length: CONVERSATIONS }, () => ({
-    id: nextId++,
-    system: pickSystem(),
-    turn: 0,
-  }));
-  const ids = new Array<number>(BLOCKS);
-  return () => {
-    const c = convs[Math.floor(random() * CONVERSATIONS)]!;
-    if (c.turn >= MAX_TURNS) {
-      c.id = nextId++;
-      c.system = pickSystem();
-      c.turn = 0;
-    }
-    const known = SYSTEM_BLOCKS + c.turn * TURN_BLOCKS;
-    for (let j = 0; j < BLOCKS; j++) {
-      if (j < SYSTEM_BLOCKS) ids[j] = c.system * 10_000 + j;
-      else if (j < known)
-        ids[j] = 1e8 + c.id * 1000 + j; // history from earlier turns
-      else ids[j] = 1e12 + c.id * 100_000 + c.turn * 1000 + j; // this turn's new tokens
-    }
-    c.turn++;
-    return { blocks: blockKeysFromIds(ids, seed), promptTokens: BLOCKS * 16 + 100, outputTokens: 256 };
-  };
-}
+import {
+  BACKENDS,
+  CONVERSATIONS,
+  fleet,
+  INFLIGHT,
+  MAX_TURNS,
+  MEASURED_OPS,
+  SYSTEM_PROMPTS,
+  TURN_BLOCKS,
+  WARM_OPS,
+  workload,
+} from "./routing-workload";
 
 interface Result {
   readonly policy: PolicyName;

@@ -136,6 +136,7 @@ export function gatewayWorkloadRequest(r: GatewayRecord): WorkloadRequest {
   return {
     arrivalMs: r.arrivalMs,
     promptTokens: r.promptTokens,
+    gatewayPromptTokens: r.promptTokens,
     outputTokens: r.outputTokens,
     ...(r.model !== undefined ? { model: r.model } : {}),
     ...(r.tenant !== undefined ? { tenant: r.tenant } : {}),

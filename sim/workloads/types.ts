@@ -29,6 +29,12 @@ export interface WorkloadRequest {
    * simulator then models what a client would have sent.
    */
   readonly sentMaxTokens?: number | null;
+  /**
+   * The prompt's token count as the gateway computed it, when the source
+   * records that (the gateway's own log lines). Otherwise the simulator
+   * works out what the Worker would count (sim/request-view.ts).
+   */
+  readonly gatewayPromptTokens?: number;
   /** Model name (for multi-model logs); the simulator treats the fleet as one pool. */
   readonly model?: string;
   /** Tenant key (prompt_cache_key): isolates prefixes. */

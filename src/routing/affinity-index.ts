@@ -128,6 +128,18 @@ export class BackendAffinity {
     return { evicted: this.blocks.evictThrough(before), forgotten: 0 };
   }
 
+  /**
+   * Forgets everything this backend is believed to hold (an operator's reset).
+   * Requests in flight settle into nothing: their receipts point at entries
+   * that are gone, and the clock keeps counting so no old stamp matches again.
+   */
+  reset(): void {
+    this.blocks.evictThrough(this.blocks.nextStamp);
+    for (let i = this.pendingHead; i < this.pending.length; i++) this.pending[i]!.settled = true;
+    this.pending = [];
+    this.pendingHead = 0;
+  }
+
   /** Smallest stamp handed to a request still in flight, or the next stamp when none is. */
   private oldestPendingStamp(): number {
     this.dropSettledPending();

@@ -90,6 +90,7 @@ export class HealthTracker {
   private rowsById = new Map<string, HealthRow>();
   private ids: readonly string[] = [];
   private settings: HealthSettings;
+  private changes = 0;
 
   constructor(settings: HealthSettings) {
     this.settings = validateHealthSettings(settings);
@@ -99,16 +100,26 @@ export class HealthTracker {
     this.settings = validateHealthSettings(settings);
   }
 
+  /**
+   * Grows whenever a row changes: Routers sharing this tracker (a pool's A/B
+   * arms and its shadow) rebuild their availability masks when it moved.
+   */
+  get version(): number {
+    return this.changes;
+  }
+
   /** The pool's backends. Rows of backends that left are forgotten. */
   setBackends(ids: readonly string[]): void {
     this.ids = [...ids];
     const keep = new Set(ids);
     for (const id of [...this.rowsById.keys()]) if (!keep.has(id)) this.rowsById.delete(id);
+    this.changes++;
   }
 
   /** Forgets one backend's history (its address changed: it is a different server now). */
   reset(id: string): void {
     this.rowsById.delete(id);
+    this.changes++;
   }
 
   /** Rows that differ from the default, for persistence. */
@@ -120,6 +131,7 @@ export class HealthTracker {
   load(rows: readonly HealthRow[]): void {
     const known = new Set(this.ids);
     for (const r of rows) if (known.has(r.id) && !isDefault(r)) this.rowsById.set(r.id, { ...r });
+    this.changes++;
   }
 
   get(id: string): HealthRow {
@@ -211,6 +223,7 @@ export class HealthTracker {
     const goodChecks = r.goodChecks + 1;
     if (goodChecks >= this.settings.rise) {
       this.rowsById.delete(r.id);
+      this.changes++;
       return "restored";
     }
     // Not yet: check again one interval later (a good probe undoes the backoff).
@@ -220,6 +233,7 @@ export class HealthTracker {
   }
 
   private put(r: HealthRow): void {
+    this.changes++;
     if (isDefault(r)) this.rowsById.delete(r.id);
     else this.rowsById.set(r.id, r);
   }

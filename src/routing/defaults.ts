@@ -83,9 +83,24 @@ export const SETTINGS = {
    * of keys, and each limited request costs a call to the key's KeyLimiterDO.
    */
   KEY_MAX_CONCURRENT: int(0, 0, 10_000, "requests in flight, 0 = no limit"),
+  /**
+   * With AB_POLICY set: the share of conversations (or tenants) served by arm B,
+   * AB_POLICY; the rest by ROUTING_POLICY. An even split compares the arms
+   * on equal traffic, the quickest way to a clear difference.
+   */
+  AB_PERCENT: int(50, 0, 100, "percent of conversations to arm B"),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
+
+/**
+ * How long a request waits for its key's KeyLimiterDO, ms: an object's cold
+ * start plus an intercontinental round trip fit; past it the request goes
+ * ahead without a slot (and still releases one, in case the grant was only
+ * late). Not a var; read by the Worker (key-limiter-client.ts) and the
+ * topology model (sim/topology).
+ */
+export const KEY_LIMITER_DEADLINE_MS = 300;
 
 export const DEFAULT_POLICY = "prefix_aware";
 
@@ -96,6 +111,62 @@ export const DEFAULT_POLICY = "prefix_aware";
  * the guard costs no round trip.
  */
 export const DEFAULT_KEY_RATE_LIMIT = "on";
+
+/**
+ * AB_POLICY, off | a policy name: arm B of an A/B split against
+ * ROUTING_POLICY (arm A). Off by default: a split is an experiment an
+ * operator starts, and each arm keeps its own affinity index.
+ */
+export const DEFAULT_AB_POLICY = "off";
+
+/**
+ * AB_STICKY, conversation | tenant: what keeps a request in its arm. A
+ * conversation (its first user message, which every later turn repeats)
+ * never flips arms; `tenant` keeps a whole tenant key (prompt_cache_key /
+ * x-prefix-cache-key) in one arm, and requests without one fall back to
+ * their conversation.
+ */
+export const DEFAULT_AB_STICKY = "conversation";
+export const AB_STICKY_MODES = ["conversation", "tenant"] as const;
+
+/**
+ * SHADOW, on | off: the RouterDO also decides every request with
+ * prefix_aware on its own index, and reports what that would have chosen
+ * and captured, without changing which backend serves. Off by default: it
+ * doubles the index's memory and the core's work per request (both small).
+ */
+export const DEFAULT_SHADOW = "off";
+
+/**
+ * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
+ * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
+ * hint; "" = none. A hint counts only on an object's first `get`: Durable
+ * Objects do not move once created, so it is set before the first request.
+ * Empty by default: the right region is the fleet's, which only the operator
+ * knows (README "Deploy to Cloudflare"). Without a hint an object starts near
+ * the Worker that first asks for it.
+ *
+ * The hints Cloudflare accepts, as @cloudflare/workers-types lists them
+ * (DurableObjectLocationHint; src/worker/location-hint.ts checks the two
+ * agree): Western and Eastern North America, South America, Western and
+ * Eastern Europe, Asia-Pacific (and its northeast and southeast), Oceania,
+ * Africa, the Middle East.
+ */
+export const LOCATION_HINTS = [
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "apac-ne",
+  "apac-se",
+  "oc",
+  "afr",
+  "me",
+] as const;
+export type LocationHint = (typeof LOCATION_HINTS)[number];
+export const DEFAULT_ROUTER_LOCATION_HINT = "";
 
 /**
  * `value` if it is within the setting's bounds (and whole, for integer

@@ -35,6 +35,15 @@ export { LeastOutstandingPolicy } from "./policies/least-outstanding";
 export { type PrefixAwareOptions, PrefixAwarePolicy } from "./policies/prefix-aware";
 export { RandomPolicy } from "./policies/random";
 export { RoundRobinPolicy } from "./policies/round-robin";
+export {
+  type ArmIndex,
+  armOf,
+  type PoolDecision,
+  PoolRouter,
+  type PoolRouterOptions,
+  type PoolTicket,
+  type ShadowDecision,
+} from "./pool-router";
 export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
 export { RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";

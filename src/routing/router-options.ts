@@ -4,7 +4,7 @@
  * handed. A Router refuses what it cannot route over, with the field it
  * concerns, rather than fail later mid-decision.
  */
-import type { HealthSettings } from "./backend-health";
+import type { HealthSettings, HealthTracker } from "./backend-health";
 import { checkSetting, SETTINGS } from "./defaults";
 import { createPolicy } from "./registry";
 import type { BackendSpec, EngineSignals, PolicyName, RoutingPolicy } from "./types";
@@ -28,6 +28,10 @@ export interface RouterOptions {
   engineSignals?: (i: number) => EngineSignals;
   /** Outlier detection; default DEFAULT_HEALTH_SETTINGS. */
   health?: HealthSettings;
+  /** Health shared with other Routers of the pool (its A/B arms, its shadow); default: its own. */
+  healthTracker?: HealthTracker;
+  /** Reads health, never feeds it: a shadow's outcomes are hypothetical (default false). */
+  passive?: boolean;
 }
 
 /** Default resolution of the affinity index, tokens (see RouterOptions.indexStride). */

@@ -4,6 +4,8 @@ export interface BackendStats {
   readonly id: string;
   /** Not ejected by outlier detection. */
   readonly healthy: boolean;
+  /** Held out of new decisions by an operator (it finishes its streams). */
+  readonly drained: boolean;
   /** Consecutive backend faults (the count that ejects at `fall`). */
   readonly faults: number;
   /** Epoch ms until which a 429 asked us to send it nothing (absent when not throttled). */

@@ -10,8 +10,11 @@
  * Health has one owner, this Router: outcomes (complete, observe) and
  * probe results (probed) feed its HealthTracker, which ejects and restores
  * backends; a 429's retry-after throttles a backend for a while (throttle).
- * Which backends a decision may use follows from both (availability.ts:
- * it fails open). Only an empty pool throws NoHealthyBackendError.
+ * Which backends a decision may use follows from both and from an
+ * operator's drain (availability.ts: it fails open). Only an empty pool
+ * throws NoHealthyBackendError. Several Routers may share one HealthTracker
+ * (a pool's A/B arms and its shadow: pool-router.ts); a passive one (the
+ * shadow) reads health but never feeds it.
  *
  * Every ticket must be completed exactly once (ok: false on lease expiry):
  * the index treats blocks of uncompleted requests as still being computed.
@@ -56,6 +59,8 @@ interface Slot {
   routed: number;
   /** A 429 asked for nothing until then (epoch ms; 0: never). */
   throttledUntil: number;
+  /** Held out by an operator: finishes what it has, takes nothing new. */
+  drained: boolean;
   readonly affinity: BackendAffinity;
 }
 
@@ -78,6 +83,8 @@ export class Router {
   private corrected = 0;
   private forgotten = 0;
   private readonly availability = new AvailabilityMask();
+  private readonly passive: boolean;
+  private healthSeen = -1;
 
   constructor(backends: readonly BackendSpec[], options: RouterOptions) {
     const o = resolveRouterOptions(options);
@@ -86,7 +93,8 @@ export class Router {
     this.balanceFactor = o.balanceFactor;
     this.indexStride = o.indexStride;
     this.fleet = new FleetState(this.blockTokens, this.balanceFactor, this.indexStride, o.engineSignals);
-    this.health = new HealthTracker(o.health);
+    this.health = options.healthTracker ?? new HealthTracker(o.health);
+    this.passive = options.passive === true;
     this.setBackends(backends);
   }
 
@@ -108,6 +116,7 @@ export class Router {
         removed: false,
         routed: 0,
         throttledUntil: 0,
+        drained: false,
         affinity: new BackendAffinity(capacity),
       };
       if (old !== undefined) {
@@ -173,6 +182,28 @@ export class Router {
     if (slot === undefined || until <= slot.throttledUntil) return;
     slot.throttledUntil = until;
     this.availability.invalidate();
+  }
+
+  /** Holds a backend out of new decisions (true) or puts it back (false); false for an unknown id. */
+  setDrained(id: string, drained: boolean): boolean {
+    const slot = this.byId.get(id);
+    if (slot === undefined) return false;
+    if (slot.drained !== drained) {
+      slot.drained = drained;
+      this.availability.invalidate();
+    }
+    return true;
+  }
+
+  /** Ids of the backends an operator drained. */
+  drainedIds(): string[] {
+    return this.slots.filter((s) => s.drained).map((s) => s.spec.id);
+  }
+
+  /** Forgets what every backend is believed to cache (the affinity index), keeping load and health. */
+  resetAffinity(): void {
+    for (const s of this.slots) s.affinity.reset();
+    this.fleet.forgetMatches();
   }
 
   /** The result of a /health probe of an ejected backend. */
@@ -241,6 +272,11 @@ export class Router {
     if (!f.healthy[i])
       throw new Error(`policy ${this.policy.name} picked unhealthy backend ${f.backends[i]!.id}`);
     const slot = this.slots[i]!;
+    // The longest prefix any usable backend holds: what the best decision could have reused.
+    const all = req.blocks.length > 0 ? f.matchedBlocks(req.blocks) : undefined;
+    let available = 0;
+    if (all !== undefined)
+      for (let j = 0; j < all.length; j++) if (f.healthy[j] && all[j]! > available) available = all[j]!;
     const matched = f.matchedOn(i, req.blocks);
     const inflightAtDecision = f.inflight[i]!;
     f.inflight[i] = inflightAtDecision + 1;
@@ -252,6 +288,7 @@ export class Router {
       backendId: slot.spec.id,
       reason: pick.reason,
       expectedCachedTokens: Math.min(req.promptTokens, matched * this.blockTokens),
+      availableCachedTokens: Math.min(req.promptTokens, Math.max(available, matched) * this.blockTokens),
       inflightAtDecision,
     };
     const ticket: RouteTicket = { backendId: slot.spec.id, routedAt: ctx.now, decision };
@@ -327,6 +364,7 @@ export class Router {
       return {
         id: s.spec.id,
         healthy: !h.ejected,
+        drained: s.drained,
         faults: h.faults,
         ...(s.throttledUntil > (now ?? 0) ? { throttledUntil: s.throttledUntil } : {}),
         ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
@@ -371,6 +409,7 @@ export class Router {
 
   /** Feeds an outcome to outlier detection: a fault, a success, or (neither) nothing. */
   private judge(id: string, outcome: RouteOutcome, routedAt: number, now: number): HealthChange {
+    if (this.passive) return null;
     if (outcome.backendFault === true) return this.changed(this.health.fault(id, routedAt, now));
     if (outcome.ok) return this.changed(this.health.success(id, routedAt));
     return null;
@@ -383,12 +422,18 @@ export class Router {
 
   /** Rebuilds FleetView.healthy when health or a throttle changed, or a throttle ran out. */
   private refreshAvailability(now: number): void {
+    if (this.health.version !== this.healthSeen) {
+      // Another Router sharing the tracker (or this one) changed health since the last mask.
+      this.healthSeen = this.health.version;
+      this.availability.invalidate();
+    }
     if (!this.availability.due(now)) return;
     const f = this.fleet;
     const mask = this.availability.build(
       this.slots.map((s) => this.health.isEjected(s.spec.id)),
       this.slots.map((s) => s.throttledUntil),
       now,
+      this.slots.map((s) => s.drained),
     );
     if (!sameMask(mask, f.healthy)) {
       f.healthy = mask;

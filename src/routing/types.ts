@@ -58,8 +58,15 @@ export type RouteReason = "affinity" | "ring" | "spill" | "fallback";
 export interface RouteDecision {
   readonly backendId: string;
   readonly reason: RouteReason;
-  /** Prompt tokens we expect the backend to find in its KV cache. */
+  /** Prompt tokens we expect the backend to find in its KV cache (reuse captured by the decision). */
   readonly expectedCachedTokens: number;
+  /**
+   * The longest prefix of this request any usable backend holds, per the
+   * affinity index, in prompt tokens (reuse available to a decision): at
+   * least expectedCachedTokens. The gap between the two is what the routing
+   * left on the table.
+   */
+  readonly availableCachedTokens: number;
   /** Requests this router had in flight on that backend before this one. */
   readonly inflightAtDecision: number;
 }

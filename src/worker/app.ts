@@ -3,6 +3,9 @@
  * middleware, is rendered here once, in OpenAI's error shape.
  */
 import { Hono } from "hono";
+import { adminStats, drainHandler, listBackends, metrics, resetAffinity } from "./admin/admin-api";
+import { requireAdminToken } from "./admin/admin-auth";
+import { dashboardFile, dashboardPage } from "./admin/dashboard";
 import type { GatewayEnv } from "./app-types";
 import { errorBody, GatewayError, toGatewayError } from "./errors";
 import { healthz } from "./healthz";
@@ -19,6 +22,13 @@ app.use("/healthz", allowMethods("GET"));
 app.use("/v1/models", allowMethods("GET"));
 app.use("/v1/chat/completions", allowMethods("POST"));
 app.use("/v1/completions", allowMethods("POST"));
+app.use("/metrics", allowMethods("GET"));
+app.use("/admin/stats", allowMethods("GET"));
+app.use("/admin/backends", allowMethods("GET"));
+app.use("/admin/backends/:id/:action{drain|undrain}", allowMethods("POST"));
+app.use("/admin/pools/:model/reset-affinity", allowMethods("POST"));
+app.use("/admin/dashboard", allowMethods("GET"));
+app.use("/admin/dashboard/:file", allowMethods("GET"));
 
 app.get("/healthz", healthz);
 app.use("/v1/*", requireConfig(), requireGatewayKey());
@@ -27,6 +37,18 @@ app.get("/v1/models", listModels);
 const limits = keyLimits();
 app.post("/v1/chat/completions", limits, inferenceHandler("chat"));
 app.post("/v1/completions", limits, inferenceHandler("completions"));
+
+// The admin API: fleet-wide figures and an operator's changes, under the admin token. The dashboard page
+// and its files hold no data (its script asks for the token and calls /admin/stats with it).
+const admin = [requireConfig(), requireAdminToken()] as const;
+app.get("/metrics", ...admin, metrics);
+app.get("/admin/stats", ...admin, adminStats);
+app.get("/admin/backends", ...admin, listBackends);
+app.post("/admin/backends/:id/drain", ...admin, drainHandler(true));
+app.post("/admin/backends/:id/undrain", ...admin, drainHandler(false));
+app.post("/admin/pools/:model/reset-affinity", ...admin, resetAffinity);
+app.get("/admin/dashboard", dashboardPage);
+app.get("/admin/dashboard/:file", dashboardFile);
 
 app.notFound((c) => {
   const e = new GatewayError(

@@ -6,8 +6,21 @@
  * effect on the very next request without a redeploy.
  */
 import { z } from "zod";
-import { DEFAULT_KEY_RATE_LIMIT, DEFAULT_POLICY, SETTINGS, type SettingName } from "../routing/defaults";
+import {
+  AB_STICKY_MODES,
+  DEFAULT_AB_POLICY,
+  DEFAULT_AB_STICKY,
+  DEFAULT_KEY_RATE_LIMIT,
+  DEFAULT_POLICY,
+  DEFAULT_ROUTER_LOCATION_HINT,
+  DEFAULT_SHADOW,
+  LOCATION_HINTS,
+  type LocationHint,
+  SETTINGS,
+  type SettingName,
+} from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
+import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
 import { sha256 } from "./sha256";
@@ -115,10 +128,54 @@ const envSchema = z
       .default(DEFAULT_KEY_RATE_LIMIT)
       .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
     KEY_MAX_CONCURRENT: numericVar("KEY_MAX_CONCURRENT"),
+    AB_POLICY: z
+      .string()
+      .default(DEFAULT_AB_POLICY)
+      .pipe(z.enum(["off", ...POLICY_NAMES], { error: `must be off or one of ${POLICY_NAMES.join(", ")}` })),
+    AB_PERCENT: numericVar("AB_PERCENT"),
+    AB_STICKY: z
+      .string()
+      .default(DEFAULT_AB_STICKY)
+      .pipe(z.enum(AB_STICKY_MODES, { error: `must be one of ${AB_STICKY_MODES.join(", ")}` })),
+    SHADOW: z
+      .string()
+      .default(DEFAULT_SHADOW)
+      .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+    ROUTER_LOCATION_HINT: z
+      .string()
+      .trim()
+      .default(DEFAULT_ROUTER_LOCATION_HINT)
+      .pipe(
+        z.enum(["", ...LOCATION_HINTS], {
+          error: `must be empty (no hint) or one of ${LOCATION_HINTS.join(", ")}`,
+        }),
+      ),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
       ctx.addIssue({ code: "custom", path: ["PREFIX_TOKENS"], message: "must be >= BLOCK_TOKENS" });
+    // The Deploy to Cloudflare button offers .dev.vars.example's values: never let them guard real backends.
+    if (!env.BACKENDS.every((b) => isLoopbackUrl(b.url))) {
+      const mine = "set your own before BACKENDS leaves this machine";
+      if (env.ADMIN_TOKEN === EXAMPLE_ADMIN_TOKEN)
+        ctx.addIssue({
+          code: "custom",
+          path: ["ADMIN_TOKEN"],
+          message: `is the public example from .dev.vars.example: ${mine}`,
+        });
+      if (env.GATEWAY_API_KEYS.some((k) => k.key === EXAMPLE_GATEWAY_KEY))
+        ctx.addIssue({
+          code: "custom",
+          path: ["GATEWAY_API_KEYS"],
+          message: `holds the public example key from .dev.vars.example: ${mine}`,
+        });
+    }
+    if (env.AB_POLICY === env.ROUTING_POLICY)
+      ctx.addIssue({
+        code: "custom",
+        path: ["AB_POLICY"],
+        message: "must differ from ROUTING_POLICY (or be off)",
+      });
   });
 
 /** Deadlines of the Worker's own waits, ms. */
@@ -162,9 +219,13 @@ export interface GatewayConfig {
   readonly adminTokenDigest: Uint8Array;
   readonly prefixTokens: number;
   readonly router: RouterSettings;
+  /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
+  readonly abSticky: (typeof AB_STICKY_MODES)[number];
   readonly deadlines: Deadlines;
   /** Models the fleet serves, in first-seen order. */
   readonly models: readonly string[];
+  /** ROUTER_LOCATION_HINT: where new RouterDOs and KeyLimiterDOs are created (location-hint.ts); undefined = no hint. */
+  readonly locationHint: LocationHint | undefined;
 }
 
 export type ConfigResult = { ok: true; config: GatewayConfig } | { ok: false; errors: string[] };
@@ -215,7 +276,11 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         restoreAfterChecks: e.RESTORE_AFTER_CHECKS,
         maxEjectionPercent: e.MAX_EJECTION_PERCENT,
         retryBudgetPercent: e.RETRY_BUDGET_PERCENT,
+        abPolicy: e.AB_POLICY === "off" ? null : e.AB_POLICY,
+        abPercent: e.AB_PERCENT,
+        shadow: e.SHADOW === "on",
       },
+      abSticky: e.AB_STICKY,
       deadlines: {
         connectMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
         firstByteMs: e.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
@@ -224,6 +289,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         routerMs: e.ROUTER_TIMEOUT_MS,
       },
       models,
+      locationHint: e.ROUTER_LOCATION_HINT === "" ? undefined : e.ROUTER_LOCATION_HINT,
     },
   };
 }

@@ -46,7 +46,7 @@ async function poolHealth(
   await Promise.all(
     config.models.map(async (model) => {
       try {
-        pools[model] = await routerStub(c.env.ROUTER, model).stats();
+        pools[model] = await routerStub(c.env.ROUTER, model, config.locationHint).stats();
       } catch (err) {
         pools[model] = {
           ok: false,

@@ -31,8 +31,19 @@ export interface RequestLogFields {
   prefixEvery?: number;
   /** The client's max_tokens / max_completion_tokens, when it sent one. */
   maxTokens?: number;
+  /** Where the hits went, in prompt tokens: the longest prefix any usable backend held (per the index)… */
+  cachedTokensAvailable?: number;
+  /** …what the decision expected on the chosen backend (captured)… */
   cachedTokensExpected?: number;
+  /** …and what the engine reused (delivered: usage.prompt_tokens_details.cached_tokens). */
   cachedTokensReported?: number;
+  /** The A/B arm that served ("a", or "b" under a split). */
+  arm?: string;
+  /** SHADOW on: the backend prefix_aware would have chosen, and what it expected cached there. */
+  shadowBackend?: string;
+  cachedTokensShadow?: number;
+  /** usage.completion_tokens as the backend reported it. */
+  outputTokens?: number;
   inflightAtDecision?: number;
   /** Gateway received the request → first content byte from the backend. */
   ttftMs?: number;

@@ -6,8 +6,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  DEFAULT_AB_POLICY,
+  DEFAULT_AB_STICKY,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_ROUTER_LOCATION_HINT,
+  DEFAULT_SHADOW,
   defaultVar,
   SETTINGS,
   type SettingName,
@@ -33,6 +37,10 @@ describe("wrangler.toml [vars]", () => {
     const expected = new Map<string, string>([
       ["ROUTING_POLICY", DEFAULT_POLICY],
       ["KEY_RATE_LIMIT", DEFAULT_KEY_RATE_LIMIT],
+      ["AB_POLICY", DEFAULT_AB_POLICY],
+      ["AB_STICKY", DEFAULT_AB_STICKY],
+      ["SHADOW", DEFAULT_SHADOW],
+      ["ROUTER_LOCATION_HINT", DEFAULT_ROUTER_LOCATION_HINT],
     ]);
     for (const name of Object.keys(SETTINGS) as SettingName[]) expected.set(name, defaultVar(name));
     expect(Object.fromEntries(vars)).toEqual(Object.fromEntries(expected));

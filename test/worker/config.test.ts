@@ -1,8 +1,9 @@
 /** Config validation: field-named errors at the edge, on every request and in /healthz. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
+import { LOCATION_HINTS, type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
 import { formatPath, loadConfig, parseConfig } from "../../src/worker/config";
+import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY } from "../../src/worker/example-secrets";
 import { authHeaders, expectOpenAIError, gatewayWithEnv, MODEL } from "./helpers";
 
 const base = {
@@ -28,7 +29,11 @@ describe("parseConfig", () => {
       restoreAfterChecks: 2,
       maxEjectionPercent: 50,
       retryBudgetPercent: 20,
+      abPolicy: null,
+      abPercent: 50,
+      shadow: false,
     });
+    expect(r.config.abSticky).toBe("conversation");
     expect(r.config.deadlines).toEqual({
       connectMs: 10_000,
       firstByteMs: 60_000,
@@ -82,10 +87,47 @@ describe("parseConfig", () => {
     [{ BALANCE_FACTOR: "0.5" }, "BALANCE_FACTOR: must be >= 1"],
     [{ BALANCE_FACTOR: "abc" }, "BALANCE_FACTOR: must be a number"],
     [{ LEASE_TTL_SECONDS: "0" }, "LEASE_TTL_SECONDS: must be >= 1"],
+    [{ AB_POLICY: "fastest" }, "AB_POLICY: must be off or one of prefix_aware"],
+    [{ AB_POLICY: "prefix_aware" }, "AB_POLICY: must differ from ROUTING_POLICY (or be off)"],
+    [{ AB_PERCENT: "101" }, "AB_PERCENT: must be <= 100"],
+    [{ AB_STICKY: "user" }, "AB_STICKY: must be one of conversation, tenant"],
+    [{ SHADOW: "yes" }, "SHADOW: must be on or off"],
+    [{ ROUTER_LOCATION_HINT: "us-east-1" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
+    [{ ROUTER_LOCATION_HINT: "ENAM" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+
+  it("takes every Durable Object location hint, or none", async () => {
+    for (const hint of LOCATION_HINTS) {
+      const r = await parseConfig({ ...base, ROUTER_LOCATION_HINT: ` ${hint} ` });
+      expect(r.ok && r.config.locationHint, hint).toBe(hint);
+    }
+    for (const none of [undefined, "", "  "]) {
+      const r = await parseConfig({ ...base, ROUTER_LOCATION_HINT: none });
+      expect(r.ok, String(none)).toBe(true);
+      if (r.ok) expect(r.config.locationHint).toBeUndefined();
+    }
+  });
+
+  it("refuses .dev.vars.example's public keys once BACKENDS leaves loopback, and keeps them for local runs", async () => {
+    const example = { ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, GATEWAY_API_KEYS: `${EXAMPLE_GATEWAY_KEY}, mine` };
+    const remote = await parseConfig({ ...base, ...example });
+    expect(remote.ok).toBe(false);
+    if (!remote.ok) {
+      expect(remote.errors).toContain(
+        "ADMIN_TOKEN: is the public example from .dev.vars.example: set your own before BACKENDS leaves this machine",
+      );
+      expect(remote.errors.join("; ")).toContain("GATEWAY_API_KEYS: holds the public example key");
+      expect(remote.errors.join("; ")).not.toContain(EXAMPLE_ADMIN_TOKEN);
+    }
+    const local = JSON.stringify([
+      { id: "a", url: "http://127.0.0.1:8101", models: ["m"], kvCacheTokens: 1000 },
+      { id: "b", url: "http://localhost:8102", models: ["m"], kvCacheTokens: 1000 },
+    ]);
+    expect((await parseConfig({ ...base, ...example, BACKENDS: local })).ok).toBe(true);
   });
 
   it("never echoes a secret value into an error", async () => {

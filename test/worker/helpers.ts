@@ -34,8 +34,8 @@ export function interceptRoute(
   const real = env.ROUTER;
   return {
     ...real,
-    getByName(name: string) {
-      const stub = real.getByName(name);
+    getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions) {
+      const stub = real.getByName(name, options);
       return new Proxy(stub, {
         get(target, prop, receiver) {
           if (prop !== "route") return Reflect.get(target, prop, receiver);

@@ -21,6 +21,9 @@ const SETTINGS = {
   restoreAfterChecks: 2,
   maxEjectionPercent: 50,
   retryBudgetPercent: 20,
+  abPolicy: null,
+  abPercent: 50,
+  shadow: false,
 } as const;
 
 function spec(...backends: { id: string; url: string }[]): PoolSpec {

@@ -16,9 +16,10 @@ export function inferenceHandler(kind: InferenceKind) {
     const config = c.get("config");
     const request = await readInferenceRequest(c, kind);
     const call: RouteCall = {
-      stub: routerStub(c.env.ROUTER, request.model),
+      stub: routerStub(c.env.ROUTER, request.model, config.locationHint),
       pool: await poolFor(config, request.model),
       req: request.route,
+      armKey: request.armKey,
       routerMs: config.deadlines.routerMs,
       now: Date.now,
       waitUntil: (p) => c.executionCtx.waitUntil(p),

@@ -11,6 +11,7 @@ import { modelNotFound } from "../errors";
 import { fingerprint, prefixLogFields } from "../log";
 import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
+import { armKeyOf } from "./arm-key";
 
 export interface InferenceRequest {
   readonly kind: InferenceKind;
@@ -22,6 +23,8 @@ export interface InferenceRequest {
   readonly upstreamBody: string;
   /** What the router sees: block keys, prompt tokens, the output hint. */
   readonly route: RouteRequest;
+  /** The request's A/B arm key (arm-key.ts): its conversation's or tenant's hash. */
+  readonly armKey: number;
 }
 
 export async function readInferenceRequest(
@@ -68,6 +71,11 @@ export async function readInferenceRequest(
       ...(outputTokens !== undefined ? { outputTokens } : {}),
       ...(promptKey !== undefined ? { promptKey } : {}),
     },
+    // Only a split reads it; without one the RouterDO ignores it, so it is not computed.
+    armKey:
+      config.router.abPolicy === null
+        ? 0
+        : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
   };
 }
 

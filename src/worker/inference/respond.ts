@@ -42,7 +42,12 @@ export function respond(
     policy: decision.policy,
     reason: decision.reason,
     cachedTokensExpected: decision.expectedCachedTokens,
+    cachedTokensAvailable: decision.availableCachedTokens,
     inflightAtDecision: decision.inflightAtDecision,
+    ...(decision.via === "router" ? { arm: decision.arm } : {}),
+    ...(decision.via === "router" && decision.shadow !== undefined
+      ? { shadowBackend: decision.shadow.backendId, cachedTokensShadow: decision.shadow.expectedCachedTokens }
+      : {}),
     ...(legs.retriedFrom !== undefined ? { retriedFrom: legs.retriedFrom } : {}),
     ...(legs.retryRefused === true ? { retryRefused: true } : {}),
   });
@@ -89,6 +94,7 @@ export function respond(
             : failure;
     // A stream the client left after content was computed all the same: the prefix is cached there.
     const ok = res.ok && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
+    const now = Date.now();
     report({
       ok,
       status: res.status,
@@ -98,12 +104,15 @@ export function respond(
       ...(t.usage?.cachedTokens !== undefined ? { cachedTokens: t.usage.cachedTokens } : {}),
       // TTFT of the backend alone (fetch → first content), what the router's prefill model learns from.
       ...(eventStream && firstContentAt !== undefined ? { ttftMs: firstContentAt - attempt.startedAt } : {}),
+      ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
+      durationMs: now - startedAt,
     });
-    log.emit(Date.now(), {
+    log.emit(now, {
       status: res.status,
       ...(ended !== undefined && ended !== failure ? { failure: ended } : {}),
       ...(t.usage?.promptTokens !== undefined ? { promptTokens: t.usage.promptTokens } : {}),
       ...(t.usage?.cachedTokens !== undefined ? { cachedTokensReported: t.usage.cachedTokens } : {}),
+      ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
       ...(firstContentAt !== undefined && eventStream ? { ttftMs: firstContentAt - startedAt } : {}),
       ...(end.kind === "client_abort" ? { aborted: true } : {}),
       ...(end.kind === "stream_error" || end.kind === "idle_timeout" ? { error: end.message } : {}),

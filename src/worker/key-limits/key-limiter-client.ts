@@ -5,14 +5,9 @@
  * not answer within its deadline lets the request through and says why (the
  * data plane never fails for the control plane's sake).
  */
+import { KEY_LIMITER_DEADLINE_MS, type LocationHint } from "../../routing/defaults";
+import { placementOptions } from "../location-hint";
 import type { AcquireResult } from "./key-limiter-rpc";
-
-/**
- * How long a request waits for its key's KeyLimiterDO: an object's cold start
- * plus an intercontinental round trip fit; past it the request goes ahead
- * without a slot (and still releases one, in case the grant was only late).
- */
-export const KEY_LIMITER_DEADLINE_MS = 300;
 
 const TIMED_OUT = Symbol("timed out");
 
@@ -53,6 +48,8 @@ export interface SlotRequest {
   readonly limit: number;
   readonly ttlMs: number;
   readonly deadlineMs?: number;
+  /** ROUTER_LOCATION_HINT: where the key's KeyLimiterDO starts if this call creates it. */
+  readonly locationHint?: LocationHint;
 }
 
 /**
@@ -72,7 +69,7 @@ export async function acquireSlot(ns: Env["KEY_LIMITER"], req: SlotRequest): Pro
   };
   let res: AcquireResult | typeof TIMED_OUT;
   try {
-    const s = ns.getByName(req.keyId);
+    const s = ns.getByName(req.keyId, placementOptions(req.locationHint));
     stub = s;
     const acquiring = (async (): Promise<AcquireResult> =>
       await s.acquire({ slotId, limit: req.limit, ttlMs: req.ttlMs }))();

@@ -80,6 +80,7 @@ export function keyLimits(): MiddlewareHandler<GatewayEnv> {
       keyId: key.id,
       limit: key.maxConcurrent,
       ttlMs: config.router.leaseTtlSeconds * 1000,
+      locationHint: config.locationHint,
     });
     if (slot.kind === "refused") {
       log.set({ limitedBy: "concurrency", keyInflight: slot.inflight });

@@ -18,6 +18,9 @@ const spec: PoolSpec = {
   restoreAfterChecks: 2,
   maxEjectionPercent: 50,
   retryBudgetPercent: 20,
+  abPolicy: null,
+  abPercent: 50,
+  shadow: false,
 };
 const ctx = (now = 0) => ({ now, random: () => 0.5 });
 const req = (key: number) => ({ blocks: [key, key + 1, key + 2, key + 3], promptTokens: 64 });

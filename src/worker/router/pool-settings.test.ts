@@ -17,6 +17,9 @@ const spec: PoolSpec = {
   restoreAfterChecks: 3,
   maxEjectionPercent: 25,
   retryBudgetPercent: 20,
+  abPolicy: null,
+  abPercent: 50,
+  shadow: false,
 };
 
 describe("pool settings → the routing core", () => {

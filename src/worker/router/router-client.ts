@@ -17,10 +17,13 @@
  */
 
 import type { RouteTicket } from "../../routing";
+import type { LocationHint } from "../../routing/defaults";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
+import { placementOptions } from "../location-hint";
 import { sha256Hex } from "../sha256";
+import type { ArmLabel } from "../stats/pool-snapshot";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import type {
   CompleteInput,
@@ -63,10 +66,11 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
 /**
  * The RouterDO of a pool: one object per model. Splitting a hot pool into
  * cells (one RouterDO per disjoint subset of its backends, chosen by ring
- * key) would change only this name.
+ * key) would change only this name. `hint` (ROUTER_LOCATION_HINT) places the
+ * object when this call creates it (location-hint.ts).
  */
-export function routerStub(ns: Env["ROUTER"], model: string) {
-  return ns.getByName(model);
+export function routerStub(ns: Env["ROUTER"], model: string, hint: LocationHint | undefined) {
+  return ns.getByName(model, placementOptions(hint));
 }
 
 export type RouterStub = ReturnType<typeof routerStub>;
@@ -79,8 +83,11 @@ export type Decision =
       readonly backendId: string;
       readonly reason: RouteReason;
       readonly expectedCachedTokens: number;
+      readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
       readonly policy: PolicyName;
+      readonly arm: ArmLabel;
+      readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
     }
   | {
       readonly via: "local";
@@ -90,6 +97,7 @@ export type Decision =
       readonly backendId: string;
       readonly reason: "local";
       readonly expectedCachedTokens: number;
+      readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
       readonly policy: PolicyName;
     };
@@ -127,6 +135,8 @@ export interface RouteCall {
   readonly stub: RouterStub;
   readonly pool: Pool;
   readonly req: RouteRequest;
+  /** The request's A/B arm key (inference/arm-key.ts). */
+  readonly armKey: number;
   readonly routerMs: number;
   readonly now: () => number;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
@@ -164,8 +174,11 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
       backendId: res.backendId,
       reason: res.reason,
       expectedCachedTokens: res.expectedCachedTokens,
+      availableCachedTokens: res.availableCachedTokens,
       inflightAtDecision: res.inflightAtDecision,
       policy: res.policy,
+      arm: res.arm,
+      ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
     };
   } catch (err) {
     if (err instanceof GatewayError) throw err;
@@ -201,6 +214,7 @@ function decideLocally(
     backendId: decision.backendId,
     reason: "local",
     expectedCachedTokens: decision.expectedCachedTokens,
+    availableCachedTokens: decision.availableCachedTokens,
     inflightAtDecision: decision.inflightAtDecision,
     policy: "consistent_hash",
   };
@@ -238,6 +252,7 @@ async function routeVia(call: RouteCall, retryOf?: RetryOf): Promise<RouteResult
   for (let withSpec = !confirmed.has(key); ; withSpec = true) {
     const input: RouteInput = {
       ...call.req,
+      ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...retry,
       fleetVersion: pool.version,
       ...(withSpec ? { spec: pool.spec } : {}),

@@ -11,6 +11,7 @@
  */
 import type { RouterStats } from "../../routing";
 import type { PolicyName, RouteReason } from "../../routing/types";
+import type { ArmLabel, PoolSnapshot } from "../stats/pool-snapshot";
 
 /** A backend as the DO knows it. */
 export interface FleetBackend {
@@ -40,6 +41,12 @@ export interface RouterSettings {
   readonly maxEjectionPercent: number;
   /** Retries allowed, as a percentage of first attempts. */
   readonly retryBudgetPercent: number;
+  /** Arm B's policy of an A/B split against `policy` (arm A); null: no split. */
+  readonly abPolicy: PolicyName | null;
+  /** Percent of arm keys served by arm B. */
+  readonly abPercent: number;
+  /** The RouterDO also decides each request with prefix_aware, for the record only. */
+  readonly shadow: boolean;
 }
 
 /** A pool's whole routing configuration; its hash is the fleet version. */
@@ -77,6 +84,8 @@ export interface RouteInput {
   readonly outputTokens?: number;
   /** The whole prompt's key when it has no full block (RouteRequest.promptKey). */
   readonly promptKey?: number;
+  /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
+  readonly armKey?: number;
   /**
    * Re-route after `leaseId`'s backend failed before sending a byte: ends that
    * lease with `failure` (and `retryAfterMs` for a 429) and, if the pool's
@@ -97,9 +106,15 @@ export type RouteResult =
       readonly leaseId: string;
       readonly reason: RouteReason;
       readonly expectedCachedTokens: number;
+      /** The longest prefix any usable backend held (reuse available), prompt tokens. */
+      readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
       readonly policy: PolicyName;
-      /** Backends out of rotation right now (absent when none): the Worker's view for local decisions. */
+      /** The A/B arm that decided ("a" without a split). */
+      readonly arm: ArmLabel;
+      /** What the shadow (prefix_aware) would have chosen and expected cached, when SHADOW is on. */
+      readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
+      /** Backends out of rotation right now, ejected or drained (absent when none): the Worker's view for local decisions. */
       readonly ejected?: readonly string[];
     }
   | {
@@ -123,6 +138,10 @@ export interface CompleteInput {
   readonly ttftMs?: number;
   /** With failure `throttled`: how long the backend asked to be left alone (its retry-after), ms. */
   readonly retryAfterMs?: number;
+  /** usage.completion_tokens as the backend reported it. */
+  readonly outputTokens?: number;
+  /** Gateway received the request → last byte, ms (end-to-end latency). */
+  readonly durationMs?: number;
 }
 
 /** A request the Worker routed by itself (the RouterDO was unreachable), reported afterwards. */
@@ -187,3 +206,30 @@ export type StatsResult =
       readonly router: RouterStats;
     }
   | { readonly ok: false; readonly code: "no_fleet"; readonly message: string };
+
+/** The pool's mergeable figures for /admin/stats and /metrics. */
+export type SnapshotResult =
+  | { readonly ok: true; readonly snapshot: PoolSnapshot }
+  | { readonly ok: false; readonly code: "no_fleet"; readonly message: string };
+
+/** An operator's change to a pool, with the pool's spec so a pool no request has reached yet can take it. */
+export interface AdminInput {
+  readonly fleetVersion: string;
+  readonly spec: PoolSpec;
+}
+
+export interface DrainInput extends AdminInput {
+  readonly backendId: string;
+  /** true: drain (no new requests; its streams finish), false: back in rotation. */
+  readonly drained: boolean;
+}
+
+/** An operator's change to the pool (drain, undrain, reset of the affinity index). */
+export type AdminResult =
+  | { readonly ok: true; readonly drained: readonly string[] }
+  | {
+      readonly ok: false;
+      /** unknown_backend: not in the pool. last_backend: draining it would leave the pool none. */
+      readonly code: "unknown_backend" | "last_backend";
+      readonly message: string;
+    };

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Regenerates the simulator reports that bench/results/SUMMARY.md cites, one
+# run at a time (nice 10: the machine is shared), on both engine presets:
+#
+#   npm run bench:sim:all -- sweeps    the load sweeps (least_outstanding, tuning set) behind each load below
+#   npm run bench:sim:all -- tuning    every tuning-set workload: seeds 1-2, Mooncake's first half
+#   npm run bench:sim:all -- scoring   every workload on the scoring set: seeds 3-5, Mooncake's second half
+#   npm run bench:sim:all -- all       the three, in that order
+#
+# The load of a workload on a preset is the first swept load whose
+# least_outstanding TTFT p99 is at least 2x its p99 at the sweep's lowest
+# load (each sweep report prints it); each grid is the coarse one
+# (0.5..100 req/s; Mooncake speeds) refined with three loads between the
+# last load under 2x and the first at or above it. The burst workloads are
+# in no tuning set: they are swept on seed 1, which is in neither set.
+# Every command writes the report its own flags name (the preset, set and
+# seed are in the name), so nothing here overwrites another report.
+# Set MOONCAKE_TRACE when the trace is not at ../shared/traces/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LLAMA=llama-3.1-8b-h100-vllm
+MOE=qwen3-30b-a3b-h100-vllm
+
+# name|backends|extra flags|sweep grid (llama)|sweep grid (MoE)|load (llama)|load (MoE)
+# Synthetic loads are req/s (--rate), Mooncake's are replay speeds (--speed).
+WORKLOADS=(
+  "generated-shared-prefix|8||0.5,10,20,25,30,35,40,60,80,100|0.5,10,20,40,45,50,55,60,80,100|30|45"
+  "multi-turn|8|--requests 10000|0.5,10,20,40,60,65,70,75,80,100|0.5,10,20,25,30,35,40,60,80,100|70|40"
+  "zipf|8||0.5,10,20,25,30,35,40,60,80,100|0.5,10,20,40,60,65,70,75,80,100|40|65"
+  "no-shared-prefix|8||0.5,10,12.5,15,17.5,20,40,60,80,100|0.5,10,20,25,30,35,40,60,80,100|15|25"
+  "burst|8||1,8,16,20,24,28,32,48,64,96|1,8,16,20,24,28,32,48,64,96|28|32"
+  "burst-mooncake|8||1,8,16,20,24,28,32,48,64,96|1,8,16,20,24,28,32,48,64,96|28|32"
+  "mooncake|8||0.25,1,2,2.2,2.4,2.45,2.5,2.55,2.6,2.8,3|0.25,1,1.25,1.5,1.75,2,2.2,2.4,2.6,2.8,3|2.45|2"
+  "mooncake|16||0.5,2,4,4.4,4.8,4.9,5,5.1,5.2,5.6,6|0.5,2,4,4.1,4.2,4.3,4.4,4.8,5.2,5.6,6|5.1|4.1"
+)
+SCORED_ONLY="burst burst-mooncake"
+TRACES="mooncake"
+
+sim() { echo "+ bench:sim $*" >&2; nice -n 10 npx tsx sim/main.ts "$@"; }
+sweep() { echo "+ bench:sweep $*" >&2; nice -n 10 npx tsx sim/sweep.ts "$@" >/dev/null; }
+has() { [[ " $1 " == *" $2 "* ]]; }
+
+# each_run CALLBACK: calls CALLBACK name backends "extra flags" grid load preset tag, per workload and preset
+each_run() {
+  local line name backends extra grid_l grid_m load_l load_m
+  for line in "${WORKLOADS[@]}"; do
+    IFS='|' read -r name backends extra grid_l grid_m load_l load_m <<<"$line"
+    "$1" "$name" "$backends" "$extra" "$grid_l" "$load_l" "$LLAMA" ""
+    "$1" "$name" "$backends" "$extra" "$grid_m" "$load_m" "$MOE" "-$MOE"
+  done
+}
+
+# shellcheck disable=SC2086 # $extra is a list of flags
+sweep_one() {
+  local name=$1 backends=$2 extra=$3 grid=$4 preset=$6 tag=$7
+  if has "$SCORED_ONLY" "$name"; then
+    sweep --workload "$name" --backends "$backends" $extra --seed 1 --loads "$grid" --preset "$preset" \
+      --out "bench/results/sweep-$name-${backends}b-seed1$tag.md"
+  else
+    sweep --workload "$name" --backends "$backends" $extra --set tuning --loads "$grid" --preset "$preset" \
+      --out "bench/results/sweep-$name-${backends}b-tuning$tag.md"
+  fi
+}
+
+load_flag() { if has "$TRACES" "$1"; then echo "--speed $2"; else echo "--rate $2"; fi; }
+
+# shellcheck disable=SC2046,SC2086
+tuning_one() {
+  local name=$1 backends=$2 extra=$3 load=$5 preset=$6
+  has "$SCORED_ONLY" "$name" && return 0
+  if has "$TRACES" "$name"; then
+    sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set tuning --preset "$preset"
+  else
+    for seed in 1 2; do
+      sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set tuning --seed $seed \
+        --preset "$preset"
+    done
+  fi
+}
+
+# shellcheck disable=SC2046,SC2086
+scoring_one() {
+  local name=$1 backends=$2 extra=$3 load=$5 preset=$6
+  if has "$TRACES" "$name"; then
+    sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring --preset "$preset"
+  else
+    for seed in 3 4 5; do
+      sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring --seed $seed \
+        --preset "$preset"
+    done
+  fi
+}
+
+case "${1:-}" in
+  sweeps) each_run sweep_one ;;
+  tuning) each_run tuning_one ;;
+  scoring) each_run scoring_one ;;
+  all)
+    each_run sweep_one
+    each_run tuning_one
+    each_run scoring_one
+    ;;
+  *)
+    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|all" >&2
+    exit 2
+    ;;
+esac

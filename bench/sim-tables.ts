@@ -1,0 +1,446 @@
+/**
+ * The tables of bench/results/SUMMARY.md, read from the simulator reports'
+ * JSON (never typed by hand): per workload and preset, prefix_aware against
+ * the best peer router on one set, over that set's seeds; every policy's
+ * figures beside an older report's; the targets, met or missed.
+ *
+ *   npx tsx bench/sim-tables.ts headline scoring|tuning
+ *   npx tsx bench/sim-tables.ts peers scoring|tuning
+ *   npx tsx bench/sim-tables.ts policies [preset]
+ *   npx tsx bench/sim-tables.ts targets
+ *   npx tsx bench/sim-tables.ts commands scoring|tuning
+ *   npx tsx bench/sim-tables.ts write bench/results/SUMMARY.md
+ *
+ * `write` refills, in place, every block of a Markdown file that lies
+ * between `<!-- sim-tables: VIEW [ARG] -->` and `<!-- /sim-tables -->` with
+ * that view, so SUMMARY.md's tables follow the reports after a re-run.
+ *
+ * A group is every report of one workload, backend count, preset and set
+ * (the JSON's `set` line); the reports bench/sim-all.sh writes are the
+ * groups. Figures over seeds are means, with [min–max] when there is more
+ * than one seed. "Best peer" = the peer (sglang, llmd, dynamo, sagemaker)
+ * with the lowest mean p99 TTFT; Δ = prefix_aware's mean p99 ÷ its − 1, and
+ * the per-seed range of that ratio.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
+const PEERS = ["sglang", "llmd", "dynamo", "sagemaker"];
+const LLAMA = "llama-3.1-8b-h100-vllm";
+const MOE = "qwen3-30b-a3b-h100-vllm";
+const SHORT: Record<string, string> = { [LLAMA]: "8B", [MOE]: "MoE" };
+
+interface Policy {
+  readonly policy: string;
+  readonly hitRate: number;
+  readonly ttftP50Ms: number;
+  readonly ttftP99Ms: number;
+  readonly maxLoadRatio: number;
+}
+
+interface Report {
+  readonly file: string;
+  readonly command: string;
+  readonly set?: string;
+  readonly workload: string;
+  readonly fleet: { readonly backends: number; readonly seed: number; readonly preset?: string };
+  readonly oracle: { readonly hitRate: number };
+  readonly policies: readonly Policy[];
+  readonly promptCount?: unknown;
+  readonly maxTokens?: { readonly model: { readonly name: string } };
+}
+
+function reports(): Report[] {
+  return readdirSync(DIR)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => ({ file: f, ...(JSON.parse(readFileSync(join(DIR, f), "utf8")) as Omit<Report, "file">) }))
+    .filter((r) => Array.isArray(r.policies) && r.oracle !== undefined && r.fleet !== undefined);
+}
+
+type SetName = "tuning" | "scoring";
+const setOf = (r: Report): SetName | undefined =>
+  r.set?.startsWith("tuning set") ? "tuning" : r.set?.startsWith("scoring set") ? "scoring" : undefined;
+
+/**
+ * Reports of this re-run: they carry the gateway's prompt counts (promptCount), clients' max_tokens (the
+ * default output hint) and every policy compared; a diagnostic run with another hint or fewer policies
+ * is in no group.
+ */
+function current(set: SetName): Map<string, Report[]> {
+  const groups = new Map<string, Report[]>();
+  const compared = ["prefix_aware", "least_outstanding", ...PEERS];
+  for (const r of reports()) {
+    if (r.promptCount === undefined || setOf(r) !== set || r.maxTokens?.model.name !== "clients") continue;
+    if (!compared.every((p) => r.policies.some((x) => x.policy === p))) continue;
+    const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset ?? LLAMA}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  for (const rs of groups.values()) {
+    rs.sort((a, b) => a.fleet.seed - b.fleet.seed);
+    // A figure over seeds means one load: a run at another load belongs under another name or folder.
+    const loads = new Set(rs.map(load));
+    if (loads.size > 1)
+      throw new Error(
+        `one group, several loads (${[...loads].join(", ")}): ${rs.map((r) => r.file).join(", ")}`,
+      );
+  }
+  return groups;
+}
+
+const ORDER = [
+  "generated-shared-prefix",
+  "multi-turn",
+  "zipf",
+  "no-shared-prefix",
+  "burst",
+  "burst-mooncake",
+  "mooncake",
+];
+function sortedKeys(groups: Map<string, Report[]>): string[] {
+  const rank = (k: string) => {
+    const [w, b, p] = k.split("|");
+    return ORDER.indexOf(w!) * 1000 + Number(b) * 10 + (p === MOE ? 1 : 0);
+  };
+  return [...groups.keys()].sort((a, b) => rank(a) - rank(b));
+}
+
+const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+function ms(x: number): string {
+  if (x >= 10_000) return `${(x / 1000).toFixed(1)} s`;
+  if (x >= 1000) return `${(x / 1000).toFixed(2)} s`;
+  return `${x.toFixed(x >= 100 ? 0 : 1)} ms`;
+}
+const pct = (x: number, d = 1) => `${(x * 100).toFixed(d)}%`;
+/** A hit rate as a share of the pooled oracle's; "–" where the oracle hits nothing (no shared prefix). */
+const ofOracle = (x: number) => (Number.isFinite(x) ? pct(x, 0) : "–");
+const signed = (x: number) =>
+  Math.abs(x) < 0.0005 ? "±0.0%" : `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
+/** Mean, and [min–max] over seeds when there are several (ms: in the mean's unit, given once). */
+function spread(xs: readonly number[], f: (x: number) => string): string {
+  if (xs.length === 1) return f(xs[0]!);
+  const [m, lo, hi] = [mean(xs), Math.min(...xs), Math.max(...xs)];
+  if (f === ms) {
+    const [div, unit] = m >= 1000 ? [1000, "s"] : [1, "ms"];
+    const n = (x: number) => {
+      const v = x / div;
+      return v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : div === 1 ? 1 : 2);
+    };
+    return `${n(m)} [${n(lo)}–${n(hi)}] ${unit}`;
+  }
+  return `${f(m)} [${f(lo)}–${f(hi)}]`;
+}
+
+const get = (r: Report, p: string): Policy => {
+  const x = r.policies.find((q) => q.policy === p);
+  if (x === undefined) throw new Error(`${r.file}: no ${p}`);
+  return x;
+};
+const col = (rs: readonly Report[], p: string, f: (x: Policy, r: Report) => number) =>
+  rs.map((r) => f(get(r, p), r));
+
+function label(key: string): string {
+  const [w, b, p] = key.split("|");
+  return `${w} (${b} backends), ${SHORT[p!] ?? p}`;
+}
+
+function load(r: Report): string {
+  const m = /--(rate|speed) ([\d.]+)/.exec(r.command);
+  return m === null ? "?" : m[1] === "rate" ? `${m[2]} req/s` : `×${m[2]}`;
+}
+
+function bestPeer(rs: readonly Report[]): string {
+  let best = PEERS[0]!;
+  for (const p of PEERS)
+    if (mean(col(rs, p, (x) => x.ttftP99Ms)) < mean(col(rs, best, (x) => x.ttftP99Ms))) best = p;
+  return best;
+}
+
+interface Verdicts {
+  readonly key: string;
+  readonly rs: readonly Report[];
+  readonly peer: string;
+  /** prefix_aware mean p99 ÷ best peer's − 1 (negative: we are faster). */
+  readonly delta: number;
+  readonly deltas: readonly number[];
+  readonly ofOracle: number;
+  readonly maxLoad: number;
+  readonly sharing: boolean;
+  readonly vsLo: number;
+}
+
+function verdicts(set: SetName): Verdicts[] {
+  const groups = current(set);
+  return sortedKeys(groups).map((key) => {
+    const rs = groups.get(key)!;
+    const peer = bestPeer(rs);
+    const ours = col(rs, "prefix_aware", (x) => x.ttftP99Ms);
+    const theirs = col(rs, peer, (x) => x.ttftP99Ms);
+    const lo = col(rs, "least_outstanding", (x) => x.ttftP99Ms);
+    return {
+      key,
+      rs,
+      peer,
+      delta: mean(ours) / mean(theirs) - 1,
+      deltas: ours.map((o, i) => o / theirs[i]! - 1),
+      ofOracle: mean(col(rs, "prefix_aware", (x, r) => x.hitRate / r.oracle.hitRate)),
+      maxLoad: Math.max(...col(rs, "prefix_aware", (x) => x.maxLoadRatio)),
+      sharing: !key.startsWith("no-shared-prefix"),
+      vsLo: mean(ours) / mean(lo) - 1,
+    };
+  });
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.join(" | ")} |`;
+}
+function head(cells: readonly string[]): string {
+  return [row(cells), row(cells.map(() => "---"))].join("\n");
+}
+
+function headline(set: SetName): string {
+  const out = [
+    head([
+      "workload",
+      "load",
+      "seeds",
+      "prefix_aware p50 / p99",
+      "best peer p99",
+      "Δ p99 [per seed]",
+      "least_outstanding p99",
+      "hit (of oracle)",
+      "maxLoadRatio",
+    ]),
+  ];
+  for (const v of verdicts(set)) {
+    const rs = v.rs;
+    out.push(
+      row([
+        label(v.key),
+        load(rs[0]!),
+        rs[0]!.workload === "mooncake"
+          ? set === "scoring"
+            ? "2nd half"
+            : "1st half"
+          : rs.map((r) => r.fleet.seed).join(","),
+        `${spread(
+          col(rs, "prefix_aware", (x) => x.ttftP50Ms),
+          ms,
+        )} / ${spread(
+          col(rs, "prefix_aware", (x) => x.ttftP99Ms),
+          ms,
+        )}`,
+        `${v.peer} ${spread(
+          col(rs, v.peer, (x) => x.ttftP99Ms),
+          ms,
+        )}`,
+        `${signed(v.delta)}${v.deltas.length > 1 ? ` [${signed(Math.min(...v.deltas))}…${signed(Math.max(...v.deltas))}]` : ""}`,
+        spread(
+          col(rs, "least_outstanding", (x) => x.ttftP99Ms),
+          ms,
+        ),
+        `${spread(
+          col(rs, "prefix_aware", (x) => x.hitRate),
+          (x) => pct(x),
+        )} (${ofOracle(v.ofOracle)})`,
+        Math.max(...col(rs, "prefix_aware", (x) => x.maxLoadRatio)).toFixed(2),
+      ]),
+    );
+  }
+  return out.join("\n");
+}
+
+/**
+ * Reports of the race before issue 11 (peers saw only our 8k-token key
+ * window, our router was told each request's true output length), one per
+ * workload and backend count: seed 1 or the whole trace, Llama preset, at the
+ * loads of that race's sweeps. Their commands reproduce them at OLD_COMMIT
+ * only. The burst workloads and the MoE preset did not exist then.
+ */
+const OLD: Record<string, string> = {
+  "generated-shared-prefix|8": "generated-shared-prefix-8b.json",
+  "multi-turn|8": "multi-turn-8b.json",
+  "zipf|8": "zipf-8b.json",
+  "no-shared-prefix|8": "no-shared-prefix-8b.json",
+  "mooncake|8": "mooncake-8b.json",
+  "mooncake|16": "mooncake-16b.json",
+};
+const OLD_COMMIT = "acb1076";
+
+function policies(preset: string): string {
+  const groups = current("scoring");
+  const all = reports();
+  const out = [
+    head([
+      "workload (old → new load)",
+      "policy",
+      "old: TTFT p50 / p99",
+      "new: TTFT p50 / p99",
+      "old: hit (of oracle)",
+      "new: hit (of oracle)",
+      "old / new maxLoadRatio",
+    ]),
+  ];
+  for (const key of sortedKeys(groups)) {
+    if (!key.endsWith(`|${preset}`)) continue;
+    const rs = groups.get(key)!;
+    const [w, b] = key.split("|");
+    const oldFile = preset === LLAMA ? OLD[`${w}|${b}`] : undefined;
+    const old = oldFile === undefined ? undefined : all.find((r) => r.file === oldFile);
+    const loads = old === undefined ? load(rs[0]!) : `${load(old)} → ${load(rs[0]!)}`;
+    for (const p of rs[0]!.policies.map((x) => x.policy)) {
+      const o = old?.policies.find((x) => x.policy === p);
+      out.push(
+        row([
+          `${label(key)} (${loads})`,
+          p,
+          o === undefined ? "–" : `${ms(o.ttftP50Ms)} / ${ms(o.ttftP99Ms)}`,
+          `${spread(
+            col(rs, p, (x) => x.ttftP50Ms),
+            ms,
+          )} / ${spread(
+            col(rs, p, (x) => x.ttftP99Ms),
+            ms,
+          )}`,
+          o === undefined ? "–" : `${pct(o.hitRate)} (${ofOracle(o.hitRate / old!.oracle.hitRate)})`,
+          `${spread(
+            col(rs, p, (x) => x.hitRate),
+            (x) => pct(x),
+          )} (${ofOracle(mean(col(rs, p, (x, r) => x.hitRate / r.oracle.hitRate)))})`,
+          `${o === undefined ? "–" : o.maxLoadRatio.toFixed(2)} / ${spread(
+            col(rs, p, (x) => x.maxLoadRatio),
+            (x) => x.toFixed(2),
+          )}`,
+        ]),
+      );
+    }
+  }
+  if (preset !== LLAMA) return out.join("\n");
+  const olds = Object.values(OLD).map((f) => all.find((r) => r.file === f));
+  const cmds = olds
+    .filter((r) => r !== undefined)
+    .map((r) => `- ${r!.file.replace(/\.json$/, ".md")}: \`${r!.command}\``);
+  return [...out, "", `Old reports (their commands, run at commit ${OLD_COMMIT}):`, "", ...cmds].join("\n");
+}
+
+/** prefix_aware's mean p99 TTFT against each peer's (and least_outstanding's), per group: − is ahead. */
+function peers(set: SetName): string {
+  const groups = current(set);
+  const others = [...PEERS, "least_outstanding"];
+  const out = [head(["workload", "prefix_aware p99", ...others.map((p) => `vs ${p}`)])];
+  const behind = new Map(others.map((p) => [p, [] as string[]]));
+  for (const key of sortedKeys(groups)) {
+    const rs = groups.get(key)!;
+    const ours = mean(col(rs, "prefix_aware", (x) => x.ttftP99Ms));
+    const cells = others.map((p) => {
+      const d = ours / mean(col(rs, p, (x) => x.ttftP99Ms)) - 1;
+      if (d > 0) behind.get(p)!.push(`${label(key)} ${signed(d)}`);
+      return signed(d);
+    });
+    out.push(row([label(key), ms(ours), ...cells]));
+  }
+  out.push("");
+  for (const p of others) {
+    const b = behind.get(p)!;
+    out.push(
+      `- ${p}: prefix_aware behind on ${b.length} of ${groups.size}${b.length > 0 ? ` (${b.join("; ")})` : ""}.`,
+    );
+  }
+  return out.join("\n");
+}
+
+/** One command per group: the seeds of a synthetic workload written as {3,4,5}. */
+function commands(set: SetName): string {
+  const groups = current(set);
+  return sortedKeys(groups)
+    .map((key) => {
+      const rs = groups.get(key)!;
+      const seeds = rs.map((r) => r.fleet.seed);
+      const cmd =
+        rs.length > 1 ? rs[0]!.command.replace(/--seed \d+/, `--seed {${seeds.join(",")}}`) : rs[0]!.command;
+      return `- ${label(key)}: \`${cmd}\``;
+    })
+    .join("\n");
+}
+
+/** Issue 12's targets on the scoring set, met or missed: the baseline that issue starts from. */
+function targets(): string {
+  const vs = verdicts("scoring");
+  const out = [
+    head([
+      "workload",
+      "p99 vs best peer (issue 12: ≤ −10% on half the runs, never > +3%)",
+      "hit of oracle (≥ 90%)",
+      "maxLoadRatio (≤ 1.3)",
+    ]),
+  ];
+  let ahead = 0;
+  let worse = 0;
+  for (const v of vs) {
+    if (v.delta <= -0.1) ahead++;
+    if (v.delta > 0.03) worse++;
+    out.push(
+      row([
+        label(v.key),
+        `${signed(v.delta)} vs ${v.peer}: ${v.delta <= -0.1 ? "≥ 10% better" : v.delta > 0.03 ? "**> 3% worse**" : "within (−10%, +3%]"}`,
+        v.sharing
+          ? `${pct(v.ofOracle, 0)}: ${v.ofOracle >= 0.9 ? "met" : `**missed** by ${((0.9 - v.ofOracle) * 100).toFixed(0)} pts`}`
+          : "(no sharing)",
+        `${v.maxLoad.toFixed(2)}: ${v.maxLoad <= 1.3 ? "met" : "**missed**"}`,
+      ]),
+    );
+  }
+  const nsp = vs.filter((v) => !v.sharing);
+  out.push(
+    "",
+    `≥ 10% better than the best peer on ${ahead} of ${vs.length} workload × preset runs (target: at least half, ${Math.ceil(vs.length / 2)}); more than 3% worse on ${worse} (target: none).`,
+    ...nsp.map(
+      (v) =>
+        `No sharing, ${label(v.key)}: prefix_aware p99 ${signed(v.vsLo)} against least_outstanding (target: within +2%): ${v.vsLo <= 0.02 ? "met" : "**missed**"}.`,
+    ),
+  );
+  return out.join("\n");
+}
+
+const isSet = (x: string | undefined): x is SetName => x === "scoring" || x === "tuning";
+
+/** One view's Markdown, or undefined for a view this file does not have. */
+function view(what: string | undefined, arg: string | undefined): string | undefined {
+  if (what === "headline" && isSet(arg)) return headline(arg);
+  if (what === "peers" && isSet(arg)) return peers(arg);
+  if (what === "commands" && isSet(arg)) return commands(arg);
+  if (what === "policies") return policies(arg ?? LLAMA);
+  if (what === "targets") return targets();
+  return undefined;
+}
+
+const BLOCK = /(<!-- sim-tables: (\w+)(?: ([\w.-]+))? -->\n)[\s\S]*?(<!-- \/sim-tables -->)/g;
+
+/** The Markdown text with every marked block refilled with its view (see the header). */
+export function refill(text: string): string {
+  return text.replace(BLOCK, (_m, open: string, what: string, arg: string | undefined, close: string) => {
+    const v = view(what, arg);
+    if (v === undefined) throw new Error(`no view ${what} ${arg ?? ""}`);
+    return `${open}\n${v}\n\n${close}`;
+  });
+}
+
+function main(argv: readonly string[]): void {
+  const [what, arg] = argv;
+  if (what === "write" && arg !== undefined) {
+    writeFileSync(arg, refill(readFileSync(arg, "utf8")));
+    return;
+  }
+  const out = view(what, arg);
+  if (out !== undefined) console.log(out);
+  else {
+    console.error(
+      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning | policies [preset] | targets | write FILE.md",
+    );
+    process.exitCode = 2;
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1])
+  main(process.argv.slice(2));

@@ -1,0 +1,111 @@
+/**
+ * A pool's figures as its RouterDO reports them (RouterDO.snapshot()): plain
+ * data, cumulative since the object started, and mergeable — counters add,
+ * sketches merge, histogram buckets add, backends of different cells
+ * concatenate (mergeSnapshots, snapshot-merge.ts). The Worker derives rates
+ * and quantiles from it (/admin/stats, /metrics) after merging.
+ */
+import type { PolicyName, RouteReason } from "../../routing/types";
+import type { SketchData } from "./quantile-sketch";
+
+/** Reuse in prompt tokens, on one scale (README "Where the hits went"). */
+export interface HitTotals {
+  /** Requests these figures cover: completed with usage reported by the engine. */
+  readonly requests: number;
+  /** The gateway's prompt tokens of those requests: the denominator of available and captured. */
+  readonly promptTokens: number;
+  /** Longest prefix any usable backend held, per the index, at decision time. */
+  readonly available: number;
+  /** Expected cached on the chosen backend (what the decision captured). */
+  readonly captured: number;
+  /** The engines' prompt tokens of the same requests: the denominator of delivered. */
+  readonly reportedPromptTokens: number;
+  /** usage.prompt_tokens_details.cached_tokens: what the engines reused. */
+  readonly delivered: number;
+}
+
+/** Nothing counted yet. */
+export const NO_HITS: HitTotals = {
+  requests: 0,
+  promptTokens: 0,
+  available: 0,
+  captured: 0,
+  reportedPromptTokens: 0,
+  delivered: 0,
+};
+
+/** Upper bounds (seconds) of the latency histograms' buckets; +Inf is implied. */
+export const LATENCY_BUCKETS_SECONDS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+] as const;
+
+/** Non-cumulative counts per bucket of LATENCY_BUCKETS_SECONDS, the last one for +Inf; and the sum. */
+export interface HistogramData {
+  readonly counts: readonly number[];
+  readonly sumSeconds: number;
+}
+
+export type ArmLabel = "a" | "b";
+
+export interface ArmSnapshot {
+  readonly arm: ArmLabel;
+  readonly policy: PolicyName;
+  /** Decisions made by this arm (a retry is a second decision). */
+  readonly routed: number;
+  readonly reasons: Readonly<Partial<Record<RouteReason, number>>>;
+  /** Decisions per backend id. */
+  readonly backends: Readonly<Record<string, number>>;
+  /** Ended requests: completed (the backend answered), failed (it did not, or broke off). */
+  readonly completed: number;
+  readonly failed: number;
+  readonly hits: HitTotals;
+  readonly outputTokens: number;
+  /** Summed end-to-end time of the requests that reported output tokens, ms. */
+  readonly outputMs: number;
+  /** Backend call → first content, streamed requests. */
+  readonly ttftMs: SketchData;
+  /** Gateway received the request → last byte. */
+  readonly e2eMs: SketchData;
+  readonly ttftHistogram: HistogramData;
+  readonly e2eHistogram: HistogramData;
+}
+
+export interface ShadowSnapshot {
+  readonly policy: PolicyName;
+  readonly routed: number;
+  /** Decisions where the shadow chose the backend that served. */
+  readonly agreed: number;
+  /** Over the same requests as the arms' hits: gateway prompt tokens and the shadow's expected reuse. */
+  readonly requests: number;
+  readonly promptTokens: number;
+  readonly captured: number;
+}
+
+export interface BackendSnapshot {
+  readonly id: string;
+  /** In rotation (not ejected by outlier detection). */
+  readonly healthy: boolean;
+  readonly drained: boolean;
+  readonly throttled: boolean;
+  readonly inflight: number;
+  readonly consecutiveFailures: number;
+}
+
+export interface PoolCounters {
+  readonly retried: number;
+  readonly retriesRefused: number;
+  readonly ejections: number;
+  readonly restorations: number;
+  readonly expired: number;
+  readonly observed: number;
+}
+
+export interface PoolSnapshot {
+  readonly fleetVersion: string;
+  /** Epoch ms the snapshot was taken. */
+  readonly at: number;
+  readonly backends: readonly BackendSnapshot[];
+  readonly counters: PoolCounters;
+  readonly arms: readonly ArmSnapshot[];
+  readonly shadow?: ShadowSnapshot;
+}
