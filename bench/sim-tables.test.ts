@@ -34,7 +34,9 @@ describe("bench/sim-tables: SUMMARY.md's simulator tables", () => {
   });
 
   it("refuses a folder that holds no reports", () => {
-    expect(() => refill("<!-- sim-tables: headline scoring no-such-folder -->\n<!-- /sim-tables -->")).toThrow();
+    expect(() =>
+      refill("<!-- sim-tables: headline scoring no-such-folder -->\n<!-- /sim-tables -->"),
+    ).toThrow();
   });
 
   it("replaces a marked block's old content with its view, and refuses a view it does not have", () => {
