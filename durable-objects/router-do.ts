@@ -206,6 +206,7 @@ export class RouterDO extends DurableObject<Env> {
       blocks: input.blocks,
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
+      ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
     };
     const pick = router.route(req, input.armKey ?? 0, ctx, avoid);
     this.scraper.routed(ctx.now);

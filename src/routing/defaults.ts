@@ -30,8 +30,15 @@ const int = (value: number, min: number, max: number, unit: string): NumericSett
 });
 
 export const SETTINGS = {
-  /** Leading prompt tokens that form the routing key. */
-  PREFIX_TOKENS: int(8192, 1, 1_048_576, "tokens"),
+  /**
+   * Leading prompt tokens that form the routing key. 32k, not 8k: on the
+   * Mooncake trace (15k-token prompts on average; tuning half, 8 and 16
+   * backends, both presets) the hit rate rises from 8k to 32k and little
+   * past it (bench/results/policy-work.md), while keying an unseen prompt
+   * costs CPU in proportion (~11 ms at 32k, ~22 ms at 64k on this machine;
+   * a seen system prompt ~1.5 ms: bench/results/micro-prefix-keys.md).
+   */
+  PREFIX_TOKENS: int(32_768, 1, 1_048_576, "tokens"),
   /** Tokens per KV block: vLLM's default block size, so our blocks line up with what the engine reuses. */
   BLOCK_TOKENS: int(16, 1, 1024, "tokens"),
   /** The bounded-load factor c (Mirrokni et al.): lower = tighter balance, higher = stickier affinity. */

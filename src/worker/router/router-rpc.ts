@@ -86,6 +86,8 @@ export interface RouteInput {
   readonly blocks: readonly number[];
   readonly promptTokens: number;
   readonly outputTokens?: number;
+  /** The whole prompt's key when it has no full block (RouteRequest.promptKey). */
+  readonly promptKey?: number;
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
   readonly armKey?: number;
   /**
