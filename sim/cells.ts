@@ -29,7 +29,6 @@ import type { RouterFactory, SimRouter } from "./simulator";
 export interface CellTally {
   /** Requests by the cell choice's reason (cell-chooser.ts). */
   home: number;
-  moved: number;
   spill: number;
   /** Requests decided below their first family (their family was split). */
   split: number;
@@ -125,7 +124,7 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
 }
 
 export function emptyTally(): CellTally {
-  return { home: 0, moved: 0, spill: 0, split: 0, cellOf: new Int32Array(0) };
+  return { home: 0, spill: 0, split: 0, cellOf: new Int32Array(0) };
 }
 
 /** Each cell's time-averaged requests in flight (sum over its backends), and the busiest over the weighted mean. */

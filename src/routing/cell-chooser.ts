@@ -11,13 +11,21 @@
  * 1. A request's family is first named by its key at CELL_KEY_TOKENS (64)
  *    tokens, prefix_aware's ring key for a new prefix: a system prompt and
  *    every conversation and user of it.
- * 2. A family is kept whole, in one cell: its ring home at first, then
- *    wherever it last moved. It moves — to the first cell under its cap in
- *    its key's probe order — only when its cell is at its bounded-load cap
- *    (cell-ring.ts). Moving a whole family, and keeping it there, is what
- *    keeps a conversation's turns together; sending each request on its own
- *    to whichever cell had room at that instant scatters them (measured:
- *    4 points of hit rate lost at 4 cells on multi-turn chat).
+ * 2. A family goes whole to one cell: the first in its key's probe order
+ *    (its ring home, then the ring's next cells for that key) that is under
+ *    its bounded-load cap (cell-ring.ts), judged on the cells' loads as
+ *    route responses relay them (cell-loads.ts). Nothing remembers where a
+ *    family went: its cell is a function of its key and the cells' figures,
+ *    which every isolate holds alike, so every isolate sends a family's
+ *    requests to the same cell, and the family is back home as soon as home
+ *    is under its cap. Before, each isolate moved a family on its own and
+ *    kept it where it moved; with eight isolates a conversation's turns
+ *    were then placed in different cells by different isolates. Measured on
+ *    the tuning set with eight isolates, placing by the rule instead gained
+ *    up to 4.4 points of hit rate (multi-turn, K = 2) and lost at most 0.1;
+ *    with one isolate keeping families where they moved was up to 1.3
+ *    points better (bench/results/scale.md, "Cells"). Production has many
+ *    isolates.
  * 3. A family that alone takes a fair cell's share of the traffic (1/K) or
  *    more cannot stay whole without overloading its cell — a hot tenant, or
  *    a system prompt every request starts with (the Mooncake trace's first
@@ -26,10 +34,10 @@
  *    past the shared part (a conversation, a sub-template), and steps 2–3
  *    apply to that family. Splitting costs the shared part once per cell.
  *
- * Everything is learnt from the requests and the route responses that pass
- * through this isolate (RouteResult.cellInflight); nothing is shared between
- * isolates, so each converges on its own view, and an isolate that sees a
- * family for the first time starts it at its ring home, as every other does.
+ * A family's share, and where its requests diverge, are learnt from the
+ * requests that pass through this isolate; the cells' loads from every route
+ * response, each relaying what every isolate told that cell. An isolate that
+ * sees a family for the first time places it where every other does.
  */
 import { CellLoads } from "./cell-loads";
 import type { CellRing } from "./cell-ring";
@@ -59,9 +67,7 @@ export function cellKeyDepth(blockTokens: number): number {
 export type CellReason =
   /** The family's ring home. */
   | "home"
-  /** The cell the family moved to earlier, when its home was at its cap. */
-  | "moved"
-  /** The family's cell was at its cap: the family moves now. */
+  /** Its home was at its cap: the next cell in its key's probe order under its own. */
   | "spill";
 
 export interface CellChoice {
@@ -125,16 +131,14 @@ export class CellChooser {
         level++;
         continue;
       }
-      return this.place(family, key, level, now);
+      return this.place(key, level, now);
     }
   }
 
-  /** The family's cell, or the first under its cap in its key's probe order (where it then stays). */
-  private place(family: PrefixFamily, key: BlockKey, level: number, now: number): CellChoice {
-    if (this.ring.underCap(family.cell, this.loads, this.balanceFactor, now))
-      return { cell: family.cell, reason: family.cell === this.ring.home(key) ? "home" : "moved", level };
-    family.cell = this.ring.firstUnderCap(key, this.loads, this.balanceFactor, now).cell;
-    return { cell: family.cell, reason: "spill", level };
+  /** The first cell under its cap in the family key's probe order (home first). */
+  private place(key: BlockKey, level: number, now: number): CellChoice {
+    const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, this.balanceFactor, now);
+    return { cell, reason: skipped ? "spill" : "home", level };
   }
 
   /**
@@ -162,7 +166,7 @@ export class CellChooser {
     if (f !== undefined) {
       this.families.delete(key);
     } else {
-      f = new PrefixFamily(depth, this.ring.home(key), this.halfLifeMs);
+      f = new PrefixFamily(depth, this.halfLifeMs);
       if (this.families.size >= this.memory) this.families.delete(this.families.keys().next().value!);
     }
     this.families.set(key, f);
