@@ -22,7 +22,7 @@
  *    kept it where it moved; with eight isolates a conversation's turns
  *    were then placed in different cells by different isolates. Measured on
  *    the tuning set with eight isolates, placing by the rule instead gained
- *    up to 4.4 points of hit rate (multi-turn, K = 2) and lost at most 0.1;
+ *    up to 4.4 points of hit rate (multi-turn, K = 2) and lost at most 0.6;
  *    with one isolate keeping families where they moved was up to 1.3
  *    points better (bench/results/scale.md, "Cells"). Production has many
  *    isolates.

@@ -9,8 +9,9 @@
  * second home is stable.
  *
  * Load: the Worker learns each cell's requests in flight from the route
- * responses it already gets (RouteResult.cellInflight) and keeps the latest
- * figure per cell (CellLoads). A cell may take a request while its figure is
+ * responses it already gets, each relaying every cell's freshest figure
+ * (RouteResult.cellLoads, cell-loads.ts), and keeps the latest per cell
+ * (CellLoads). A cell may take a request while its figure is
  * under the bounded-load cap ceil(c · w_j/W · (T + 1)) (bounded-load.ts), T
  * the sum of the figures of the cells that ever reported, W their weight.
  * A figure older than CELL_LOAD_TTL_MS is no evidence of load: the cell

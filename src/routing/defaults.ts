@@ -221,7 +221,15 @@ export const CELL_LOAD_TTL_MS = 1000;
  *   requests diverge; it is kept whole again below CELL_JOIN_SHARE × 1/K
  *   (hysteresis: no flapping at the threshold).
  * - CELL_MIN_EVIDENCE: requests (decayed count) the isolate must have seen
- *   before shares mean anything; until then no family is split.
+ *   before a family's share, as a plain ratio, splits or joins it.
+ * - CELL_SHARE_Z: standard errors of the confidence bound (share-bounds.ts)
+ *   that splits a family sooner, from fewer requests, when even the low end
+ *   of its share fills a cell (and joins it when even the high end is well
+ *   below): 2, the usual ~95%. It exists for isolates that see a small part
+ *   of a pool's traffic, where CELL_MIN_EVIDENCE requests take long to come
+ *   (eight isolates: Mooncake's shared system prompt was sent whole to one
+ *   cell for each isolate's first 64 requests, its busiest cell at 1.5–4 ×
+ *   the mean; bench/results/scale.md, "Cells").
  */
 export const CELL_FAMILY_MEMORY = 2048;
 export const CELL_RATE_HALF_LIFE_MS = 10_000;
