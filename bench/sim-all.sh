@@ -6,6 +6,11 @@
 #   npm run bench:sim:all -- tuning    every tuning-set workload: seeds 1-2, Mooncake's first half
 #   npm run bench:sim:all -- scoring   every workload on the scoring set: seeds 3-5, Mooncake's second half
 #   npm run bench:sim:all -- all       the three, in that order
+#   npm run bench:sim:all -- scoring after-issue-12
+#                                      the same runs, reports under bench/results/after-issue-12/:
+#                                      a later policy's runs beside the baseline, not over it
+#   POLICIES=prefix_aware npm run bench:sim:all -- tuning after-issue-12/variant
+#                                      one policy only (a variant on the tuning set; its peers are unchanged)
 #
 # The load of a workload on a preset is the first swept load whose
 # least_outstanding TTFT p99 is at least 2x its p99 at the sweep's lowest
@@ -18,6 +23,18 @@
 # Set MOONCAKE_TRACE when the trace is not at ../shared/traces/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# An optional folder under bench/results/ for the tuning and scoring reports (the sweeps choose the
+# loads once and stay where they are); its name is in each report's command, so the report still
+# says how to reproduce itself.
+RUN_DIR=${2:-}
+if [[ -n "$RUN_DIR" && (! "$RUN_DIR" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ || "$RUN_DIR" == *..*) ]]; then
+  echo "bench/sim-all.sh: the report folder must be a path under bench/results/, got '$RUN_DIR'" >&2
+  exit 2
+fi
+RUN_FLAGS=()
+if [[ -n "$RUN_DIR" ]]; then RUN_FLAGS=(--out "bench/results/$RUN_DIR"); fi
+if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
 
 LLAMA=llama-3.1-8b-h100-vllm
 MOE=qwen3-30b-a3b-h100-vllm
@@ -37,7 +54,10 @@ WORKLOADS=(
 SCORED_ONLY="burst burst-mooncake"
 TRACES="mooncake"
 
-sim() { echo "+ bench:sim $*" >&2; nice -n 10 npx tsx sim/main.ts "$@"; }
+sim() {
+  echo "+ bench:sim $* ${RUN_FLAGS[*]}" >&2
+  nice -n 10 npx tsx sim/main.ts "$@" "${RUN_FLAGS[@]}"
+}
 sweep() { echo "+ bench:sweep $*" >&2; nice -n 10 npx tsx sim/sweep.ts "$@" >/dev/null; }
 has() { [[ " $1 " == *" $2 "* ]]; }
 
@@ -93,16 +113,26 @@ scoring_one() {
 }
 
 case "${1:-}" in
-  sweeps) each_run sweep_one ;;
+  sweeps)
+    if [[ -n "$RUN_DIR" ]]; then
+      echo "bench/sim-all.sh: the sweeps choose the loads once; they take no report folder" >&2
+      exit 2
+    fi
+    each_run sweep_one
+    ;;
   tuning) each_run tuning_one ;;
   scoring) each_run scoring_one ;;
   all)
+    if [[ -n "$RUN_DIR" ]]; then
+      echo "bench/sim-all.sh: 'all' re-runs the sweeps, which take no report folder" >&2
+      exit 2
+    fi
     each_run sweep_one
     each_run tuning_one
     each_run scoring_one
     ;;
   *)
-    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|all" >&2
+    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|all [REPORT_FOLDER]" >&2
     exit 2
     ;;
 esac

@@ -15,6 +15,30 @@ describe("bench/sim-tables: SUMMARY.md's simulator tables", () => {
     expect(refill(text)).toBe(text);
   });
 
+  it("has an 'After issue #12' section whose runs are the baseline's race with only prefix_aware changed", () => {
+    const text = readFileSync(SUMMARY, "utf8");
+    const after = text.slice(text.indexOf("## After issue #12"));
+    expect(text).toContain("## After issue #12");
+    for (const marker of [
+      "after scoring after-issue-12",
+      "headline scoring after-issue-12",
+      "peers scoring after-issue-12",
+      "targets after-issue-12",
+      "commands scoring after-issue-12",
+    ])
+      expect(after).toContain(`<!-- sim-tables: ${marker} -->`);
+    // The peers' figures of the new runs must be the baseline's, run for run, or the comparison mixes races.
+    expect(refill("<!-- sim-tables: after scoring after-issue-12 -->\n<!-- /sim-tables -->")).toContain(
+      "only prefix_aware changed",
+    );
+  });
+
+  it("refuses a folder that holds no reports", () => {
+    expect(() =>
+      refill("<!-- sim-tables: headline scoring no-such-folder -->\n<!-- /sim-tables -->"),
+    ).toThrow();
+  });
+
   it("replaces a marked block's old content with its view, and refuses a view it does not have", () => {
     const filled = refill("before\n<!-- sim-tables: peers scoring -->\nstale\n<!-- /sim-tables -->\nafter\n");
     expect(filled).not.toContain("stale");

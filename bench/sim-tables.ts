@@ -4,12 +4,18 @@
  * the best peer router on one set, over that set's seeds; every policy's
  * figures beside an older report's; the targets, met or missed.
  *
- *   npx tsx bench/sim-tables.ts headline scoring|tuning
- *   npx tsx bench/sim-tables.ts peers scoring|tuning
+ *   npx tsx bench/sim-tables.ts headline scoring|tuning [FOLDER]
+ *   npx tsx bench/sim-tables.ts peers scoring|tuning [FOLDER]
  *   npx tsx bench/sim-tables.ts policies [preset]
- *   npx tsx bench/sim-tables.ts targets
- *   npx tsx bench/sim-tables.ts commands scoring|tuning
+ *   npx tsx bench/sim-tables.ts targets [FOLDER]
+ *   npx tsx bench/sim-tables.ts commands scoring|tuning [FOLDER]
+ *   npx tsx bench/sim-tables.ts after scoring|tuning FOLDER
  *   npx tsx bench/sim-tables.ts write bench/results/SUMMARY.md
+ *
+ * Reports are read from bench/results/ (the baseline, issue 11's fair race)
+ * or, given FOLDER, from bench/results/FOLDER/ (a later policy's runs of the
+ * same commands: `npm run bench:sim:all -- scoring FOLDER`); `after` sets a
+ * folder's runs beside the baseline's, group by group.
  *
  * `write` refills, in place, every block of a Markdown file that lies
  * between `<!-- sim-tables: VIEW [ARG] -->` and `<!-- /sim-tables -->` with
@@ -52,10 +58,12 @@ interface Report {
   readonly maxTokens?: { readonly model: { readonly name: string } };
 }
 
-function reports(): Report[] {
-  return readdirSync(DIR)
+/** The reports of bench/results/ (the baseline) or of its sub-folder `folder`. */
+function reports(folder?: string): Report[] {
+  const dir = folder === undefined ? DIR : join(DIR, folder);
+  return readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
-    .map((f) => ({ file: f, ...(JSON.parse(readFileSync(join(DIR, f), "utf8")) as Omit<Report, "file">) }))
+    .map((f) => ({ file: f, ...(JSON.parse(readFileSync(join(dir, f), "utf8")) as Omit<Report, "file">) }))
     .filter((r) => Array.isArray(r.policies) && r.oracle !== undefined && r.fleet !== undefined);
 }
 
@@ -68,10 +76,10 @@ const setOf = (r: Report): SetName | undefined =>
  * default output hint) and every policy compared; a diagnostic run with another hint or fewer policies
  * is in no group.
  */
-function current(set: SetName): Map<string, Report[]> {
+function current(set: SetName, folder?: string): Map<string, Report[]> {
   const groups = new Map<string, Report[]>();
   const compared = ["prefix_aware", "least_outstanding", ...PEERS];
-  for (const r of reports()) {
+  for (const r of reports(folder)) {
     if (r.promptCount === undefined || setOf(r) !== set || r.maxTokens?.model.name !== "clients") continue;
     if (!compared.every((p) => r.policies.some((x) => x.policy === p))) continue;
     const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset ?? LLAMA}`;
@@ -170,8 +178,8 @@ interface Verdicts {
   readonly vsLo: number;
 }
 
-function verdicts(set: SetName): Verdicts[] {
-  const groups = current(set);
+function verdicts(set: SetName, folder?: string): Verdicts[] {
+  const groups = current(set, folder);
   return sortedKeys(groups).map((key) => {
     const rs = groups.get(key)!;
     const peer = bestPeer(rs);
@@ -199,7 +207,7 @@ function head(cells: readonly string[]): string {
   return [row(cells), row(cells.map(() => "---"))].join("\n");
 }
 
-function headline(set: SetName): string {
+function headline(set: SetName, folder?: string): string {
   const out = [
     head([
       "workload",
@@ -213,7 +221,7 @@ function headline(set: SetName): string {
       "maxLoadRatio",
     ]),
   ];
-  for (const v of verdicts(set)) {
+  for (const v of verdicts(set, folder)) {
     const rs = v.rs;
     out.push(
       row([
@@ -325,8 +333,8 @@ function policies(preset: string): string {
 }
 
 /** prefix_aware's mean p99 TTFT against each peer's (and least_outstanding's), per group: − is ahead. */
-function peers(set: SetName): string {
-  const groups = current(set);
+function peers(set: SetName, folder?: string): string {
+  const groups = current(set, folder);
   const others = [...PEERS, "least_outstanding"];
   const out = [head(["workload", "prefix_aware p99", ...others.map((p) => `vs ${p}`)])];
   const behind = new Map(others.map((p) => [p, [] as string[]]));
@@ -351,8 +359,8 @@ function peers(set: SetName): string {
 }
 
 /** One command per group: the seeds of a synthetic workload written as {3,4,5}. */
-function commands(set: SetName): string {
-  const groups = current(set);
+function commands(set: SetName, folder?: string): string {
+  const groups = current(set, folder);
   return sortedKeys(groups)
     .map((key) => {
       const rs = groups.get(key)!;
@@ -364,9 +372,9 @@ function commands(set: SetName): string {
     .join("\n");
 }
 
-/** Issue 12's targets on the scoring set, met or missed: the baseline that issue starts from. */
-function targets(): string {
-  const vs = verdicts("scoring");
+/** Issue 12's targets on the scoring set, met or missed: the baseline's, or a folder's runs'. */
+function targets(folder?: string): string {
+  const vs = verdicts("scoring", folder);
   const out = [
     head([
       "workload",
@@ -403,40 +411,99 @@ function targets(): string {
   return out.join("\n");
 }
 
+/**
+ * A folder's runs beside the baseline's, group by group: prefix_aware's p99, its Δ against the best
+ * peer, its hit rate (share of the oracle's) and maxLoadRatio, baseline → folder. Peers do not read
+ * prefix_aware's settings, so their figures must be the baseline's; a group where one differs is
+ * named under the table (its comparison would mix two races).
+ */
+function after(set: SetName, folder: string): string {
+  const base = new Map(verdicts(set).map((v) => [v.key, v]));
+  const out = [
+    head([
+      "workload",
+      "load",
+      "prefix_aware p99: baseline → now",
+      "Δ p99 vs best peer: baseline → now",
+      "hit (of oracle): baseline → now",
+      "maxLoadRatio: baseline → now",
+    ]),
+  ];
+  const moved: string[] = [];
+  for (const v of verdicts(set, folder)) {
+    const b = base.get(v.key);
+    const p99 = (x: Verdicts) => mean(col(x.rs, "prefix_aware", (p) => p.ttftP99Ms));
+    const hit = (x: Verdicts) =>
+      `${pct(mean(col(x.rs, "prefix_aware", (p) => p.hitRate)))} (${ofOracle(x.ofOracle)})`;
+    if (b !== undefined) {
+      if (load(b.rs[0]!) !== load(v.rs[0]!))
+        throw new Error(`${label(v.key)}: baseline at ${load(b.rs[0]!)}, ${folder} at ${load(v.rs[0]!)}`);
+      const changed = [...PEERS, "least_outstanding"].filter(
+        (p) => mean(col(b.rs, p, (x) => x.ttftP99Ms)) !== mean(col(v.rs, p, (x) => x.ttftP99Ms)),
+      );
+      if (changed.length > 0) moved.push(`${label(v.key)} (${changed.join(", ")})`);
+    }
+    out.push(
+      row([
+        label(v.key),
+        load(v.rs[0]!),
+        `${b === undefined ? "–" : ms(p99(b))} → ${ms(p99(v))}`,
+        `${b === undefined ? "–" : `${signed(b.delta)} vs ${b.peer}`} → ${signed(v.delta)} vs ${v.peer}`,
+        `${b === undefined ? "–" : hit(b)} → ${hit(v)}`,
+        `${b === undefined ? "–" : b.maxLoad.toFixed(2)} → ${v.maxLoad.toFixed(2)}`,
+      ]),
+    );
+  }
+  out.push(
+    "",
+    moved.length === 0
+      ? "Every peer's and least_outstanding's p99 is the baseline's, run for run: only prefix_aware changed."
+      : `A peer's p99 differs from the baseline's (not the same race): ${moved.join("; ")}.`,
+  );
+  return out.join("\n");
+}
+
 const isSet = (x: string | undefined): x is SetName => x === "scoring" || x === "tuning";
 
 /** One view's Markdown, or undefined for a view this file does not have. */
-function view(what: string | undefined, arg: string | undefined): string | undefined {
-  if (what === "headline" && isSet(arg)) return headline(arg);
-  if (what === "peers" && isSet(arg)) return peers(arg);
-  if (what === "commands" && isSet(arg)) return commands(arg);
+function view(what: string | undefined, arg: string | undefined, folder?: string): string | undefined {
+  if (what === "headline" && isSet(arg)) return headline(arg, folder);
+  if (what === "peers" && isSet(arg)) return peers(arg, folder);
+  if (what === "commands" && isSet(arg)) return commands(arg, folder);
+  if (what === "after" && isSet(arg) && folder !== undefined) return after(arg, folder);
+  if (folder !== undefined) return undefined;
   if (what === "policies") return policies(arg ?? LLAMA);
-  if (what === "targets") return targets();
+  // targets reads the scoring set only: its one argument is the folder.
+  if (what === "targets") return targets(arg);
   return undefined;
 }
 
-const BLOCK = /(<!-- sim-tables: (\w+)(?: ([\w.-]+))? -->\n)[\s\S]*?(<!-- \/sim-tables -->)/g;
+const BLOCK =
+  /(<!-- sim-tables: (\w[\w-]*)(?: ([\w.-]+))?(?: ([\w.-]+))? -->\n)[\s\S]*?(<!-- \/sim-tables -->)/g;
 
 /** The Markdown text with every marked block refilled with its view (see the header). */
 export function refill(text: string): string {
-  return text.replace(BLOCK, (_m, open: string, what: string, arg: string | undefined, close: string) => {
-    const v = view(what, arg);
-    if (v === undefined) throw new Error(`no view ${what} ${arg ?? ""}`);
-    return `${open}\n${v}\n\n${close}`;
-  });
+  return text.replace(
+    BLOCK,
+    (_m, open: string, what: string, arg: string | undefined, folder: string | undefined, close: string) => {
+      const v = view(what, arg, folder);
+      if (v === undefined) throw new Error(`no view ${what} ${arg ?? ""} ${folder ?? ""}`.trim());
+      return `${open}\n${v}\n\n${close}`;
+    },
+  );
 }
 
 function main(argv: readonly string[]): void {
-  const [what, arg] = argv;
+  const [what, arg, folder] = argv;
   if (what === "write" && arg !== undefined) {
     writeFileSync(arg, refill(readFileSync(arg, "utf8")));
     return;
   }
-  const out = view(what, arg);
+  const out = view(what, arg, folder);
   if (out !== undefined) console.log(out);
   else {
     console.error(
-      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning | policies [preset] | targets | write FILE.md",
+      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning [FOLDER] | after scoring|tuning FOLDER | policies [preset] | targets [FOLDER] | write FILE.md",
     );
     process.exitCode = 2;
   }

@@ -18,6 +18,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
+import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
+import { ROUTER_CELLS_MAX } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
@@ -101,6 +103,8 @@ export class RouterDO extends DurableObject<Env> {
   };
   /** The alarm we believe is scheduled (undefined: none), so the hot path rarely touches storage. */
   private alarmAt: number | undefined;
+  /** What this cell knows of every cell's load, relayed between the isolates that call it (cell-loads.ts). */
+  private cellView: CellLoads | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -202,6 +206,7 @@ export class RouterDO extends DurableObject<Env> {
       blocks: input.blocks,
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
+      ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
     };
     const pick = router.route(req, input.armKey ?? 0, ctx, avoid);
     this.scraper.routed(ctx.now);
@@ -233,7 +238,22 @@ export class RouterDO extends DurableObject<Env> {
       ...(shadow !== undefined ? { shadow } : {}),
       ...(ejected.length > 0 ? { ejected } : {}),
       cellInflight: this.leases.size,
+      ...(input.cellLoads !== undefined ? this.relayLoads(input.cellLoads, ctx.now) : {}),
     };
+  }
+
+  /**
+   * Takes the caller's figures of every cell, sets this cell's own and answers with the freshest of each.
+   * A malformed claim (a cell index outside the figures, more cells than a pool may have) is ignored:
+   * figures only steer the choice of cell, they never fail a route.
+   */
+  private relayLoads(claim: NonNullable<RouteInput["cellLoads"]>, now: number): { cellLoads?: number[] } {
+    const { cell, figures } = claim;
+    const size = figures.length / 2;
+    if (!Number.isInteger(size) || size < 1 || size > ROUTER_CELLS_MAX) return {};
+    if (!Number.isInteger(cell) || cell < 0 || cell >= size) return {};
+    if (this.cellView?.size !== size) this.cellView = new CellLoads(size);
+    return { cellLoads: relayCellLoads(this.cellView, cell, this.leases.size, figures, now) };
   }
 
   /** Ends a lease: releases the in-flight slot and feeds what happened back to the router. */

@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<void> {
     const cellLoad = cellLoads(result.inflightAvg, specs, tally.cellOf, k);
     runs.push({ cells: k, result, tally, cellLoad });
     console.error(
-      `  K=${k}: hit ${fmtPct(result.hitRate)}  TTFT p50 ${fmtMs(result.ttftP50Ms)} p99 ${fmtMs(result.ttftP99Ms)}  cell max/mean ${cellLoad.maxOverMean.toFixed(2)}  off home ${fmtPct((tally.moved + tally.spill) / result.requests)}  split ${fmtPct(tally.split / result.requests)}  (${(result.wallMs / 1000).toFixed(1)} s)`,
+      `  K=${k}: hit ${fmtPct(result.hitRate)}  TTFT p50 ${fmtMs(result.ttftP50Ms)} p99 ${fmtMs(result.ttftP99Ms)}  cell max/mean ${cellLoad.maxOverMean.toFixed(2)}  off home ${fmtPct(tally.spill / result.requests)}  split ${fmtPct(tally.split / result.requests)}  (${(result.wallMs / 1000).toFixed(1)} s)`,
     );
   }
   const command = `npm run bench:cells -- ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
@@ -132,7 +132,7 @@ async function main(argv: string[]): Promise<void> {
     fmtMs(r.result.ttftP99Ms),
     fmtNum(r.cellLoad.maxOverMean, 2),
     fmtNum(r.result.maxLoadRatio, 2),
-    fmtPct((r.tally.moved + r.tally.spill) / r.result.requests),
+    fmtPct(r.tally.spill / r.result.requests),
     fmtPct(r.tally.split / r.result.requests),
   ]);
   const md = [
@@ -185,7 +185,6 @@ async function main(argv: string[]): Promise<void> {
       cellLoads: r.cellLoad.perCell,
       backendMaxLoadRatio: r.result.maxLoadRatio,
       home: r.tally.home,
-      moved: r.tally.moved,
       spill: r.tally.spill,
       split: r.tally.split,
       wallMs: r.result.wallMs,

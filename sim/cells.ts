@@ -4,12 +4,14 @@
  * routing-core Router over the backends src/routing/cells.ts assigns it;
  * the cell of each request is chosen by src/routing/cell-chooser.ts, the
  * code the Worker runs, from the cell loads the Worker would know: each
- * cell's requests in flight as its last route response reported them (in
- * the simulator responses are instant, so a figure is as fresh as the
- * last decision that cell made). Nothing here decides: it wires the
- * shipped pieces together.
+ * cell's requests in flight as route responses reported them, each
+ * response relaying every cell's freshest figure that any isolate's call
+ * brought it (cell-loads.ts; in the simulator calls are instant, so a
+ * figure is as fresh as the decision that took it). Nothing here decides:
+ * it wires the shipped pieces together.
  */
 import { CellChooser } from "../src/routing/cell-chooser";
+import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import { CellRing } from "../src/routing/cell-ring";
 import { assignCells, cellMembers } from "../src/routing/cells";
 import { SETTINGS } from "../src/routing/defaults";
@@ -27,7 +29,6 @@ import type { RouterFactory, SimRouter } from "./simulator";
 export interface CellTally {
   /** Requests by the cell choice's reason (cell-chooser.ts). */
   home: number;
-  moved: number;
   spill: number;
   /** Requests decided below their first family (their family was split). */
   split: number;
@@ -93,6 +94,8 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
       { length: isolates },
       () => new CellChooser(ring, { balanceFactor, blockTokens }),
     );
+    // What each cell knows of every cell's load: its own exactly, the others as callers relayed them (cell-loads.ts).
+    const views = routers.map(() => new CellLoads(k));
     const draw = seededRandom(options.seed ?? 1);
     const router: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {
@@ -102,7 +105,12 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
         if (choice.level > 0) tally.split++;
         const cell = routers[choice.cell]!;
         const { decision, ticket } = cell.route(req, ctx);
-        chooser.report(choice.cell, cell.totalInflight, ctx.now);
+        // The route call carries the isolate's figures of every cell; the response, the cell's (cell-loads.ts).
+        const sent = chooser.loads.toWire(ctx.now);
+        chooser.loads.merge(
+          relayCellLoads(views[choice.cell]!, choice.cell, cell.totalInflight, sent, ctx.now),
+          ctx.now,
+        );
         const t: CellTicket = { cell: choice.cell, ticket };
         return { decision, ticket: t };
       },
@@ -116,7 +124,7 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
 }
 
 export function emptyTally(): CellTally {
-  return { home: 0, moved: 0, spill: 0, split: 0, cellOf: new Int32Array(0) };
+  return { home: 0, spill: 0, split: 0, cellOf: new Int32Array(0) };
 }
 
 /** Each cell's time-averaged requests in flight (sum over its backends), and the busiest over the weighted mean. */

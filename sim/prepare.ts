@@ -3,7 +3,8 @@
  * by every policy run (and by the oracle): the keys of every full block of
  * the prompt (what the engines hash, and what a peer that sees the whole
  * prompt routes on), the keys of its first `prefixTokens` tokens (what the
- * gateway hashes: its PREFIX_TOKENS, 8192 tokens by default), the prompt
+ * gateway hashes: its PREFIX_TOKENS, 32768 tokens by default; for a prompt
+ * with no full block there, the key of the whole short prompt), the prompt
  * token count the gateway computes (exact only that far: request-view.ts),
  * and the max_tokens its client sent (client-max-tokens.ts).
  * request-view.ts says which policy gets which.
@@ -18,7 +19,7 @@ import {
   type MaxTokensModelName,
 } from "./client-max-tokens";
 import { gatewayPromptTokens } from "./request-view";
-import { requestBlockKeys } from "./workloads/segments";
+import { requestBlockKeys, requestPromptKey } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
 /** The gateway's own default (PREFIX_TOKENS). */
@@ -34,6 +35,8 @@ export interface PreparedWorkload {
   readonly gatewayBlocks: readonly (readonly BlockKey[])[];
   /** Tokens the gateway hashes (PREFIX_TOKENS). */
   readonly prefixTokens: number;
+  /** The gateway's key of each prompt with no full block in its window (undefined for the others). */
+  readonly promptKeys: readonly (BlockKey | undefined)[];
   /** Each prompt's token count as the gateway computes it: exact up to prefixTokens, estimated past. */
   readonly gatewayPromptTokens: readonly number[];
   /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
@@ -68,6 +71,9 @@ export function prepareWorkload(
       throw new Error(`workload ${w.name}: requests must be sorted by arrival (index ${i})`);
   const promptBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
   const gatewayBlocks = promptBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
+  const promptKeys = w.requests.map((r, i) =>
+    gatewayBlocks[i]!.length === 0 ? requestPromptKey(r, w.blockTokens, prefixTokens) : undefined,
+  );
   const seed = opts.seed ?? 1;
   return {
     name: w.name,
@@ -76,6 +82,7 @@ export function prepareWorkload(
     promptBlocks,
     gatewayBlocks,
     prefixTokens,
+    promptKeys,
     gatewayPromptTokens: gatewayPromptTokens(w.requests, promptBlocks, w.blockTokens, prefixTokens, seed),
     maxTokens: clientMaxTokens(w.requests, maxTokensModel, seed),
     maxTokensModel,

@@ -34,6 +34,22 @@ describe("what each router is given", () => {
     expect(routeRequest(w, 0, viewOf("sglang")).blocks.slice(0, 512)).toEqual(w.gatewayBlocks[0]);
   });
 
+  it("gives a prompt with no full block the gateway's whole-prompt key, only in the gateway's view", () => {
+    const short: Workload = {
+      name: "short",
+      blockTokens: 16,
+      malformed: 0,
+      requests: ["a", "b", "a"].map((k, i) => segmentRequest(i * 1000, [{ key: k, tokens: 9 }], 4)),
+    };
+    const p = prepareWorkload(short);
+    const keys = [0, 1, 2].map((i) => routeRequest(p, i, GATEWAY_VIEW).promptKey);
+    expect(keys[0]).toBeDefined();
+    expect(keys[0]).toBe(keys[2]);
+    expect(keys[1]).not.toBe(keys[0]);
+    expect(routeRequest(p, 0, viewOf("sagemaker")).promptKey).toBeUndefined();
+    expect(routeRequest(w, 0, GATEWAY_VIEW).promptKey).toBeUndefined();
+  });
+
   it("lets SGLang's match ratio (match / whole prompt) pass its 0.3 threshold on a long prompt", () => {
     const sglang = (view = viewOf("sglang")) =>
       simulatePolicy(w, fleet, "sglang", routerFactory("sglang", w.blockTokens), view);

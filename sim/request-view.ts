@@ -15,7 +15,8 @@ import type { WorkloadRequest } from "./workloads/types";
 export interface RequestView {
   /**
    * gateway: chained keys of the first `prefixTokens` tokens, as the Worker
-   * computes them (it hashes no further). whole-prompt: the keys of every
+   * computes them (it hashes no further), and a prompt with no full block
+   * there the key of its whole text (RouteRequest.promptKey). whole-prompt: the keys of every
    * full block of the prompt, what a router that reads or tokenizes the
    * whole request (or is told of every cached block) works from.
    */
@@ -44,9 +45,13 @@ export function routeRequest(w: PreparedWorkload, i: number, view: RequestView):
   const promptTokens =
     view.promptTokens === "gateway" ? w.gatewayPromptTokens[i]! : w.requests[i]!.promptTokens;
   const maxTokens = view.output === "max-tokens" ? w.maxTokens[i] : undefined;
-  return maxTokens === undefined
-    ? { blocks, promptTokens }
-    : { blocks, promptTokens, outputTokens: maxTokens };
+  const promptKey = view.keys === "gateway" ? w.promptKeys[i] : undefined;
+  return {
+    blocks,
+    promptTokens,
+    ...(maxTokens !== undefined ? { outputTokens: maxTokens } : {}),
+    ...(promptKey !== undefined ? { promptKey } : {}),
+  };
 }
 
 /**

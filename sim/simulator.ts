@@ -58,6 +58,17 @@ export interface FleetReadings {
   readonly scrapedMaxAgeMs?: number;
 }
 
+/**
+ * Watches one run request by request (diagnostics: sim/index-audit.ts). Called
+ * at the decision, before the engine sees the request, and when it is done.
+ */
+export interface SimObserver {
+  /** Request i was routed to backend `backend`; `engines` are as they stand at the decision. */
+  routed?(i: number, backend: number, decision: RouteDecision, engines: readonly EngineModel[]): void;
+  /** Request i completed on `backend`, with the cached tokens its engine reported. */
+  done?(i: number, backend: number, cachedTokens: number): void;
+}
+
 /** Builds a fresh router for one run, given the fleet and the engines' readings. */
 export type RouterFactory = (backends: readonly BackendSpec[], readings: FleetReadings) => SimRouter;
 
@@ -146,6 +157,7 @@ export function simulatePolicy(
   makeRouter: RouterFactory,
   view: RequestView,
   clock: () => number = () => performance.now(),
+  observer?: SimObserver,
 ): PolicyResult {
   const wall0 = clock();
   const specs = fleetSpecs(fleet);
@@ -241,6 +253,7 @@ export function simulatePolicy(
         if (!routed) continue;
         outputTokens += ev.outputTokens;
         setInflight(ei, -1, ev.time);
+        observer?.done?.(id, ei, ev.cachedTokens);
         router.complete(
           tickets[id],
           {
@@ -270,6 +283,7 @@ export function simulatePolicy(
       reasons[decision.reason]++;
       routedTo[bi]!++;
       setInflight(bi, +1, now);
+      observer?.routed?.(next, bi, decision, engines);
     }
     engines[bi]!.submit(
       {

@@ -1,6 +1,6 @@
 /**
  * Micro-benchmark: one operation = prefixKeysForRequest() for one chat
- * request (canonical prompt → o200k tokens, capped at 8192 → chained block
+ * request (canonical prompt → o200k tokens, capped at PREFIX_TOKENS → chained block
  * keys), in a warm isolate. The figures that matter are the medians for an
  * 8k-token prompt: ≤ 1 ms when its system prompt was seen before (memo hit;
  * only the new question is tokenized), ≤ 8 ms when nothing was seen.
@@ -17,12 +17,13 @@ import { performance } from "node:perf_hooks";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { type ChatBody, prefixKeysForRequest, prefixMemoStats } from "../../src/prefix/request-keys";
+import { SETTINGS } from "../../src/routing/defaults";
 import { summarize } from "../latency-summary";
 import { textOfTokens } from "./text-source";
 
 const quick = process.argv.includes("--quick");
-const opts = { model: "bench-model", blockTokens: 16, prefixTokens: 8192 };
-const SIZES = [1024, 8192, 32768];
+const opts = { model: "bench-model", blockTokens: 16, prefixTokens: SETTINGS.PREFIX_TOKENS.default };
+const SIZES = [1024, 8192, 32768, 65536];
 
 function chat(system: string, question: string): ChatBody {
   return {
@@ -111,11 +112,11 @@ const memo = prefixMemoStats();
 const lines = [
   "# Micro-benchmark: prefix keys per request",
   "",
-  'One operation: `prefixKeysForRequest("chat", body, { blockTokens: 16, prefixTokens: 8192 })` on a',
+  `One operation: \`prefixKeysForRequest("chat", body, { blockTokens: 16, prefixTokens: ${opts.prefixTokens} })\` on a`,
   "warm isolate (tokenizer built, JIT warm). Prompts are 90% system prompt + 10% user question, cut",
   "from real text (package READMEs + TypeScript's lib.es5.d.ts). \"Unseen\": every request's text is",
   'new. "Seen": the system prompt was seen by an earlier request (memo hit); the question is new.',
-  "32k prompts are keyed on their first 8192 tokens (the cap); the rest is estimated (chars/4).",
+  `Prompts past ${opts.prefixTokens} tokens (the default PREFIX_TOKENS) are keyed on their first ${opts.prefixTokens}; the rest is estimated (chars/4).`,
   "",
   `Command: \`npm run bench:micro:prefix-keys${quick ? " -- --quick" : ""}\` — Node ${process.version}, ${cpus()[0]?.model ?? "?"} (${cpus().length} vCPU, shared with other jobs: expect noise).`,
   "",

@@ -8,8 +8,8 @@
  *   partial), chained with blockKeysFromIds;
  * - OpenAI logs: one per full 16-token block of the o200k tokens, seeded by
  *   model and tenant exactly as the gateway seeds them (requestBlockKeys);
- * - the gateway's own lines: the digest it logged, one key per 64 tokens of
- *   the keyed prefix (at most PREFIX_TOKENS, 8192 by default).
+ * - the gateway's own lines: the digest it logged, one key per `prefixEvery`
+ *   tokens of the keyed prefix (256 at the default PREFIX_TOKENS of 32768).
  * Key j covers the first min((j + 1) · every, promptTokens) tokens.
  *
  * Tenants are shown as the gateway logs them, an 8-hex fingerprint

@@ -39,6 +39,7 @@ export function testFleet(spec: TestFleetSpec): FleetView {
     inflight,
     totalInflight,
     blockTokens: spec.blockTokens ?? 16,
+    balanceFactor: 1.25,
     cap(i: number): number {
       let sum = 0;
       for (let j = 0; j < n; j++) if (healthy[j]) sum += backends[j]!.weight;

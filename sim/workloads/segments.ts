@@ -8,7 +8,7 @@
  * The end-to-end replay needs text instead: segment-text.ts turns the same
  * segments into words with one o200k token each, preserving the prefix structure.
  */
-import { blockKeysFromTokens, type ChainSeed, chainSeed } from "../../src/prefix/block-keys";
+import { blockKeysFromTokens, type ChainSeed, chainSeed, shortPromptKey } from "../../src/prefix/block-keys";
 import { SETTINGS } from "../../src/routing/defaults";
 import type { BlockKey } from "../../src/routing/types";
 import { hashString } from "./prng";
@@ -89,4 +89,20 @@ export function requestBlockKeys(req: WorkloadRequest, blockTokens: number): rea
     perSize.set(blockTokens, keys);
   }
   return keys;
+}
+
+/**
+ * The key the gateway gives a prompt with no full block in its first
+ * `maxTokens` tokens (src/prefix/block-keys.ts shortPromptKey, seeded as the
+ * gateway seeds it); undefined when it has a full block or no token.
+ */
+export function requestPromptKey(
+  req: WorkloadRequest,
+  blockTokens: number,
+  maxTokens: number,
+): BlockKey | undefined {
+  const tokens = requestTokens(req);
+  const keyed = tokens.subarray(0, Math.min(tokens.length, maxTokens));
+  if (keyed.length === 0 || keyed.length >= blockTokens) return undefined;
+  return shortPromptKey(keyed, seedFor(req));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blockKeysFromIds, blockKeysFromTokens, chainSeed, keyOf } from "./block-keys";
+import { blockKeysFromIds, blockKeysFromTokens, chainSeed, keyOf, shortPromptKey } from "./block-keys";
 
 function tokens(n: number, salt = 0): Uint32Array {
   const t = new Uint32Array(n);
@@ -71,6 +71,21 @@ describe("block keys", () => {
       642544874370218, 1564859825617846, 7538213148878821,
     ]);
     expect(keyOf(chainSeed("m"))).toBe(3718592759300540);
+  });
+
+  it("keys a prompt shorter than one block by all its tokens, apart from block keys, models and tenants", () => {
+    const keys = new Set<number>();
+    for (let salt = 0; salt < 1000; salt++) keys.add(shortPromptKey(tokens(1 + (salt % 15), salt), seed));
+    expect(keys.size).toBe(1000);
+    expect(shortPromptKey(tokens(9, 3), seed)).toBe(shortPromptKey(tokens(9, 3), seed));
+    // A prompt that is a prefix of another is still another prompt (the length is hashed too).
+    expect(shortPromptKey(tokens(8), seed)).not.toBe(shortPromptKey(tokens(9), seed));
+    expect(shortPromptKey(tokens(9), chainSeed("llama-3.1-8b", "t"))).not.toBe(
+      shortPromptKey(tokens(9), seed),
+    );
+    expect(Number.isSafeInteger(shortPromptKey(tokens(5), seed))).toBe(true);
+    // Tagged apart: a 16-token prompt's short key is not its one block key.
+    expect(shortPromptKey(tokens(16), seed)).not.toBe(blockKeysFromTokens(tokens(16), seed, 16)[0]);
   });
 
   it("rejects a nonsensical block size", () => {

@@ -145,6 +145,25 @@ export function blockKeysFromTokens(
   return keys;
 }
 
+/** Tags the short-prompt key's state apart from every block key's ("shrt"). */
+const SHORT_PROMPT_TAG = 0x73687274;
+
+/**
+ * The key of a prompt too short for one full block, which has no block keys:
+ * a hash of all its tokens, seeded by model and tenant like the chain and
+ * tagged apart from block keys. It places the request (its ring position),
+ * so different short prompts spread over the fleet and the same one comes
+ * back to the same backend; no engine caches a partial block, so it never
+ * stands for a cached prefix.
+ */
+export function shortPromptKey(tokens: ArrayLike<number>, seed: ChainSeed): BlockKey {
+  lanes.start(seed);
+  lanes.word(SHORT_PROMPT_TAG);
+  lanes.word(tokens.length);
+  for (let t = 0; t < tokens.length; t++) lanes.word(tokens[t]! | 0);
+  return keyOf(lanes.finish());
+}
+
 /**
  * Keys for prompts given as ready-made block ids (one id per block, as in the
  * Mooncake trace's hash_ids). Ids are non-negative integers below 2^53.

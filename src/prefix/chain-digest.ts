@@ -10,9 +10,10 @@
  * Bounded whatever the configuration: at most DIGEST_MAX_KEYS keys (1 KiB of
  * hex), spaced at least DIGEST_EVERY_TOKENS apart. The spacing depends only
  * on BLOCK_TOKENS and PREFIX_TOKENS, never on the request, so every line of a
- * deployment samples the same positions. With the defaults (16-token blocks,
- * 8192 keyed tokens) that is every 4th block: one key per 64 tokens, the
- * resolution of the RouterDO's own affinity index.
+ * deployment samples the same positions. With 16-token blocks and 8192 keyed
+ * tokens that is every 4th block: one key per 64 tokens, the resolution of
+ * the RouterDO's own affinity index; with the default 32768 keyed tokens,
+ * every 16th block (256 tokens).
  *
  * Both sides live here, the writer (the Worker) and the reader (the
  * analyzer), so the format has one definition.

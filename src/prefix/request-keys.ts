@@ -25,7 +25,7 @@
  * `promptTokens` can differ slightly with the memo's state; the keys never do.
  */
 
-import { blockKeysFromTokens, chainSeed } from "./block-keys";
+import { blockKeysFromTokens, chainSeed, shortPromptKey } from "./block-keys";
 import {
   type ChatBody,
   type CompletionsBody,
@@ -54,6 +54,11 @@ export interface PrefixKeys {
   readonly blocks: number[];
   /** Prompt tokens: exact for what was keyed, estimated past it. */
   readonly promptTokens: number;
+  /**
+   * Only when `blocks` is empty and the prompt has tokens: the key of the
+   * whole short prompt (block-keys.ts shortPromptKey), for placement.
+   */
+  readonly promptKey?: number;
   /** How much of the prompt the keys cover; the rest was only counted. */
   readonly keyed: KeyedExtent;
 }
@@ -182,15 +187,13 @@ export function prefixKeysForRequest(
     if (!("prompt" in body)) throw new TypeError("completions request without prompt");
     writeCompletionsPrompt(body, sink);
   }
-  const blocks = blockKeysFromTokens(
-    sink.buf.subarray(0, sink.n),
-    chainSeed(opts.model, opts.tenant),
-    opts.blockTokens,
-    opts.prefixTokens,
-  );
+  const tokens = sink.buf.subarray(0, sink.n);
+  const seed = chainSeed(opts.model, opts.tenant);
+  const blocks = blockKeysFromTokens(tokens, seed, opts.blockTokens, opts.prefixTokens);
   return {
     blocks,
     promptTokens: sink.promptTokens,
+    ...(blocks.length === 0 && sink.n > 0 ? { promptKey: shortPromptKey(tokens, seed) } : {}),
     keyed: { tokens: sink.n, chars: sink.chars, segments: sink.segments },
   };
 }

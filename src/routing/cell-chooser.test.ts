@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CellChooser, cellKeyDepth } from "./cell-chooser";
+import { CellLoads, relayCellLoads } from "./cell-loads";
 import { CellRing } from "./cell-ring";
 import { CELL_MIN_EVIDENCE } from "./defaults";
 import { seededRandom } from "./seeded-random";
@@ -41,19 +42,54 @@ describe("CellChooser", () => {
     const first = c.choose(request(5, 4, 1, 10), 0);
     expect(first.reason).toBe("home");
     expect(first.cell).toBe(c.ring.home(request(5, 4, 1, 10).blocks[3]!));
-    for (let t = 2; t < 20; t++) expect(c.choose(request(5, 4, t, 10), t).cell).toBe(first.cell);
+    // Among other families (it is 1/20 of the traffic: no cell's share), every request of it goes there.
+    for (let t = 2; t < 400; t++) {
+      if (t % 20 === 0) expect(c.choose(request(5, 4, t, 10), t).cell).toBe(first.cell);
+      else c.choose(request(100 + t, 4, t, 10), t);
+    }
   });
 
-  it("a family whose cell is over its cap moves to its next cell in probe order, and stays there", () => {
+  it("a family with all of an isolate's traffic is split after a few requests, long before CELL_MIN_EVIDENCE", () => {
+    const c = chooser(4);
+    const levels: number[] = [];
+    for (let t = 0; t < 8; t++) levels.push(c.choose(request(1, 32, t, 8), t).level);
+    // Its first request is no evidence of its own share, and the divergence is known from the second on.
+    expect(levels[0]).toBe(0);
+    expect(levels.slice(3).every((l) => l > 0)).toBe(true);
+  });
+
+  it("a family whose home is over its cap goes to its next cell in probe order, and home again once home is under it", () => {
     const c = chooser(4);
     const req = request(9, 4, 1, 4);
     const key = req.blocks[3]!;
     const order = c.ring.order(key);
     for (let j = 0; j < 4; j++) c.report(j, j === order[0] ? 40 : 10, 0);
     expect(c.choose(req, 1)).toEqual({ cell: order[1], reason: "spill", level: 0 });
-    // Home is back under its cap, but the family stays where it moved (its cache is there now).
+    // Home is back under its cap: the family goes home (no isolate keeps where it went).
     c.report(order[0]!, 5, 2);
-    expect(c.choose(req, 3)).toEqual({ cell: order[1], reason: "moved", level: 0 });
+    expect(c.choose(req, 3)).toEqual({ cell: order[0], reason: "home", level: 0 });
+  });
+
+  it("isolates with the same figures send a family to the same cell, whatever each saw before", () => {
+    const k = 4;
+    const a = chooser(k);
+    const b = chooser(k);
+    const random = seededRandom(7);
+    // Isolate a has routed many requests of other families through a home that was over its cap; b none.
+    for (let i = 0; i < 500; i++) {
+      for (let j = 0; j < k; j++) a.report(j, j === i % k ? 60 : 10, i);
+      a.choose(request(Math.floor(random() * 50), 4, i, 4), i);
+    }
+    // Both now hold the same figures (a route response relays them alike).
+    const figures = [12, 30, 9, 14];
+    for (let j = 0; j < k; j++) {
+      a.report(j, figures[j]!, 1_000);
+      b.report(j, figures[j]!, 1_000);
+    }
+    for (let head = 0; head < 50; head++) {
+      const req = request(head, 4, 9_999, 4);
+      expect(b.choose(req, 1_001).cell).toBe(a.choose(req, 1_001).cell);
+    }
   });
 
   it("a family that takes a cell's share of the traffic is split where its requests diverge", () => {
@@ -88,5 +124,27 @@ describe("CellChooser", () => {
       const head = Math.floor(random() * 500);
       expect(c.choose(request(head, 8, i, 4), i).level).toBe(0);
     }
+  });
+
+  it("no cell above c × its share, with eight isolates each seeing 1/8 of the requests and the cells relaying loads", () => {
+    const k = 4;
+    const isolates = Array.from({ length: 8 }, () => chooser(k));
+    const views = Array.from({ length: k }, () => new CellLoads(k));
+    const inflight = new Array<number>(k).fill(0);
+    const random = seededRandom(11);
+    for (let i = 0; i < 4000; i++) {
+      // One hot prompt (60%: it cannot be split, its requests never diverge) among 300 small families; nothing completes.
+      const req = random() < 0.6 ? request(1, 32, 0, 8) : request(2 + (i % 300), 8, i, 4);
+      const isolate = isolates[Math.floor(random() * isolates.length)]!;
+      // 20 requests/s: an isolate hears from a cell it does not call itself only through the relay.
+      const now = i * 50;
+      const { cell } = isolate.choose(req, now);
+      inflight[cell]!++;
+      const back = relayCellLoads(views[cell]!, cell, inflight[cell]!, isolate.loads.toWire(now), now);
+      isolate.loads.merge(back, now);
+    }
+    const total = inflight.reduce((s, x) => s + x, 0);
+    // The cap is ceil(c · share · (T + 1)) when a request is placed; c = 1.25 here.
+    for (const x of inflight) expect(x).toBeLessThanOrEqual(Math.ceil(1.25 * ((total + 1) / k)) + 1);
   });
 });

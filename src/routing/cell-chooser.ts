@@ -11,13 +11,21 @@
  * 1. A request's family is first named by its key at CELL_KEY_TOKENS (64)
  *    tokens, prefix_aware's ring key for a new prefix: a system prompt and
  *    every conversation and user of it.
- * 2. A family is kept whole, in one cell: its ring home at first, then
- *    wherever it last moved. It moves — to the first cell under its cap in
- *    its key's probe order — only when its cell is at its bounded-load cap
- *    (cell-ring.ts). Moving a whole family, and keeping it there, is what
- *    keeps a conversation's turns together; sending each request on its own
- *    to whichever cell had room at that instant scatters them (measured:
- *    4 points of hit rate lost at 4 cells on multi-turn chat).
+ * 2. A family goes whole to one cell: the first in its key's probe order
+ *    (its ring home, then the ring's next cells for that key) that is under
+ *    its bounded-load cap (cell-ring.ts), judged on the cells' loads as
+ *    route responses relay them (cell-loads.ts). Nothing remembers where a
+ *    family went: its cell is a function of its key and the cells' figures,
+ *    which every isolate holds alike, so every isolate sends a family's
+ *    requests to the same cell, and the family is back home as soon as home
+ *    is under its cap. Before, each isolate moved a family on its own and
+ *    kept it where it moved; with eight isolates a conversation's turns
+ *    were then placed in different cells by different isolates. Measured on
+ *    the tuning set with eight isolates, placing by the rule instead gained
+ *    up to 4.4 points of hit rate (multi-turn, K = 2) and lost at most 0.6;
+ *    with one isolate keeping families where they moved was up to 1.3
+ *    points better (bench/results/scale.md, "Cells"). Production has many
+ *    isolates.
  * 3. A family that alone takes a fair cell's share of the traffic (1/K) or
  *    more cannot stay whole without overloading its cell — a hot tenant, or
  *    a system prompt every request starts with (the Mooncake trace's first
@@ -26,20 +34,23 @@
  *    past the shared part (a conversation, a sub-template), and steps 2–3
  *    apply to that family. Splitting costs the shared part once per cell.
  *
- * Everything is learnt from the requests and the route responses that pass
- * through this isolate (RouteResult.cellInflight); nothing is shared between
- * isolates, so each converges on its own view, and an isolate that sees a
- * family for the first time starts it at its ring home, as every other does.
+ * A family's share, and where its requests diverge, are learnt from the
+ * requests that pass through this isolate; the cells' loads from every route
+ * response, each relaying what every isolate told that cell. An isolate that
+ * sees a family for the first time places it where every other does.
  */
-import { CellLoads, type CellRing } from "./cell-ring";
+import { CellLoads } from "./cell-loads";
+import type { CellRing } from "./cell-ring";
 import {
   CELL_FAMILY_MEMORY,
   CELL_JOIN_SHARE,
   CELL_MIN_EVIDENCE,
   CELL_RATE_HALF_LIFE_MS,
+  CELL_SHARE_Z,
   CELL_SPLIT_SHARE,
 } from "./defaults";
 import { DecayedCount, PrefixFamily } from "./prefix-family";
+import { shareBounds } from "./share-bounds";
 import type { BlockKey, RouteRequest } from "./types";
 
 /** Leading tokens whose key names a request's first family: prefix_aware's ring key for a new prefix (64). */
@@ -56,9 +67,7 @@ export function cellKeyDepth(blockTokens: number): number {
 export type CellReason =
   /** The family's ring home. */
   | "home"
-  /** The cell the family moved to earlier, when its home was at its cap. */
-  | "moved"
-  /** The family's cell was at its cap: the family moves now. */
+  /** Its home was at its cap: the next cell in its key's probe order under its own. */
   | "spill";
 
 export interface CellChoice {
@@ -122,25 +131,33 @@ export class CellChooser {
         level++;
         continue;
       }
-      return this.place(family, key, level, now);
+      return this.place(key, level, now);
     }
   }
 
-  /** The family's cell, or the first under its cap in its key's probe order (where it then stays). */
-  private place(family: PrefixFamily, key: BlockKey, level: number, now: number): CellChoice {
-    if (this.ring.underCap(family.cell, this.loads, this.balanceFactor, now))
-      return { cell: family.cell, reason: family.cell === this.ring.home(key) ? "home" : "moved", level };
-    family.cell = this.ring.firstUnderCap(key, this.loads, this.balanceFactor, now).cell;
-    return { cell: family.cell, reason: "spill", level };
+  /** The first cell under its cap in the family key's probe order (home first). */
+  private place(key: BlockKey, level: number, now: number): CellChoice {
+    const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, this.balanceFactor, now);
+    return { cell, reason: skipped ? "spill" : "home", level };
   }
 
-  /** Splits a family whose share fills a cell; joins it again well below that (hysteresis). */
+  /**
+   * Splits a family whose share fills a cell; joins it again well below that (hysteresis). Two ways to
+   * know: the share itself once this isolate has seen CELL_MIN_EVIDENCE requests, or sooner, a
+   * confidence bound on it (share-bounds.ts) from the requests before this one — so a family that is
+   * plainly hot is split after a few requests in every isolate, however small its part of the pool's
+   * traffic, and a family's first request is never evidence of its own share.
+   */
   private judgeShare(family: PrefixFamily, now: number): void {
-    const total = this.total.read(now);
-    if (total < CELL_MIN_EVIDENCE) return;
-    const cells = (family.rate.read(now) / total) * this.ring.size;
-    if (!family.split && cells >= CELL_SPLIT_SHARE) family.split = true;
-    else if (family.split && cells < CELL_JOIN_SHARE) family.split = false;
+    const k = this.ring.size;
+    const n = this.total.read(now);
+    const f = family.rate.read(now);
+    const enough = n >= CELL_MIN_EVIDENCE;
+    const before = shareBounds(f - 1, n - 1, CELL_SHARE_Z);
+    if (!family.split && ((enough && (f / n) * k >= CELL_SPLIT_SHARE) || before.low * k >= CELL_SPLIT_SHARE))
+      family.split = true;
+    else if (family.split && ((enough && (f / n) * k < CELL_JOIN_SHARE) || before.high * k < CELL_JOIN_SHARE))
+      family.split = false;
   }
 
   /** The family named by `key`, remembered least recently used first out. */
@@ -149,7 +166,7 @@ export class CellChooser {
     if (f !== undefined) {
       this.families.delete(key);
     } else {
-      f = new PrefixFamily(depth, this.ring.home(key), this.halfLifeMs);
+      f = new PrefixFamily(depth, this.halfLifeMs);
       if (this.families.size >= this.memory) this.families.delete(this.families.keys().next().value!);
     }
     this.families.set(key, f);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CellLoads, CellRing } from "./cell-ring";
+import { CellLoads } from "./cell-loads";
+import { CellRing } from "./cell-ring";
 import { seededRandom } from "./seeded-random";
 
 const C = 1.25;

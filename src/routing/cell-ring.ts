@@ -9,8 +9,9 @@
  * second home is stable.
  *
  * Load: the Worker learns each cell's requests in flight from the route
- * responses it already gets (RouteResult.cellInflight) and keeps the latest
- * figure per cell (CellLoads). A cell may take a request while its figure is
+ * responses it already gets, each relaying every cell's freshest figure
+ * (RouteResult.cellLoads, cell-loads.ts), and keeps the latest per cell
+ * (CellLoads). A cell may take a request while its figure is
  * under the bounded-load cap ceil(c · w_j/W · (T + 1)) (bounded-load.ts), T
  * the sum of the figures of the cells that ever reported, W their weight.
  * A figure older than CELL_LOAD_TTL_MS is no evidence of load: the cell
@@ -23,43 +24,13 @@
  * the load either way.
  */
 import { boundedCap } from "./bounded-load";
-import { CELL_LOAD_TTL_MS } from "./defaults";
+import type { CellLoads } from "./cell-loads";
 import { hashKey } from "./hash";
 import { HashRing } from "./ring";
 import type { BlockKey } from "./types";
 
 /** Salts the cell ring's positions apart from the backend rings inside the cells, which hash the same keys. */
 const CELL_RING_SALT = 0x5eed;
-
-/** The latest load figure each cell reported, and when: what one Worker isolate knows. */
-export class CellLoads {
-  private readonly inflight: Float64Array;
-  private readonly at: Float64Array;
-
-  constructor(
-    readonly size: number,
-    readonly ttlMs: number = CELL_LOAD_TTL_MS,
-  ) {
-    this.inflight = new Float64Array(size);
-    this.at = new Float64Array(size).fill(Number.NEGATIVE_INFINITY);
-  }
-
-  /** A route response from `cell` said it has `inflight` requests in flight (that one included). */
-  report(cell: number, inflight: number, now: number): void {
-    this.inflight[cell] = inflight;
-    this.at[cell] = now;
-  }
-
-  /** The cell's figure if it is fresh, else undefined (no evidence: the cell may take a request). */
-  load(cell: number, now: number): number | undefined {
-    return now - this.at[cell]! <= this.ttlMs ? this.inflight[cell]! : undefined;
-  }
-
-  /** Whether the cell ever reported to this isolate. */
-  reported(cell: number): boolean {
-    return this.at[cell] !== Number.NEGATIVE_INFINITY;
-  }
-}
 
 export class CellRing {
   readonly size: number;

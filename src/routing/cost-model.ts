@@ -134,6 +134,11 @@ export class PrefillCostModel {
     return Math.max(0, this.states[i]!.busyUntil - now);
   }
 
+  /** KV tokens our in-flight requests hold on backend i (uncached prompt + expected output): its work in flight. */
+  heldTokens(i: number): number {
+    return this.states[i]!.kvTokens;
+  }
+
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;

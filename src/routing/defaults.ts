@@ -30,8 +30,15 @@ const int = (value: number, min: number, max: number, unit: string): NumericSett
 });
 
 export const SETTINGS = {
-  /** Leading prompt tokens that form the routing key. */
-  PREFIX_TOKENS: int(8192, 1, 1_048_576, "tokens"),
+  /**
+   * Leading prompt tokens that form the routing key. 32k, not 8k: on the
+   * Mooncake trace (15k-token prompts on average; tuning half, 8 and 16
+   * backends, both presets) the hit rate rises from 8k to 32k and little
+   * past it (bench/results/policy-work.md), while keying an unseen prompt
+   * costs CPU in proportion (~11 ms at 32k, ~22 ms at 64k on this machine;
+   * a seen system prompt ~1.5 ms: bench/results/micro-prefix-keys.md).
+   */
+  PREFIX_TOKENS: int(32_768, 1, 1_048_576, "tokens"),
   /** Tokens per KV block: vLLM's default block size, so our blocks line up with what the engine reuses. */
   BLOCK_TOKENS: int(16, 1, 1024, "tokens"),
   /** The bounded-load factor c (Mirrokni et al.): lower = tighter balance, higher = stickier affinity. */
@@ -214,13 +221,22 @@ export const CELL_LOAD_TTL_MS = 1000;
  *   requests diverge; it is kept whole again below CELL_JOIN_SHARE × 1/K
  *   (hysteresis: no flapping at the threshold).
  * - CELL_MIN_EVIDENCE: requests (decayed count) the isolate must have seen
- *   before shares mean anything; until then no family is split.
+ *   before a family's share, as a plain ratio, splits or joins it.
+ * - CELL_SHARE_Z: standard errors of the confidence bound (share-bounds.ts)
+ *   that splits a family sooner, from fewer requests, when even the low end
+ *   of its share fills a cell (and joins it when even the high end is well
+ *   below): 2, the usual ~95%. It exists for isolates that see a small part
+ *   of a pool's traffic, where CELL_MIN_EVIDENCE requests take long to come
+ *   (eight isolates: Mooncake's shared system prompt was sent whole to one
+ *   cell for each isolate's first 64 requests, its busiest cell at 1.5–4 ×
+ *   the mean; bench/results/scale.md, "Cells").
  */
 export const CELL_FAMILY_MEMORY = 2048;
 export const CELL_RATE_HALF_LIFE_MS = 10_000;
 export const CELL_SPLIT_SHARE = 0.5;
 export const CELL_JOIN_SHARE = 0.25;
 export const CELL_MIN_EVIDENCE = 64;
+export const CELL_SHARE_Z = 2;
 
 /**
  * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's

@@ -13,13 +13,13 @@ export const RING_KEY_BLOCKS = 4;
  * Where a request lives on the ring when nothing useful is cached: the key of
  * block min(n, 4) − 1, which folds in its first 64 tokens (chained keys), so
  * the chat template header alone does not decide. A request with no full
- * block has no key; it is placed by its prompt length, a cheap stand-in that
- * spreads short prompts and that every replica computes alike (bounded loads
- * still cap any one length that turns hot).
+ * block is placed by the key of its whole short prompt (`promptKey`), so
+ * different short prompts spread and a repeat finds the same home; without
+ * one (a caller that computes none), by its prompt length.
  */
 export function ringKey(req: RouteRequest, leadBlocks: number = RING_KEY_BLOCKS): BlockKey {
   const n = req.blocks.length;
-  if (n === 0) return req.promptTokens;
+  if (n === 0) return req.promptKey ?? req.promptTokens;
   return req.blocks[Math.min(n, leadBlocks) - 1]!;
 }
 

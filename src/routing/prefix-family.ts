@@ -40,8 +40,6 @@ export class DecayedCount {
 }
 
 export class PrefixFamily {
-  /** The family's cell while it is kept whole (sticky: it moves only when its cell is at its cap). */
-  cell: number;
   /** Split where its requests diverge (its share of the traffic filled a cell). */
   split = false;
   readonly rate: DecayedCount;
@@ -53,10 +51,8 @@ export class PrefixFamily {
   constructor(
     /** Block position of the key that names the family. */
     readonly depth: number,
-    cell: number,
     halfLifeMs: number,
   ) {
-    this.cell = cell;
     this.rate = new DecayedCount(halfLifeMs);
   }
 

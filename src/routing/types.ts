@@ -30,6 +30,12 @@ export interface RouteRequest {
   readonly promptTokens: number;
   /** Requested output tokens, when known (max_tokens); a load hint only. */
   readonly outputTokens?: number;
+  /**
+   * A prompt shorter than one block has no block keys: the key of its whole
+   * text instead (src/prefix), where the ring places it. Placement only:
+   * no engine caches a partial block. Absent: the prompt length stands in.
+   */
+  readonly promptKey?: BlockKey;
 }
 
 /**
@@ -147,6 +153,8 @@ export interface FleetView {
   readonly blockTokens: number;
   /** Bounded-load cap of backend i for the next request: ceil(c * w_i / Σw_healthy * (totalInflight + 1)). */
   cap(i: number): number;
+  /** c of the bounded-load cap; prefix_aware applies it to work (work-bound.ts), the others to requests. */
+  readonly balanceFactor: number;
   /** Longest prefix of `blocks` (in blocks) that the affinity index believes each backend holds. */
   matchedBlocks(blocks: readonly BlockKey[]): Int32Array;
   /**

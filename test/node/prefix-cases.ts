@@ -197,6 +197,21 @@ export function prefixKeyCases(runtime: string): void {
       expect(uncapped.blocks.slice(0, 64)).toEqual(a.blocks);
     });
 
+    it("gives a prompt shorter than one block a key of its own (its whole text), and a longer one none", () => {
+      const short = (q: string) => chat({ messages: [{ role: "user", content: q }] });
+      const hi = short("hi");
+      expect(hi.blocks).toEqual([]);
+      expect(hi.promptKey).toBeDefined();
+      expect(short("hi").promptKey).toBe(hi.promptKey);
+      const keys = new Set<number | undefined>();
+      for (let i = 0; i < 40; i++) keys.add(short(`question ${i}?`).promptKey);
+      expect(keys.size).toBe(40);
+      expect(chat({ messages: [{ role: "user", content: "hi" }] }, { tenant: "t" }).promptKey).not.toBe(
+        hi.promptKey,
+      );
+      expect(chat(ask("hi")).promptKey).toBeUndefined();
+    });
+
     it("serves a repeated system prompt from the memo", () => {
       clearPrefixMemo();
       chat(ask("first"));

@@ -8,6 +8,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import {
   ADMIN_TOKEN,
   authHeaders,
@@ -116,5 +117,37 @@ describe("ROUTER_CELLS = 2", () => {
       headers: admin,
     });
     expect(undrain.status).toBe(200);
+  });
+
+  it("a cell relays every cell's load: what one isolate's call told it, the next caller's response carries", async () => {
+    const stub = env.ROUTER.getByName(`relay-test cell 1/2`);
+    const spec = testPoolSpec([{ id: "relay-a", url: spareUrls()[0]! }]);
+    // Isolate A heard from cell 2 twenty ms ago: 7 requests in flight. It knows nothing of cell 1.
+    const a = await stub.route({
+      fleetVersion: "relay-v1",
+      spec,
+      blocks: [1],
+      promptTokens: 16,
+      cellLoads: { cell: 0, figures: [0, -1, 7, 20] },
+    });
+    if (!a.ok) throw new Error(a.message);
+    expect(a.cellLoads?.slice(0, 3)).toEqual([1, 0, 7]);
+    // Isolate B never called cell 2: cell 1's answer tells it cell 2's figure (and its own, exactly).
+    const b = await stub.route({
+      fleetVersion: "relay-v1",
+      blocks: [2],
+      promptTokens: 16,
+      cellLoads: { cell: 0, figures: [0, -1, 0, -1] },
+    });
+    if (!b.ok) throw new Error(b.message);
+    expect(b.cellLoads?.[0]).toBe(2);
+    expect(b.cellLoads?.[2]).toBe(7);
+    expect(b.cellLoads?.[3]).toBeGreaterThanOrEqual(20);
+    // Without a claim (one cell, or a Worker from before cells) the answer is as it always was.
+    const c = await stub.route({ fleetVersion: "relay-v1", blocks: [3], promptTokens: 16 });
+    if (!c.ok) throw new Error(c.message);
+    expect(c.cellLoads).toBeUndefined();
+    expect(c.cellInflight).toBe(3);
+    for (const r of [a, b, c]) await stub.complete(r.leaseId, { ok: true });
   });
 });

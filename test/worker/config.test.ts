@@ -43,7 +43,7 @@ describe("parseConfig", () => {
       responseMs: 600_000,
       routerMs: 50,
     });
-    expect(r.config.prefixTokens).toBe(8192);
+    expect(r.config.prefixTokens).toBe(32_768);
     expect(r.config.backends[0]!.weight).toBe(1);
     expect(r.config.backends[1]!.url).toBe("https://gpu.example");
     expect(r.config.models).toEqual(["m", "n"]);

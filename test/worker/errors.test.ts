@@ -1,5 +1,6 @@
 /** Every client error gets the right status and an OpenAI-style body, through the real Worker. */
 import { describe, expect, it } from "vitest";
+import { SETTINGS } from "../../src/routing/defaults";
 import { ADMIN_TOKEN, authHeaders, chat, expectOpenAIError, gateway, MODEL } from "./helpers";
 
 describe("client errors", () => {
@@ -187,7 +188,7 @@ describe("GET /v1/models and /healthz", () => {
       ok: true,
       models: [MODEL],
       policy: "prefix_aware",
-      prefixTokens: 8192,
+      prefixTokens: SETTINGS.PREFIX_TOKENS.default,
     });
     expect(body.config.backends).toBeGreaterThan(0);
     expect(Object.keys(body.pools)).toContain(MODEL);

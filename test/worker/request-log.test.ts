@@ -6,10 +6,13 @@
  * the tenant's fingerprint; never the prompt or the tenant key.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { readChainDigest } from "../../src/prefix/chain-digest";
+import { digestStrideBlocks, readChainDigest } from "../../src/prefix/chain-digest";
 import { prefixKeysForRequest } from "../../src/prefix/request-keys";
+import { SETTINGS } from "../../src/routing/defaults";
 import { fingerprint, prefixLogFields } from "../../src/worker/log";
 import { authHeaders, chatBody, gatewayWithEnv, longPrompt, MODEL } from "./helpers";
+
+const PREFIX_TOKENS = SETTINGS.PREFIX_TOKENS.default;
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -36,15 +39,17 @@ describe("the request log line", () => {
       model: MODEL,
       tenant,
       blockTokens: 16,
-      prefixTokens: 8192,
+      prefixTokens: PREFIX_TOKENS,
     });
-    const expected = prefixLogFields(keys.blocks, 16, 8192, 7);
-    expect(line).toMatchObject({ ...expected, prefixEvery: 64, tenant: await fingerprint(tenant) });
+    const expected = prefixLogFields(keys.blocks, 16, PREFIX_TOKENS, 7);
+    // At most 128 digest keys: one per 256 tokens at the default PREFIX_TOKENS of 32768.
+    const every = digestStrideBlocks(16, PREFIX_TOKENS) * 16;
+    expect(line).toMatchObject({ ...expected, prefixEvery: every, tenant: await fingerprint(tenant) });
     expect(line.arrivedAt).toBeGreaterThanOrEqual(before);
     expect(line.arrivedAt).toBeLessThanOrEqual(Date.now());
     const digest = readChainDigest(line);
     if (typeof digest === "string") throw new Error(digest);
-    expect(digest.keys).toHaveLength(Math.floor(keys.keyed.tokens / 64));
+    expect(digest.keys).toHaveLength(Math.floor(keys.keyed.tokens / every));
     expect(lines[0]).not.toContain("request-log-w");
     expect(lines[0]).not.toContain(tenant);
   });

@@ -3,7 +3,7 @@
  * stickiness, spreading, bounded-load spill, tenant isolation, usage feedback.
  */
 import { describe, expect, it } from "vitest";
-import { chat, chatAndSettle, chatBody, longPrompt, poolStats, settle } from "./helpers";
+import { chat, chatAndSettle, chatBody, longPrompt, MODEL, poolStats, settle } from "./helpers";
 
 const backendOf = (res: Response) => res.headers.get("x-prefix-gateway-backend");
 const reasonOf = (res: Response) => res.headers.get("x-prefix-gateway-route");
@@ -34,11 +34,25 @@ describe("prefix-aware routing", () => {
     expect(used.size).toBeGreaterThanOrEqual(3);
   });
 
-  it("spills the next request when the prefix's backend is at its bounded-load cap", async () => {
+  it("gives prompts shorter than one block a key of their own: different ones spread, a repeat returns", async () => {
+    // No system prompt, a few words: fewer than 16 tokens, so no block key. Sequential, on an idle fleet.
+    const short = (i: number) =>
+      JSON.stringify({ model: MODEL, max_tokens: 4, messages: [{ role: "user", content: `short ${i}?` }] });
+    const homeOf: (string | null)[] = [];
+    for (let i = 0; i < 40; i++) homeOf.push(backendOf(await chatAndSettle(short(i))));
+    const counts = new Map<string | null, number>();
+    for (const b of homeOf) counts.set(b, (counts.get(b) ?? 0) + 1);
+    expect(counts.size).toBe(4);
+    for (const n of counts.values()) expect(n).toBeLessThanOrEqual(20);
+    for (const i of [0, 13, 27, 39]) expect(backendOf(await chatAndSettle(short(i)))).toBe(homeOf[i]);
+  });
+
+  it("spills the next request when the prefix's backend is at its load bound", async () => {
     const system = longPrompt("hot");
-    // Hold a long stream open on the prefix's home: with 4 equal backends and c = 1.25, the cap for the
-    // next request is ceil(1.25 · 1/4 · (1 + 1)) = 1, so home is full.
-    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 400 }));
+    // Hold a stream open on the prefix's home that books 120,000 tokens of output. prefix_aware bounds
+    // work (src/routing/work-bound.ts): with 4 equal backends of 262,144 KV tokens, c = 1.25 and a
+    // slack of 1/4, home may hold 1.25/4 · (W + x) + 65,536 tokens, about 103,000 here: home is full.
+    const held = await chat(chatBody(system, "long answer", { stream: true, max_tokens: 120_000 }));
     const home = backendOf(held);
     expect(reasonOf(held)).toBe("ring");
     expect((await poolStats()).backends.find((b) => b.id === home)?.inflight).toBe(1);

@@ -1,8 +1,10 @@
 /**
  * One suite of invariants, run against every registered policy (like Hono's
- * common.case.test.ts): only healthy backends, never over the bounded cap
- * while a healthy backend is under it, deterministic for a seed, weights
- * honoured, fail open when nothing is healthy.
+ * common.case.test.ts): only healthy backends, never over the bound while a
+ * healthy backend is under it, deterministic for a seed, weights honoured,
+ * fail open when nothing is healthy. The bound is the request-count cap for
+ * the load-blind policies and the work bound (../work-bound.ts) for
+ * prefix_aware, each checked against a reference computed here.
  */
 import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
@@ -16,6 +18,7 @@ import {
   type RouteRequest,
   type RoutingPolicy,
 } from "../types";
+import { DEFAULT_WORK_SLACK } from "../work-bound";
 
 const FLEET: BackendSpec[] = [
   { id: "a", weight: 1, kvCacheTokens: 16 * 4000 },
@@ -35,7 +38,8 @@ function requestMaker(random: () => number, groups: number) {
     for (let b = 0; b < 32; b++) ids.push(g * 1000 + b);
     const tail = 1 + Math.floor(random() * 20);
     for (let b = 0; b < tail; b++) ids.push(serial++);
-    return { blocks: blockKeysFromIds(ids, seed), promptTokens: ids.length * 16 + 7 };
+    const outputTokens = Math.floor(random() * 512);
+    return { blocks: blockKeysFromIds(ids, seed), promptTokens: ids.length * 16 + 7, outputTokens };
   };
 }
 
@@ -50,10 +54,24 @@ function referenceCap(weight: number, healthyWeight: number, totalInflight: numb
   return Math.floor((num + den - 1) / den);
 }
 
+/**
+ * The work bound from its definition (work-bound.ts), with the test's own
+ * ledger: backend i may hold at most c · w_i/Σw_healthy · (W + x) + s · K_i
+ * tokens of work once it takes x, where work is uncached prompt + output, or
+ * any one request while it holds none.
+ */
+function referenceWorkBound(b: BackendSpec, healthyWeight: number, total: number, x: number): number {
+  return ((1.25 * b.weight) / healthyWeight) * (total + x) + DEFAULT_WORK_SLACK * b.kvCacheTokens;
+}
+
+type Bound = "requests" | "work";
+
 interface Trace {
   readonly picks: string[];
   readonly violations: string[];
   readonly counts: Map<string, number>;
+  /** Decisions at which some healthy backend could not take even a fully cached request. */
+  full: number;
 }
 
 /** Random route/complete/health churn; checks the cap and health at every decision. */
@@ -64,6 +82,7 @@ function drive(
   groups = 8,
   churnHealth = true,
   indexStride = 1,
+  bound: Bound = policy === "prefix_aware" ? "work" : "requests",
 ): Trace {
   const random = seededRandom(seedValue);
   const router = new Router(FLEET, {
@@ -72,8 +91,10 @@ function drive(
   });
   const make = requestMaker(random, groups);
   const open: RouteTicket[] = [];
+  const workOf = new Map<RouteTicket, number>();
+  const held = new Map(FLEET.map((b) => [b.id, 0]));
   const healthy = new Map(FLEET.map((b) => [b.id, true]));
-  const trace: Trace = { picks: [], violations: [], counts: new Map() };
+  const trace: Trace = { picks: [], violations: [], counts: new Map(), full: 0 };
   let now = 0;
   for (let s = 0; s < steps; s++) {
     now += random() * 5;
@@ -90,11 +111,29 @@ function drive(
       const hw = FLEET.filter((b) => healthy.get(b.id)).reduce((x, b) => x + b.weight, 0);
       const caps = new Map(FLEET.map((b) => [b.id, referenceCap(b.weight, hw, total)]));
       const someUnder = FLEET.some((b) => healthy.get(b.id) && router.inflight(b.id) < caps.get(b.id)!);
-      const { decision, ticket } = router.route(make(), ctx);
+      const req = make();
+      const output = req.outputTokens ?? 0;
+      const work = FLEET.filter((b) => healthy.get(b.id)).reduce((x, b) => x + held.get(b.id)!, 0);
+      const fits = (b: BackendSpec, x: number) =>
+        held.get(b.id) === 0 || held.get(b.id)! + x <= referenceWorkBound(b, hw, work, x) * (1 + 1e-12);
+      // x is smallest where the backend caches most; a backend that fits the whole prompt fits any match.
+      const someFits = FLEET.some((b) => healthy.get(b.id) && fits(b, req.promptTokens + output));
+      if (FLEET.some((b) => healthy.get(b.id) && !fits(b, output))) trace.full++;
+      const { decision, ticket } = router.route(req, ctx);
       const id = decision.backendId;
+      const x = req.promptTokens - decision.expectedCachedTokens + output;
       if (!healthy.get(id)) trace.violations.push(`step ${s}: unhealthy ${id}`);
-      if (someUnder && decision.inflightAtDecision >= caps.get(id)!)
+      if (bound === "requests" && someUnder && decision.inflightAtDecision >= caps.get(id)!)
         trace.violations.push(`step ${s}: ${id} at ${decision.inflightAtDecision} >= cap ${caps.get(id)}`);
+      if (bound === "work") {
+        const spec = FLEET.find((b) => b.id === id)!;
+        if (decision.reason !== "fallback" && !fits(spec, x))
+          trace.violations.push(`step ${s}: ${id} holds ${held.get(id)! + x} tokens of work, over its bound`);
+        if (decision.reason === "fallback" && someFits)
+          trace.violations.push(`step ${s}: fallback while a backend could take the whole prompt`);
+      }
+      held.set(id, held.get(id)! + x);
+      workOf.set(ticket, x);
       trace.picks.push(`${id}:${decision.reason}:${decision.expectedCachedTokens}`);
       trace.counts.set(id, (trace.counts.get(id) ?? 0) + 1);
       open.push(ticket);
@@ -103,6 +142,7 @@ function drive(
       const ticket = open[k]!;
       open[k] = open[open.length - 1]!;
       open.pop();
+      held.set(ticket.backendId, held.get(ticket.backendId)! - workOf.get(ticket)!);
       const ok = random() > 0.05;
       router.complete(ticket, { ok, cachedTokens: ticket.decision.expectedCachedTokens, ttftMs: 50 }, ctx);
     }
@@ -179,5 +219,17 @@ describe("the invariant harness", () => {
       pick: (_req, fleet) => ({ index: fleet.healthy.indexOf(true), reason: "ring" }),
     });
     expect(drive(greedy, 1, 2000).violations.length).toBeGreaterThan(0);
+  });
+
+  it("catches a policy that ignores the work bound", () => {
+    const greedy: () => RoutingPolicy = () => ({
+      name: "greedy",
+      pick: (_req, fleet) => ({ index: fleet.healthy.indexOf(true), reason: "ring" }),
+    });
+    expect(drive(greedy, 1, 2000, 8, true, 1, "work").violations.length).toBeGreaterThan(0);
+  });
+
+  it("prefix_aware's work bound binds in this harness (the invariant is not vacuous)", () => {
+    expect(drive("prefix_aware", 1, 4000).full).toBeGreaterThan(100);
   });
 });

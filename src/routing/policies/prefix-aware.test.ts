@@ -53,6 +53,30 @@ describe("prefix_aware", () => {
     for (const n of seen.values()) expect(n).toBeGreaterThan(30);
   });
 
+  it("spreads prompts shorter than one block by their own key, and sends a repeat to the same home", () => {
+    // Same length, no block keys: before promptKey every one of these had the same ring key.
+    const { router, ctx } = setup();
+    const short = (k: number): RouteRequest => ({
+      blocks: [],
+      promptTokens: 9,
+      promptKey: 7_000_003 * (k + 1),
+    });
+    const homeOf = new Map<number, string>();
+    const seen = new Map<string, number>();
+    for (let k = 0; k < 40; k++) {
+      const { decision, ticket } = router.route(short(k), ctx(k * 1000));
+      homeOf.set(k, decision.backendId);
+      seen.set(decision.backendId, (seen.get(decision.backendId) ?? 0) + 1);
+      router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 20 }, ctx(k * 1000 + 20));
+    }
+    expect(seen.size).toBe(4);
+    for (let k = 0; k < 40; k += 7) {
+      const { decision, ticket } = router.route(short(k), ctx(100_000 + k * 1000));
+      expect(decision.backendId).toBe(homeOf.get(k));
+      router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 20 }, ctx(100_000 + k * 1000 + 20));
+    }
+  });
+
   it("a backend at its cap makes the next same-prefix request spill to another", () => {
     const { router, ctx } = setup();
     const reasons: string[] = [];
@@ -68,6 +92,47 @@ describe("prefix_aware", () => {
     expect(homes.size).toBeGreaterThan(1);
     const stats = router.stats();
     for (const b of stats.backends) expect(b.inflight).toBeLessThanOrEqual(Math.ceil(1.25 * (12 / 4)) + 1);
+  });
+
+  it("bounds work, not requests: on a quiet 16-backend fleet concurrent requests of a prefix stay home", () => {
+    // A request cap would be ⌈1.25/16 · (T + 1)⌉ = 1 here: the second request in flight would spill and
+    // prefill 2k tokens again. Each arrives after the one before has prefilled (its decode still runs).
+    const fleet: BackendSpec[] = Array.from({ length: 16 }, (_, i) => ({
+      id: `q${i}`,
+      weight: 1,
+      kvCacheTokens: 442_368,
+    }));
+    const router = new Router(fleet, { policy: "prefix_aware" });
+    const random = seededRandom(5);
+    const first = router.route({ ...prompt(21, 128, 0, 8), outputTokens: 256 }, { now: 0, random });
+    for (let k = 1; k <= 6; k++) {
+      const { decision } = router.route(
+        { ...prompt(21, 128, k, 8), outputTokens: 256 },
+        { now: 500 * k, random },
+      );
+      expect(decision.backendId, `request ${k}`).toBe(first.decision.backendId);
+      expect(decision.reason).toBe("affinity");
+    }
+    expect(router.stats().backends.find((b) => b.id === first.decision.backendId)?.inflight).toBe(7);
+  });
+
+  it("still bounds a hot prefix's work: past c × its fair share plus its slack, it spills", () => {
+    const router = new Router(FLEET, { policy: "prefix_aware" });
+    const random = seededRandom(6);
+    // 1,000,000 tokens of KV each, slack 1/4 = 250,000 tokens; each request holds 128 + 16,000 after the
+    // first, so home is full after about 250,000 / (1 − 1.25/4) / 16,128 ≈ 23 of them.
+    const held = new Map<string, number>();
+    let spilled = 0;
+    for (let k = 0; k < 60; k++) {
+      const { decision } = router.route(
+        { ...prompt(22, 256, k, 8), outputTokens: 16_000 },
+        { now: 1000 * k, random },
+      );
+      held.set(decision.backendId, (held.get(decision.backendId) ?? 0) + 1);
+      if (decision.reason === "spill") spilled++;
+    }
+    expect(spilled).toBeGreaterThan(0);
+    expect(held.size).toBeGreaterThan(1);
   });
 
   it("weighs saved prefill against queued prefill: a hot prefix spills before any cap binds", () => {

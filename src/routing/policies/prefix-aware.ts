@@ -1,12 +1,14 @@
 /**
  * prefix_aware (ours): lowest expected cost among healthy backends under
- * their bounded cap, where cost = queued prefill + uncached prefill + a
+ * their load bound, which counts work, not requests (../work-bound.ts): a
+ * backend may hold c × its fair share of the fleet's uncached-prompt +
+ * output tokens in flight, plus a slack of its KV capacity. Cost = queued prefill + uncached prefill + a
  * small in-flight term (../cost-model.ts), and the uncached part comes from
  * the affinity index's longest cached prefix on each backend.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
- * the ring alone sees load only through the bounded cap, so long cold
+ * the ring alone sees load only through the bound, so long cold
  * prompts queue behind each other.
  *
  * The ring still decides among near-equal costs (within `tieToleranceMs`):
@@ -24,12 +26,12 @@
  * Mooncake's 512).
  *
  * Reasons: `affinity` when the chosen backend holds a useful match and no
- * backend with a longer one was at its cap; `spill` when one was, or when
+ * backend with a longer one was at its bound; `spill` when one was, or when
  * the chosen backend holds nothing useful while others do (their queues made
  * them costlier); for a new prefix `ring`, or `spill` when its ring home was
- * at its cap; `fallback` when every healthy backend is at its cap.
+ * at its bound; `fallback` when no healthy backend can take the request
+ * within its bound (it goes to the least work per weight).
  */
-import { isEligible, leastOverloaded } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { FleetRing, ringKey } from "../placement";
@@ -44,6 +46,7 @@ import type {
   RouteRequest,
   RoutingPolicy,
 } from "../types";
+import { WorkBound } from "../work-bound";
 
 export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions {
   /** Shortest match (tokens) that counts as affinity and switches to the divergence key. Default 64. */
@@ -52,6 +55,8 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly ringKeyTokens?: number;
   /** Costs within this many ms of the cheapest are ties, decided by the key's probe order. Default 1. */
   readonly tieToleranceMs?: number;
+  /** s of the work bound, a share of each backend's KV capacity (../work-bound.ts). Default DEFAULT_WORK_SLACK. */
+  readonly workSlack?: number;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -80,6 +85,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private syncedTo: readonly BackendSpec[] | undefined;
   private readonly routed = new WeakMap<RouteRequest, Routed>();
   private costs = new Float64Array(0);
+  /** The request's work on each backend (uncached prompt + output), for the bound. */
+  private work = new Float64Array(0);
+  private readonly bound: WorkBound;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -87,6 +95,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.minMatchTokens = options.minMatchTokens ?? DEFAULT_MIN_MATCH_TOKENS;
     this.keyTokens = options.ringKeyTokens ?? DEFAULT_RING_KEY_TOKENS;
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
+    this.bound = new WorkBound(this.model, options.workSlack);
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
@@ -103,18 +112,25 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       ? req.blocks[Math.min(longest, n - 1)]!
       : ringKey(req, blocksFor(this.keyTokens, bt));
 
-    if (this.costs.length !== size) this.costs = new Float64Array(size);
+    if (this.costs.length !== size) {
+      this.costs = new Float64Array(size);
+      this.work = new Float64Array(size);
+    }
     const costs = this.costs;
+    const work = this.work;
+    const fleetWork = this.bound.measure(fleet);
+    const output = req.outputTokens ?? 0;
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
     for (let i = 0; i < size; i++) {
-      if (!isEligible(fleet, i)) {
+      const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
+      work[i] = uncached + output;
+      if (!this.bound.fits(fleet, i, work[i]!, fleetWork)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
-      const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, req.outputTokens ?? 0) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
@@ -123,7 +139,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
     const ring = this.ring.of(fleet);
     if (candidates === 0) {
-      const index = leastOverloaded(fleet, ring.ranks(key));
+      const index = this.bound.leastLoaded(fleet, work, ring.ranks(key));
       return { index, reason: "fallback" };
     }
     // First in the key's probe order among the near-cheapest; the home is the first healthy one.
@@ -137,11 +153,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const best = found.index;
 
     let reason: RouteReason;
-    if (!warm) reason = best !== home && !isEligible(fleet, home) ? "spill" : "ring";
+    const full = (i: number) => fleet.healthy[i] === true && costs[i] === Number.POSITIVE_INFINITY;
+    if (!warm) reason = best !== home && full(home) ? "spill" : "ring";
     else {
       reason = matched[best]! >= minMatch ? "affinity" : "spill";
       for (let i = 0; i < size; i++) {
-        if (fleet.healthy[i] && matched[i]! > matched[best]! && !isEligible(fleet, i)) {
+        if (matched[i]! > matched[best]! && full(i)) {
           reason = "spill";
           break;
         }

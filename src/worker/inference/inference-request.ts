@@ -42,7 +42,7 @@ export async function readInferenceRequest(
   const tenant = body.prompt_cache_key ?? c.req.header("x-prefix-cache-key") ?? undefined;
   const hasTenant = tenant !== undefined && tenant !== "";
   if (hasTenant) log.set({ tenant: await fingerprint(tenant) });
-  const { blocks, promptTokens, keyed } = prefixKeysForRequest(kind, body, {
+  const { blocks, promptTokens, promptKey, keyed } = prefixKeysForRequest(kind, body, {
     model,
     ...(hasTenant ? { tenant } : {}),
     blockTokens: config.router.blockTokens,
@@ -65,7 +65,12 @@ export async function readInferenceRequest(
     stream,
     strip,
     upstreamBody: strip ? withIncludeUsage(text, raw, body.stream_options) : text,
-    route: { blocks, promptTokens, ...(outputTokens !== undefined ? { outputTokens } : {}) },
+    route: {
+      blocks,
+      promptTokens,
+      ...(outputTokens !== undefined ? { outputTokens } : {}),
+      ...(promptKey !== undefined ? { promptKey } : {}),
+    },
     // Only a split reads it; without one the RouterDO ignores it, so it is not computed.
     armKey:
       config.router.abPolicy === null

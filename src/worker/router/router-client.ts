@@ -18,7 +18,9 @@
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
- * cell's load from the route responses (cellInflight); from then on the
+ * cell's load from the route responses: every call carries this isolate's
+ * figures of every cell, and every response the cell's (cellLoads), so each
+ * cell relays what all isolates told it (src/routing/cell-loads.ts); from then on the
  * request lives in that cell: its lease, its retry, its report, and, when the
  * cell does not answer, the local decision among the cell's backends.
  */
@@ -195,6 +197,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     }
     routerDownUntil.delete(cell.name);
     if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
+    if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
     local.syncEjected(res.ejected);
     return {
       via: "router",
@@ -295,6 +298,9 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
       ...retry,
       fleetVersion: cell.version,
       ...(withSpec ? { spec: cell.spec } : {}),
+      ...(call.pool.cells.length > 1
+        ? { cellLoads: { cell: cell.index, figures: call.pool.chooser.loads.toWire(call.now()) } }
+        : {}),
     };
     // An async wrapper turns the RPC stub's promise-and-pipeline type into a plain promise.
     const pending = (async (): Promise<RouteResult> => stub.route(input))();

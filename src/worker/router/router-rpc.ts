@@ -86,8 +86,16 @@ export interface RouteInput {
   readonly blocks: readonly number[];
   readonly promptTokens: number;
   readonly outputTokens?: number;
+  /** The whole prompt's key when it has no full block (RouteRequest.promptKey). */
+  readonly promptKey?: number;
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
   readonly armKey?: number;
+  /**
+   * With K > 1 cells: which cell this RouterDO is (0-based), and the calling isolate's figures of every
+   * cell's load (src/routing/cell-loads.ts, [inflight, ageMs] per cell). The object keeps the freshest
+   * it is told of each and answers with them (RouteResult.cellLoads). Absent with one cell.
+   */
+  readonly cellLoads?: { readonly cell: number; readonly figures: readonly number[] };
   /**
    * Re-route after `leaseId`'s backend failed before sending a byte: ends that
    * lease with `failure` (and `retryAfterMs` for a 429) and, if the pool's
@@ -123,6 +131,11 @@ export type RouteResult =
        * choice of cell bounds (src/routing/cell-ring.ts). Absent from an object deployed before cells.
        */
       readonly cellInflight?: number;
+      /**
+       * Every cell's load as this cell knows it (its own exact, the others as callers relayed them;
+       * [inflight, ageMs] per cell): sent back when the call carried RouteInput.cellLoads.
+       */
+      readonly cellLoads?: readonly number[];
     }
   | {
       readonly ok: false;
