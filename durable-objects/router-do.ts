@@ -65,6 +65,18 @@ const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size). */
 const RETRY_BURST = 10;
 
+/**
+ * A spec with the settings added after specs were first stored, at their
+ * "off" values when absent: a spec saved by an older version (reloaded after
+ * a deploy) or sent by a Worker of the previous version during a rollout
+ * must route as it did, never throw (an undefined scrape interval made the
+ * alarm time NaN).
+ */
+function withLaterSettings(spec: PoolSpec): PoolSpec {
+  const partial = spec as Omit<PoolSpec, "engineScrapeMs"> & { engineScrapeMs?: number };
+  return partial.engineScrapeMs === undefined ? { ...partial, engineScrapeMs: 0 } : spec;
+}
+
 /** The router options a spec implies that need a fresh Router (the affinity index is keyed by them). */
 function routerOptionsKey(spec: PoolSpec): string {
   return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}|${spec.abPolicy}|${spec.abPercent}|${spec.shadow}|${spec.engineScrapeMs}`;
@@ -125,7 +137,8 @@ export class RouterDO extends DurableObject<Env> {
     return { now: Date.now(), random: Math.random };
   }
 
-  private applySpec(version: string, spec: PoolSpec, persist: boolean): void {
+  private applySpec(version: string, given: PoolSpec, persist: boolean): void {
+    const spec = withLaterSettings(given);
     const specs = backendSpecs(spec);
     const previous = this.spec;
     if (

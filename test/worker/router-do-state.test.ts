@@ -40,6 +40,18 @@ async function eject(stub: DurableObjectStub<RouterDO>, version: string, id: str
 }
 
 describe("RouterDO state", () => {
+  it("routes with a spec from before ENGINE_SCRAPE_MS existed (a stored spec, or a Worker of the previous version)", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("state-older-spec");
+    const { engineScrapeMs: _, ...older } = spec({ id: "o-a", url: a }, { id: "o-b", url: b });
+    await adopt(stub, "v-old", older as PoolSpec);
+    const r = await stub.route({ fleetVersion: "v-old", blocks: [7], promptTokens: 16 });
+    expect(r.ok).toBe(true);
+    if (r.ok) await stub.complete(r.leaseId, { ok: true });
+    const stats = await stub.stats();
+    expect(stats.ok && stats.backends.length).toBe(2);
+  });
+
   it("a restarted RouterDO reloads its fleet and its backends' health from storage", async () => {
     const [a, b] = spareUrls() as [string, string];
     const stub = env.ROUTER.getByName("state-restart");
