@@ -23,17 +23,15 @@ import {
   failure,
   maxTokensFlag,
   parseFlags,
-  positiveFlag,
-  runSeed,
-  setFlag,
   UsageError,
+  WORKLOAD_OPTIONS,
+  workloadFlags,
 } from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
 import { isSimPolicy, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
 import { fleetSpecs, type PolicyResult, simulatePolicy } from "./simulator";
-import { isTraceSpec } from "./workloads/index";
 
 const HELP = `usage: npm run bench:cells -- --workload W --backends N --cells 1,2,4,8 (--rate R | --speed X) [options]
   --workload   generated-shared-prefix | multi-turn | zipf | no-shared-prefix | burst | burst-mooncake |
@@ -59,36 +57,23 @@ interface CellRun {
 async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, {
     ...FLEET_OPTIONS,
-    workload: { type: "string" },
+    ...WORKLOAD_OPTIONS,
     cells: { type: "string" },
     isolates: { type: "string" },
-    rate: { type: "string" },
     policy: { type: "string" },
-    requests: { type: "string" },
-    set: { type: "string" },
-    name: { type: "string" },
-    out: { type: "string" },
   });
   if (values.help) {
     console.log(HELP);
     return;
   }
-  const workload = values.workload;
-  if (workload === undefined) throw new UsageError("--workload is required");
-  const isTrace = isTraceSpec(workload);
-  const backends = countFlag("backends", values.backends, 64);
+  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 64);
   const ks = (values.cells ?? "1,2,4,8").split(",").map((x) => countFlag("cells", x));
   for (const k of ks)
     if (k > backends) throw new UsageError(`--cells ${k}: more cells than --backends ${backends}`);
   const isolates = countFlag("isolates", values.isolates, 1);
-  const rate = isTrace ? 1 : positiveFlag("rate", values.rate);
-  const speed = positiveFlag("speed", values.speed, 1);
-  const set = setFlag(values.set);
-  const seed = runSeed(set, workload, values.seed);
   const policy = values.policy ?? "prefix_aware";
   if (!isSimPolicy(policy) || !(POLICY_NAMES as readonly string[]).includes(policy))
     throw new UsageError(`--policy must be one of ${POLICY_NAMES.join(", ")} (cells run the routing core)`);
-  const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
   const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
   const base = workload.startsWith("file:") ? "trace" : workload;

@@ -211,3 +211,54 @@ export function secondClientFlag(v: string | undefined): SecondClient | undefine
     throw new UsageError(`--second-client: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
+
+/** The options naming a run's workload and traffic, read alike by main.ts, cells-main.ts and index-audit-main.ts. */
+export const WORKLOAD_OPTIONS = {
+  workload: { type: "string" },
+  rate: { type: "string" },
+  requests: { type: "string" },
+  set: { type: "string" },
+  name: { type: "string" },
+  out: { type: "string" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** What a run replays: the workload, its load (a rate, or a trace's speed), set, seed and request count. */
+export interface WorkloadFlags {
+  readonly workload: string;
+  readonly isTrace: boolean;
+  readonly backends: number;
+  readonly rate: number;
+  readonly speed: number;
+  readonly set: SetName | undefined;
+  readonly seed: number;
+  readonly requests: number | undefined;
+}
+
+/** Reads WORKLOAD_OPTIONS and the fleet's size (`defaultBackends` when --backends is absent). */
+export function workloadFlags(
+  values: {
+    workload?: string;
+    rate?: string;
+    speed?: string;
+    requests?: string;
+    set?: string;
+    seed?: string;
+    backends?: string;
+  },
+  defaultBackends: number,
+): WorkloadFlags {
+  const workload = values.workload;
+  if (workload === undefined) throw new UsageError("--workload is required");
+  const isTrace = isTraceSpec(workload);
+  const set = setFlag(values.set);
+  return {
+    workload,
+    isTrace,
+    backends: countFlag("backends", values.backends, defaultBackends),
+    rate: isTrace ? 1 : positiveFlag("rate", values.rate),
+    speed: positiveFlag("speed", values.speed, 1),
+    set,
+    seed: runSeed(set, workload, values.seed),
+    requests: values.requests === undefined ? undefined : countFlag("requests", values.requests),
+  };
+}

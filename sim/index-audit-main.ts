@@ -16,23 +16,21 @@ import { fileURLToPath } from "node:url";
 import { isPolicyName } from "../src/routing/registry";
 import { describeSet, loadSetData } from "./eval-sets";
 import {
-  countFlag,
   engineFlags,
   FLEET_OPTIONS,
   failure,
   maxTokensFlag,
   parseFlags,
   positiveFlag,
-  runSeed,
-  setFlag,
   UsageError,
+  WORKLOAD_OPTIONS,
+  workloadFlags,
 } from "./flags";
 import { fmtMs, fmtNum, fmtPct, table } from "./format";
 import { auditIndex, type GapSplit, type IndexAudit } from "./index-audit";
 import { DEFAULT_PRESET } from "./model/presets";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { machine } from "./report";
-import { isTraceSpec } from "./workloads/index";
 
 const HELP = `usage: npm run bench:index-audit -- --workload W --backends N (--rate R | --speed X) [options]
   --workload       as bench:sim (generated-shared-prefix, multi-turn, zipf, no-shared-prefix, burst,
@@ -116,29 +114,16 @@ export function renderAudit(a: IndexAudit, command: string, set: string): string
 async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, {
     ...FLEET_OPTIONS,
-    workload: { type: "string" },
-    rate: { type: "string" },
-    requests: { type: "string" },
+    ...WORKLOAD_OPTIONS,
     "prefix-tokens": { type: "string" },
     "duration-s": { type: "string" },
-    set: { type: "string" },
     policy: { type: "string" },
-    name: { type: "string" },
-    out: { type: "string" },
   });
   if (values.help) {
     console.log(HELP);
     return;
   }
-  const workload = values.workload;
-  if (workload === undefined) throw new UsageError("--workload is required");
-  const isTrace = isTraceSpec(workload);
-  const backends = countFlag("backends", values.backends, 8);
-  const rate = isTrace ? 1 : positiveFlag("rate", values.rate);
-  const speed = positiveFlag("speed", values.speed, 1);
-  const set = setFlag(values.set);
-  const seed = runSeed(set, workload, values.seed);
-  const requests = values.requests === undefined ? undefined : positiveFlag("requests", values.requests);
+  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const maxTokens = maxTokensFlag(values["max-tokens"]);

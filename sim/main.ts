@@ -15,7 +15,6 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeSet, loadSetData } from "./eval-sets";
 import {
-  countFlag,
   ENGINE_USAGE,
   engineFlags,
   FLEET_OPTIONS,
@@ -24,14 +23,14 @@ import {
   parseFlags,
   policiesFlag,
   positiveFlag,
-  runSeed,
   sampleRateFlag,
   scrapeFlag,
   secondClientFlag,
-  setFlag,
   TRAFFIC_OPTIONS,
   TRAFFIC_USAGE,
   UsageError,
+  WORKLOAD_OPTIONS,
+  workloadFlags,
 } from "./flags";
 import { fmtMs, fmtPct } from "./format";
 import { DEFAULT_PRESET } from "./model/presets";
@@ -39,7 +38,6 @@ import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
-import { isTraceSpec } from "./workloads/index";
 import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import type { Workload } from "./workloads/types";
 
@@ -82,28 +80,15 @@ async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, {
     ...FLEET_OPTIONS,
     ...TRAFFIC_OPTIONS,
-    workload: { type: "string" },
-    rate: { type: "string" },
-    requests: { type: "string" },
+    ...WORKLOAD_OPTIONS,
     "prefix-tokens": { type: "string" },
     "duration-s": { type: "string" },
-    set: { type: "string" },
-    name: { type: "string" },
-    out: { type: "string" },
   });
   if (values.help) {
     console.log(HELP);
     return;
   }
-  const workload = values.workload;
-  if (workload === undefined) throw new UsageError("--workload is required");
-  const isTrace = isTraceSpec(workload);
-  const backends = countFlag("backends", values.backends, 8);
-  const rate = isTrace ? 1 : positiveFlag("rate", values.rate);
-  const speed = positiveFlag("speed", values.speed, 1);
-  const set = setFlag(values.set);
-  const seed = runSeed(set, workload, values.seed);
-  const requests = values.requests === undefined ? undefined : positiveFlag("requests", values.requests);
+  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
