@@ -144,6 +144,11 @@ export class PrefillCostModel {
     return this.rateOf(this.states[i]!) * 1000;
   }
 
+  /** Time backend i takes to prefill `tokens` tokens, ms. */
+  prefillMs(i: number, tokens: number): number {
+    return tokens / this.rateOf(this.states[i]!);
+  }
+
   cost(i: number, uncachedTokens: number, inflight: number, now: number, outputTokens = 0): number {
     const s = this.states[i]!;
     return (

@@ -77,21 +77,71 @@ describe("prefix_aware", () => {
     }
   });
 
-  it("a backend at its cap makes the next same-prefix request spill to another", () => {
-    const { router, ctx } = setup();
+  it("a backend at its work bound makes the next same-prefix request spill to another", () => {
+    // 4,000 tokens of KV each, slack 1/4: the home may hold (W + x) · 1.25/4 + 1,000 tokens of work, i.e.
+    // up to about 1,454 while it holds all of it; the first request holds 1,061 and each later one 37,
+    // so the 12th finds the home at its bound.
+    const small: BackendSpec[] = FLEET.map((b) => ({ ...b, kvCacheTokens: 4_000 }));
+    const router = new Router(small, { policy: "prefix_aware" });
+    const random = seededRandom(1);
     const reasons: string[] = [];
-    const homes = new Set<string>();
-    for (let k = 0; k < 12; k++) {
-      // Never completed: in-flight load builds up on the prefix's home.
-      const { decision } = router.route(prompt(7, 64, k, 2), ctx(k));
+    const homes: string[] = [];
+    for (let k = 0; k < 16; k++) {
+      // Never completed: in-flight work builds up on the prefix's home.
+      const { decision } = router.route(prompt(7, 64, k, 2), { now: k, random });
       reasons.push(decision.reason);
-      homes.add(decision.backendId);
+      homes.push(decision.backendId);
     }
     expect(reasons[0]).toBe("ring");
-    expect(reasons).toContain("spill");
-    expect(homes.size).toBeGreaterThan(1);
-    const stats = router.stats();
-    for (const b of stats.backends) expect(b.inflight).toBeLessThanOrEqual(Math.ceil(1.25 * (12 / 4)) + 1);
+    expect(reasons.slice(1, 11)).toEqual(Array(10).fill("affinity"));
+    expect(new Set(homes.slice(0, 11)).size).toBe(1);
+    expect(reasons.slice(11)).toContain("spill");
+    expect(new Set(homes).size).toBeGreaterThan(1);
+  });
+
+  it("keeps a burst of a new prefix on its home while the home still prefills it (prefilled once)", () => {
+    // 16 requests of a fresh 4,096-token prefix, each with its own 128-token question, within 100 ms,
+    // none done yet. Each later one costs about the same at the home (the rest of the first one's
+    // prefill, then its question) as elsewhere (the whole prompt again), but elsewhere the fleet
+    // prefills the prefix a second time: the cost counts that duplicated work.
+    const { router, ctx } = setup();
+    const homes = new Set<string>();
+    const reasons: string[] = [];
+    for (let k = 0; k < 16; k++) {
+      const { decision } = router.route({ ...prompt(30, 256, k, 8), outputTokens: 256 }, ctx(k * 6));
+      homes.add(decision.backendId);
+      reasons.push(decision.reason);
+    }
+    expect(homes.size).toBe(1);
+    expect(reasons.slice(1)).toEqual(Array(15).fill("affinity"));
+  });
+
+  it("charges the repeated prefill only while the home computes the prefix", () => {
+    // The same two requests: the second one joins while the first one's 4k-token prefill is predicted to
+    // run (it stays home, where it waits ~as long as elsewhere), or after the first completed with its
+    // decode still holding the home's KV and a long queue ahead (then the home's queue decides, as before).
+    const joinWhilePrefilling = () => {
+      const { router, ctx } = setup();
+      const first = router.route({ ...prompt(31, 256, 0, 8), outputTokens: 256 }, ctx(0));
+      const second = router.route({ ...prompt(31, 256, 1, 8), outputTokens: 256 }, ctx(5));
+      return [first.decision.backendId, second.decision.backendId];
+    };
+    const [home, joined] = joinWhilePrefilling();
+    expect(joined).toBe(home);
+
+    const { router, ctx } = setup();
+    const first = router.route({ ...prompt(32, 256, 0, 8), outputTokens: 256 }, ctx(0));
+    router.complete(first.ticket, { ok: true, cachedTokens: 0, ttftMs: 420 }, ctx(420));
+    // Unrelated cold prompts queue 6k tokens each on the home (never completed).
+    const others = new Set<string>();
+    for (let k = 0; k < 40 && !others.has(first.decision.backendId); k++) {
+      const r = router.route({ ...prompt(500 + k, 384, k, 0), outputTokens: 0 }, ctx(421));
+      others.add(r.decision.backendId);
+    }
+    const later = router.route({ ...prompt(32, 256, 1, 8), outputTokens: 256 }, ctx(422));
+    // Its home is busy with other work, not with this prefix: no charge, the queue sends it elsewhere.
+    expect(later.decision.backendId).not.toBe(first.decision.backendId);
+    expect(later.decision.reason).toBe("spill");
   });
 
   it("bounds work, not requests: on a quiet 16-backend fleet concurrent requests of a prefix stay home", () => {

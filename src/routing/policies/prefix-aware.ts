@@ -3,8 +3,26 @@
  * their load bound, which counts work, not requests (../work-bound.ts): a
  * backend may hold c × its fair share of the fleet's uncached-prompt +
  * output tokens in flight, plus a slack of its KV capacity. Cost = queued prefill + uncached prefill + a
- * small in-flight term (../cost-model.ts), and the uncached part comes from
+ * small in-flight term (../cost-model.ts) (+ the prefill it repeats while the prefix's home still computes
+ * it, below), and the uncached part comes from
  * the affinity index's longest cached prefix on each backend.
+ *
+ * While a prefix's home is still computing it (a burst of a new document or
+ * system prompt: its first request's prefill is queued or running), the
+ * other backends are also charged the prefill they would repeat: the
+ * tokens they must prefill beyond the home's, at their rate
+ * (../pending-prefill.ts tracks what each backend is still computing). A
+ * later request of the burst waits about as long at the home as anywhere
+ * (vLLM V1 reuses a block from the step that schedules it, so joining costs
+ * the rest of that prefill plus the request's own suffix; elsewhere, the
+ * whole prefix again, about as long), so its own time to first token cannot
+ * tell them apart; the second copy is what differs, GPU time that later
+ * requests on that backend queue behind, and the burst is prefilled once per
+ * backend it touches. Charged once: at least the next request there waits for
+ * it. The home still loses when its queue is longer than that. Once the home
+ * has computed the prefix its saving is in its own cost (suffix only), and
+ * the charge stops: spreading a hot prefix to a second home is then a
+ * load decision, left to the queue, decode and bound terms as before.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
@@ -34,6 +52,7 @@
  */
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
+import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
 import type {
   BackendSpec,
@@ -66,6 +85,8 @@ export const DEFAULT_TIE_TOLERANCE_MS = 1;
 interface Routed {
   readonly uncached: number;
   readonly slot: PrefillSlot;
+  /** Blocks the backend held of it when it was routed: it computes the rest. */
+  readonly from: number;
 }
 
 /** Blocks spanning at least `tokens` tokens (at least one). */
@@ -88,6 +109,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   /** The request's work on each backend (uncached prompt + output), for the bound. */
   private work = new Float64Array(0);
   private readonly bound: WorkBound;
+  private readonly pending = new PendingPrefill();
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -120,8 +142,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const work = this.work;
     const fleetWork = this.bound.measure(fleet);
     const output = req.outputTokens ?? 0;
-    let bestCost = Number.POSITIVE_INFINITY;
-    let candidates = 0;
+    // The least prefill any backend within its bound needs, and where: the home of its prefix.
+    let leastUncached = Number.POSITIVE_INFINITY;
+    let leastAt = -1;
     for (let i = 0; i < size; i++) {
       const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
       work[i] = uncached + output;
@@ -129,8 +152,26 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
+      costs[i] = 0;
+      if (uncached < leastUncached) {
+        leastUncached = uncached;
+        leastAt = i;
+      }
+    }
+    // While the home still computes the prefix, the other backends are charged the prefill they would
+    // repeat (see the header).
+    const homeComputing =
+      leastAt >= 0 &&
+      matched[leastAt]! > 0 &&
+      this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
+    let bestCost = Number.POSITIVE_INFINITY;
+    let candidates = 0;
+    for (let i = 0; i < size; i++) {
+      if (costs[i] === Number.POSITIVE_INFINITY) continue;
+      const uncached = work[i]! - output;
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
+        (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
@@ -169,8 +210,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
     this.sync(fleet.backends);
-    const cached = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! * fleet.blockTokens : 0;
-    const uncached = Math.max(0, req.promptTokens - cached);
+    const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
+    const uncached = Math.max(0, req.promptTokens - from * fleet.blockTokens);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
@@ -179,7 +220,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
     );
-    this.routed.set(req, { uncached, slot });
+    this.routed.set(req, { uncached, slot, from });
+    this.pending.add(index, req.blocks, from, slot.end);
     this.foreign.observeRouted(uncached);
   }
 
@@ -188,6 +230,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.routed.delete(req);
     if (routed === undefined || index < 0 || index >= this.model.size) return;
     this.model.released(index, routed.slot, ctx.now);
+    this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
@@ -202,6 +245,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private sync(backends: readonly BackendSpec[]): void {
     if (this.syncedTo === backends) return;
     this.model.setBackends(backends);
+    this.pending.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
