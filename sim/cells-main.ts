@@ -27,7 +27,7 @@ import {
   WORKLOAD_OPTIONS,
   workloadFlags,
 } from "./flags";
-import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { fmtMs, fmtNum, fmtPct, reproduceLines, table } from "./format";
 import { isSimPolicy, viewOf } from "./policies";
 import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
@@ -123,12 +123,7 @@ async function main(argv: string[]): Promise<void> {
   const md = [
     `# Cells: ${w.name}, ${backends} backends, ${policy} in each cell`,
     "",
-    "Reproduce:",
-    "",
-    "```",
-    command,
-    "```",
-    "",
+    ...reproduceLines(command),
     `Machine: ${machine()}. ${w.requests.length} requests at ${load}; set: ${setLine}.`,
     `Worker isolates: ${isolates} (${isolates === 1 ? "every request through one cell chooser" : "each request through one drawn at random, each isolate learning only from its own requests and route responses"}).`,
     `Fleet: ${backends} × ${fleet.preset} (${fleet.kvCacheTokens} KV tokens each), seed ${seed}. Each cell is a`,

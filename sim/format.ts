@@ -22,3 +22,8 @@ export function table(head: readonly string[], rows: readonly (readonly string[]
     `| ${cells.map((v, c) => v.padEnd(widths[c]!)).join(" | ")} |`;
   return [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
 }
+
+/** A report's "Reproduce:" block: the command in a fenced block (`lang` "sh" or none), then a blank line. */
+export function reproduceLines(command: string, lang = ""): string[] {
+  return ["Reproduce:", "", `\`\`\`${lang}`, command, "```", ""];
+}

@@ -26,7 +26,7 @@ import {
   WORKLOAD_OPTIONS,
   workloadFlags,
 } from "./flags";
-import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { fmtMs, fmtNum, fmtPct, reproduceLines, table } from "./format";
 import { auditIndex, type GapSplit, type IndexAudit } from "./index-audit";
 import { DEFAULT_PRESET } from "./model/presets";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
@@ -56,12 +56,7 @@ export function renderAudit(a: IndexAudit, command: string, set: string): string
   return [
     `# Index audit: ${a.policy}, ${r.requests} requests`,
     "",
-    "Reproduce:",
-    "",
-    "```",
-    command,
-    "```",
-    "",
+    ...reproduceLines(command),
     `Machine: ${machine()}. Set: ${set}.`,
     "",
     `Run: hit rate ${fmtPct(r.hitRate)}, TTFT p50 ${fmtMs(r.ttftP50Ms)} p99 ${fmtMs(r.ttftP99Ms)}, maxLoadRatio ${fmtNum(r.maxLoadRatio)}. ` +

@@ -3,7 +3,7 @@
  * figure per policy) and JSON (the SimReport as is, plus the same context).
  */
 import { cpus, totalmem } from "node:os";
-import { fmtMs, fmtNum, fmtPct, table } from "./format";
+import { fmtMs, fmtNum, fmtPct, reproduceLines, table } from "./format";
 import { isSimPolicy, readingsText, viewOf } from "./policies";
 import { type RequestView, TAIL_COUNT_FACTORS } from "./request-view";
 import type { SimReport } from "./run";
@@ -104,7 +104,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
   const eng = engineConfig(r.fleet, r.blockTokens);
   const out: string[] = [];
   out.push(`# Simulator: ${r.workload}, ${r.fleet.backends} backends`, "");
-  out.push("Reproduce:", "", "```", ctx.command, "```", "");
+  out.push(...reproduceLines(ctx.command));
   out.push(
     `Machine: ${machine()}. Simulated in ${(r.simulateMs / 1000).toFixed(1)} s wall (all policies + oracle), keys hashed in ${(r.prepareMs / 1000).toFixed(1)} s.`,
     "",

@@ -16,6 +16,7 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { reproduceLines } from "../../sim/format";
 import { runCells, startCellsRig } from "./cells-do-run";
 import {
   CELLS_MODES,
@@ -96,12 +97,7 @@ async function main(): Promise<void> {
   const md = [
     "# RouterDO cells driven concurrently: decisions/s in workerd",
     "",
-    "Reproduce:",
-    "",
-    "```sh",
-    command,
-    "```",
-    "",
+    ...reproduceLines(command, "sh"),
     `${startedAt} on ${machine}, Node ${process.version}; load average (1 / 5 / 15 min) ${fmtLoad(loadAtStart)} at start, ${fmtLoad(loadAtEnd)} at end (the machine is shared; each row's 1-min load is the one just before its run, and counts this bench's own processes of the runs before it).`,
     `Served by ${RUNTIME_DESCRIPTION[runtime]}, one frozen bundle of the fixture Worker bench/e2e/workerd/do-driver.js for every process; it calls route + complete on the real RouterDO class, a fresh stub per decision (as the gateway does), ${perCellClients} concurrent callers per cell, ${perCellDecisions} decisions per cell, 16 backends per cell, 8k-token prompts (512 keys).`,
     `${rounds} rounds, the layouts and K interleaved within each; a row is the round with the median decisions/s (all rounds' in brackets). decisions/s: all decisions over the client's wall clock (first call sent to last answer). CPU: each workerd process's utime + stime from /proc over that window (caller Worker and RouterDO together, as in one process); cores busy: all workerd processes' CPU ms per wall ms; client: this Node process's CPU per wall ms.`,

@@ -8,6 +8,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
+import { reproduceLines } from "../../sim/format";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { E2eArgs } from "./args";
 import { type DoRate, routerDoRates } from "./cost-do";
@@ -160,12 +161,7 @@ function render(r: CostReport): string {
   return [
     "# e2e: gateway cost",
     "",
-    "Reproduce:",
-    "",
-    "```sh",
-    r.command,
-    "```",
-    "",
+    ...reproduceLines(r.command, "sh"),
     `${r.startedAt} on ${r.machine}; load average at start ${r.loadAverage.map((x) => x.toFixed(2)).join(" / ")} ` +
       "(the machine is shared: wall times include waiting for a core).",
     "",

@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { HintStats, MaxTokensModelName } from "../../sim/client-max-tokens";
+import { reproduceLines } from "../../sim/format";
 import type { Summary } from "../latency-summary";
 import type { ArmResult } from "./arm-result";
 import { type GatewayRuntime, RUNTIME_DESCRIPTION } from "./gateway";
@@ -86,7 +87,7 @@ export function renderMarkdown(r: E2eReport): string {
   const c = r.config;
   const out: string[] = [];
   out.push(`# e2e: ${r.name}`, "");
-  out.push("Reproduce:", "", "```sh", r.command, "```", "");
+  out.push(...reproduceLines(r.command, "sh"));
   out.push(
     `${r.startedAt} on ${r.machine}. Workload \`${c.workload}\`: ${c.requests} requests ` +
       `(mean ${f1(c.promptTokensMean)} prompt / ${f1(c.outputTokensMean)} output tokens), ` +

@@ -1,6 +1,6 @@
 /** The soak's part of bench/results/faults.md: verdict, criteria, and the figures behind them. */
 
-import { fmtMs, table } from "../../sim/format";
+import { fmtMs, reproduceLines, table } from "../../sim/format";
 import type { Summary } from "../latency-summary";
 import type { Provenance } from "./provenance";
 import type { SoakResult } from "./soak";
@@ -29,7 +29,7 @@ export function renderSoak(r: SoakReport): string[] {
   const o = s.options;
   const out: string[] = [];
   out.push(`## Fault soak: ${s.verdict.pass ? "PASS" : "FAIL"}`, "");
-  out.push("Reproduce:", "", "```sh", p.command, "```", "");
+  out.push(...reproduceLines(p.command, "sh"));
   out.push(
     `${p.startedAt}; ${p.machine}; load average at start ${p.loadAverageAtStart.join(" / ")}. ` +
       `Gateway code: \`${p.gatewayCommit}\`${p.gatewayDirty ? " (with uncommitted changes)" : ""} (checkout ${p.commit}), ` +

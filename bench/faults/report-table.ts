@@ -1,5 +1,5 @@
 /** The fault table's part of bench/results/faults.md: as filed vs now, and what ordinary clients saw. */
-import { fmtMs, table } from "../../sim/format";
+import { fmtMs, reproduceLines, table } from "../../sim/format";
 import type { Provenance } from "./provenance";
 import type { PhaseFigures, ScenarioResult } from "./run-scenario";
 
@@ -21,7 +21,7 @@ export function renderTable(r: TableReport): string[] {
   const p = r.provenance;
   const out: string[] = [];
   out.push("## The fault table, re-measured", "");
-  out.push("Reproduce:", "", "```sh", p.command, "```", "");
+  out.push(...reproduceLines(p.command, "sh"));
   out.push(
     `${p.startedAt}; ${p.machine}; load average at start ${p.loadAverageAtStart.join(" / ")}. ` +
       `Gateway code: \`${p.gatewayCommit}\`${p.gatewayDirty ? " (with uncommitted changes)" : ""} (checkout ${p.commit}), ` +

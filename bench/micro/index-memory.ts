@@ -20,6 +20,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reproduceLines } from "../../sim/format";
 import { CELL_INDEX_BUDGET_BYTES, CELL_MAX_BACKENDS, INDEX_BYTES_PER_KEY } from "../../src/routing/defaults";
 import { Router } from "../../src/routing/router";
 import { seededRandom } from "../../src/routing/seeded-random";
@@ -118,12 +119,7 @@ function main(): void {
   const md = [
     "# Memory per RouterDO cell: the affinity index, measured",
     "",
-    "Reproduce:",
-    "",
-    "```sh",
-    "npm run bench:micro:index-memory",
-    "```",
-    "",
+    ...reproduceLines("npm run bench:micro:index-memory", "sh"),
     `${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version} (the V8 that workerd also runs).`,
     "A routing-core Router (prefix_aware, 16-token blocks, one index key per 64 tokens) over the fleet, filled",
     "three times over with unique 8k-token prompts (so every backend's index is at capacity and evicting);",
