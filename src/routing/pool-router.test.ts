@@ -97,6 +97,26 @@ describe("PoolRouter", () => {
     }
   });
 
+  it("a health reset (a backend's url changed) puts it back in every arm's rotation at once", () => {
+    const pool = new PoolRouter(fleet, {
+      arms: [
+        { policy: "round_robin", health },
+        { policy: "least_outstanding", health },
+      ],
+      percentB: 50,
+    });
+    const d = pool.route(req(1), 0, ctx);
+    pool.complete(d.ticket, { ok: false, backendFault: true }, ctx);
+    const ejected = d.decision.backendId;
+    pool.route(req(50), 0, ctx); // every arm's view is built with the backend out
+    pool.route(req(51), 1, ctx);
+    pool.resetHealth(ejected);
+    expect(pool.ejectedIds()).toEqual([]);
+    const seen = new Set<string>();
+    for (let k = 0; k < 40; k++) seen.add(pool.route(req(100 + k * 50), k, ctx).decision.backendId);
+    expect(seen.has(ejected)).toBe(true);
+  });
+
   it("a drained backend takes no new requests, finishes what it has, and comes back when undrained", () => {
     const pool = new PoolRouter(fleet, { arms: [{ policy: "least_outstanding" }] });
     const held = pool.route(req(1), 0, ctx);
