@@ -31,6 +31,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { WORKLOAD_NAMES } from "../sim/workloads/index";
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
 const PEERS = ["sglang", "llmd", "dynamo", "sagemaker"];
@@ -97,15 +98,8 @@ function current(set: SetName, folder?: string): Map<string, Report[]> {
   return groups;
 }
 
-const ORDER = [
-  "generated-shared-prefix",
-  "multi-turn",
-  "zipf",
-  "no-shared-prefix",
-  "burst",
-  "burst-mooncake",
-  "mooncake",
-];
+/** Tables list workloads in the simulator's own order of them. */
+const ORDER: readonly string[] = WORKLOAD_NAMES;
 function sortedKeys(groups: Map<string, Report[]>): string[] {
   const rank = (k: string) => {
     const [w, b, p] = k.split("|");
