@@ -19,8 +19,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
-import { CELL_LOAD_TAU_MS, ROUTER_CELLS_MAX } from "../src/routing/defaults";
-import { LoadLevel } from "../src/routing/load-level";
+import { ROUTER_CELLS_MAX } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
@@ -118,11 +117,6 @@ export class RouterDO extends DurableObject<Env> {
   private alarmAt: number | undefined;
   /** What this cell knows of every cell's load, relayed between the isolates that call it (cell-loads.ts). */
   private cellView: CellLoads | undefined;
-  /**
-   * This cell's load figure for the relay: its leases averaged over time (load-level.ts), so the Worker's
-   * bound over cells acts on sustained load, not on a burst. Set at every change of the lease count.
-   */
-  private readonly cellLevel = new LoadLevel(CELL_LOAD_TAU_MS);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -239,7 +233,6 @@ export class RouterDO extends DurableObject<Env> {
       ticket: { pool: ticket, routedAt: ctx.now, figures },
       deadline,
     });
-    this.cellLevel.set(this.leases.size, ctx.now);
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
     await this.scheduleAlarm(
       Math.min(deadline, router.nextProbeAt() ?? deadline, this.scraper.nextAt() ?? deadline),
@@ -273,7 +266,7 @@ export class RouterDO extends DurableObject<Env> {
     if (!Number.isInteger(size) || size < 1 || size > ROUTER_CELLS_MAX) return {};
     if (!Number.isInteger(cell) || cell < 0 || cell >= size) return {};
     if (this.cellView?.size !== size) this.cellView = new CellLoads(size);
-    return { cellLoads: relayCellLoads(this.cellView, cell, this.cellLevel.read(now), figures, now) };
+    return { cellLoads: relayCellLoads(this.cellView, cell, this.leases.size, figures, now) };
   }
 
   /** Ends a lease: releases the in-flight slot and feeds what happened back to the router. */
@@ -312,7 +305,6 @@ export class RouterDO extends DurableObject<Env> {
 
   private finish(leaseId: string, input: CompleteInput, ctx: RouteContext): string | undefined {
     const lease = this.leases.take(leaseId);
-    this.cellLevel.set(this.leases.size, ctx.now);
     const router = this.router;
     if (lease === undefined || router === undefined) return undefined;
     const verdict = this.verdicts.get(leaseId);
@@ -442,7 +434,6 @@ export class RouterDO extends DurableObject<Env> {
       this.router?.complete(l.ticket.pool, { ok: false }, ctx);
       this.usage.expired++;
     }
-    this.cellLevel.set(this.leases.size, ctx.now);
     const due = this.router?.dueProbes(ctx.now) ?? [];
     // Our share of what each engine reports: every arm's requests in flight there (the shadow's are not real).
     const scrape = this.scraper.due(ctx.now)

@@ -7,17 +7,15 @@
  * cell's requests in flight as route responses reported them, each
  * response relaying every cell's freshest figure that any isolate's call
  * brought it (cell-loads.ts; in the simulator calls are instant, so a
- * figure is as fresh as the decision that took it), each figure the cell's
- * time-averaged load (load-level.ts). Nothing here decides:
+ * figure is as fresh as the decision that took it). Nothing here decides:
  * it wires the shipped pieces together.
  */
 import { CellChooser } from "../src/routing/cell-chooser";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import { CellRing } from "../src/routing/cell-ring";
 import { assignCells, cellMembers } from "../src/routing/cells";
-import { CELL_LOAD_TAU_MS, SETTINGS } from "../src/routing/defaults";
+import { SETTINGS } from "../src/routing/defaults";
 import { Router, type RouteTicket, seededRandom } from "../src/routing/index";
-import { LoadLevel } from "../src/routing/load-level";
 import type {
   BackendSpec,
   EngineSignals,
@@ -98,8 +96,6 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
     );
     // What each cell knows of every cell's load: its own exactly, the others as callers relayed them (cell-loads.ts).
     const views = routers.map(() => new CellLoads(k));
-    // Each cell's load figure: its requests in flight averaged over CELL_LOAD_TAU_MS, as the RouterDO keeps it.
-    const levels = routers.map(() => new LoadLevel(CELL_LOAD_TAU_MS));
     const draw = seededRandom(options.seed ?? 1);
     const router: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {
@@ -111,10 +107,8 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
         const { decision, ticket } = cell.route(req, ctx);
         // The route call carries the isolate's figures of every cell; the response, the cell's (cell-loads.ts).
         const sent = chooser.loads.toWire(ctx.now);
-        const level = levels[choice.cell]!;
-        level.set(cell.totalInflight, ctx.now);
         chooser.loads.merge(
-          relayCellLoads(views[choice.cell]!, choice.cell, level.read(ctx.now), sent, ctx.now),
+          relayCellLoads(views[choice.cell]!, choice.cell, cell.totalInflight, sent, ctx.now),
           ctx.now,
         );
         const t: CellTicket = { cell: choice.cell, ticket };
@@ -123,7 +117,6 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
       complete(ticket, outcome, ctx) {
         const t = ticket as CellTicket;
         routers[t.cell]!.complete(t.ticket, outcome, ctx);
-        levels[t.cell]!.set(routers[t.cell]!.totalInflight, ctx.now);
       },
     };
     return router;

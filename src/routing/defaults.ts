@@ -209,20 +209,6 @@ export const INDEX_BYTES_PER_KEY = 40;
 export const CELL_LOAD_TTL_MS = 1000;
 
 /**
- * Time constant of a cell's load figure (load-level.ts): the requests in
- * flight the cell reports are averaged over about this long, so that the
- * bound over cells acts on sustained imbalance, not on each burst of
- * arrivals (which the bound over the cell's own backends absorbs). Chosen on
- * the tuning set among 1, 3 and 10 s, one and eight isolates, gsp,
- * multi-turn and Mooncake (bench/results/scale.md, "Cells"): 3 and 10 s kept
- * more conversations home but let a cell's load lag so far behind its
- * arrivals that gsp's busiest cell reached 1.42–1.55 × the mean at K = 8;
- * 1 s, the span a figure is trusted for (CELL_LOAD_TTL_MS), kept every cell
- * within 1.26.
- */
-export const CELL_LOAD_TAU_MS = 1000;
-
-/**
  * The cell choice's memory of prefix families (cell-chooser.ts), per pool
  * and Worker isolate: a family is the requests that share a prefix up to
  * some depth (first the leading 64 tokens).

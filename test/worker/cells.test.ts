@@ -140,10 +140,7 @@ describe("ROUTER_CELLS = 2", () => {
       cellLoads: { cell: 0, figures: [0, -1, 0, -1] },
     });
     if (!b.ok) throw new Error(b.message);
-    // Its own figure is its leases averaged over CELL_LOAD_TAU_MS (load-level.ts): between the one lease
-    // it had and the two it has now, as little time passed.
-    expect(b.cellLoads?.[0]).toBeGreaterThanOrEqual(1);
-    expect(b.cellLoads?.[0]).toBeLessThanOrEqual(2);
+    expect(b.cellLoads?.[0]).toBe(2);
     expect(b.cellLoads?.[2]).toBe(7);
     expect(b.cellLoads?.[3]).toBeGreaterThanOrEqual(20);
     // Without a claim (one cell, or a Worker from before cells) the answer is as it always was.

@@ -196,11 +196,8 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
     }
     routerDownUntil.delete(cell.name);
-    // The relayed figures hold this cell's own, time-averaged (load-level.ts); the bare count is for an
-    // object that relays nothing (deployed before the relay).
+    if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
     if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
-    else if (res.cellInflight !== undefined)
-      call.pool.chooser.report(cell.index, res.cellInflight, call.now());
     local.syncEjected(res.ejected);
     return {
       via: "router",

@@ -132,9 +132,8 @@ export type RouteResult =
        */
       readonly cellInflight?: number;
       /**
-       * Every cell's load as this cell knows it (its own exact, as its leases averaged over
-       * CELL_LOAD_TAU_MS, load-level.ts; the others as callers relayed them; [inflight, ageMs] per cell):
-       * sent back when the call carried RouteInput.cellLoads.
+       * Every cell's load as this cell knows it (its own exact, the others as callers relayed them;
+       * [inflight, ageMs] per cell): sent back when the call carried RouteInput.cellLoads.
        */
       readonly cellLoads?: readonly number[];
     }
