@@ -4,10 +4,14 @@
  * interleaved, against the same two fast emulators. One operation = one
  * streamed request; the figure is the time outside the backend (client TTFT
  * minus the emulator's own), whose p50 difference between bundles is what a
- * change to the Worker costs or saves. `passthrough` names the null gateway.
+ * change to the Worker costs or saves. `passthrough` names the null gateway;
+ * `null-do` the null gateway that also makes the gateway's two Durable Object
+ * calls (route, then complete once the body has ended) to an object that does
+ * no routing (null-do-worker.js): null-do − passthrough is workerd's RPC
+ * floor, a gateway bundle − null-do our own work.
  *
  *   npm run bench:ab-bundles -- --snapshot DIR          (bundle the checkout into DIR)
- *   npm run bench:ab-bundles -- [--requests 300] [--rounds 3] [--system-tokens 3968] DIR_A DIR_B … | passthrough
+ *   npm run bench:ab-bundles -- [--requests 300] [--rounds 3] [--system-tokens 3968] DIR_A DIR_B … | passthrough | null-do
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -16,12 +20,13 @@ import { servedTtftMs } from "../emulator/fleet";
 import { summarize } from "../latency-summary";
 import { gatewayCostConfig, startEmulators, startGatewayOver } from "./arms";
 import { corpusTokens, sharedSystemChatBodies } from "./corpus";
-import { passthroughConfig } from "./gateway";
+import { nullDoConfig, passthroughConfig } from "./gateway";
 import { streamRequest } from "./stream-client";
 import { configServingBundle, wranglerDryRun } from "./wrangler-build";
 
 const MODEL = "llama-3.1-8b-instruct";
 const PASSTHROUGH = "passthrough";
+const NULL_DO = "null-do";
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -44,12 +49,17 @@ async function main(argv: string[]): Promise<void> {
   const rounds = Number(values.rounds);
   if (!(n > 0 && rounds > 0) || positionals.length === 0)
     throw new Error(
-      "usage: npm run bench:ab-bundles -- [--requests N] [--rounds R] DIR_A DIR_B … | --snapshot DIR",
+      "usage: npm run bench:ab-bundles -- [--requests N] [--rounds R] DIR_A DIR_B … | passthrough | null-do | --snapshot DIR",
     );
   const pass = positionals.includes(PASSTHROUGH) ? await passthroughConfig(projectDir) : undefined;
+  const nullDo = positionals.includes(NULL_DO) ? await nullDoConfig(projectDir) : undefined;
   const configs = await Promise.all(
     positionals.map((d) =>
-      d === PASSTHROUGH ? pass!.configPath : configServingBundle(projectDir, resolve(d)),
+      d === PASSTHROUGH
+        ? pass!.configPath
+        : d === NULL_DO
+          ? nullDo!.configPath
+          : configServingBundle(projectDir, resolve(d)),
     ),
   );
   const cfg = gatewayCostConfig(MODEL, DEFAULT_ENGINE_CONFIG);
@@ -93,6 +103,7 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await Promise.allSettled(emulators.map((e) => e.close()));
     await pass?.dispose();
+    await nullDo?.dispose();
   }
   process.stdout.write(
     `time outside the backend, ms (${rounds} rounds × ${n} sequential requests per bundle, interleaved)\n` +
