@@ -65,12 +65,10 @@ export default {
     // The lease ends when the body has, as in the gateway: an identity stream tells us when.
     const { readable, writable } = new TransformStream();
     ctx.waitUntil(
-      (upstream.body ?? new Blob([]).stream())
-        .pipeTo(writable)
-        .then(
-          () => stub.complete(decision.leaseId, { ok: true, status: upstream.status }),
-          () => stub.complete(decision.leaseId, { ok: false, failure: "stream_error" }),
-        ),
+      (upstream.body ?? new Blob([]).stream()).pipeTo(writable).then(
+        () => stub.complete(decision.leaseId, { ok: true, status: upstream.status }),
+        () => stub.complete(decision.leaseId, { ok: false, failure: "stream_error" }),
+      ),
     );
     return new Response(readable, { status: upstream.status, headers: upstream.headers });
   },
