@@ -288,3 +288,17 @@ export function checkSetting(name: SettingName, value: number, label: string = n
 export function defaultVar(name: SettingName): string {
   return String(SETTINGS[name].default);
 }
+
+/**
+ * How long a lease's end (the Worker's report that a request is over) waits
+ * in its isolate for a route call to the same RouterDO to carry it, ms,
+ * before the isolate sends it alone. Under traffic the next route call
+ * carries it, saving the object one call per request (its ~1,000 calls/s
+ * are the ceiling a cell has) and the Worker one RPC; the price is that a
+ * finished request may still count as in flight for this long where no
+ * route call follows, which is small against a request's own seconds.
+ * Not a var; read by the Worker (router-client.ts).
+ */
+export const COMPLETE_CARRY_MS = 20;
+/** Lease ends one call carries at most (a route call, or one batch of a flush): bounds the payload and the object's work per call. */
+export const CARRIED_COMPLETES_MAX = 64;
