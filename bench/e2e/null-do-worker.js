@@ -33,6 +33,9 @@ export class NullRouterDO extends DurableObject {
   async complete(leaseId, outcome) {
     return { ok: typeof leaseId === "string" && outcome !== undefined, backendId: "0" };
   }
+  async completeAll(items) {
+    return { ok: true, ended: Array.isArray(items) ? items.length : 0 };
+  }
 }
 
 // A 4k-token prompt's block keys at 16 tokens a block, as the gateway sends them (numbers below 2^53).
