@@ -1,6 +1,6 @@
 /**
  * Lease ends waiting in this isolate to ride on the next route call to their
- * RouterDO (COMPLETE_CARRY_MS, defaults.ts): per cell, in the order they
+ * RouterDO (REPORT_CARRY_MS, defaults.ts): per cell, in the order they
  * were reported. A report is taken once, either by a route call that carries
  * it or by its own sender's flush when no route call came in time; whoever
  * takes it owns its delivery from then on. Holds no I/O and no promises, so

@@ -28,7 +28,7 @@
 import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
-import { CARRIED_COMPLETES_MAX, COMPLETE_CARRY_MS, type LocationHint } from "../../routing/defaults";
+import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
@@ -171,6 +171,8 @@ export interface RouteCall {
   /** The request's A/B arm key (inference/arm-key.ts). */
   readonly armKey: number;
   readonly routerMs: number;
+  /** REPORT_CARRY_MS: how long a finished request's report waits for a route call to carry it. */
+  readonly reportCarryMs: number;
   readonly now: () => number;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
@@ -361,7 +363,7 @@ async function reportAll(stub: RouterStub, items: readonly CarriedComplete[]): P
 
 /**
  * Ends a lease by the next route call this isolate makes to its cell, or, when none comes within
- * COMPLETE_CARRY_MS, by a call of its own (with whatever else waits for that cell).
+ * REPORT_CARRY_MS, by a call of its own (with whatever else waits for that cell).
  */
 async function carryOrSend(
   call: RouteCall,
@@ -369,13 +371,12 @@ async function carryOrSend(
   leaseId: string,
   outcome: CompleteInput,
 ): Promise<void> {
+  const stub = () => routerStub(call.router, cell, call.locationHint);
+  if (call.reportCarryMs === 0) return reportComplete(stub(), leaseId, outcome);
   const entry = outbox.add(cell.name, { leaseId, outcome });
-  await new Promise((r) => setTimeout(r, COMPLETE_CARRY_MS));
+  await new Promise((r) => setTimeout(r, call.reportCarryMs));
   if (entry.taken) return; // a route call carries it (and sends it again if that call fails)
-  await reportAll(
-    routerStub(call.router, cell, call.locationHint),
-    outbox.take(cell.name, Number.POSITIVE_INFINITY),
-  );
+  await reportAll(stub(), outbox.take(cell.name, Number.POSITIVE_INFINITY));
 }
 
 /** Reports how a decision ended: its lease, or (a local decision) its own router and then observe(). */
