@@ -145,6 +145,20 @@ async function main(argv: string[]): Promise<void> {
       `| ${dir} | ${s.p50.toFixed(2)} | ${s.mean.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} |\n`,
     );
   }
+  if (interleave !== "request" || positionals.length < 2) return;
+  // Request i of every arm ran back to back: their differences, request by request, cancel the load
+  // the machine had at that moment.
+  process.stdout.write(
+    "\npaired by request (each arm − the arm listed before it), ms\n| bundles | median Δ | middle half of Δ |\n| --- | --- | --- |\n",
+  );
+  for (const [arm, dir] of positionals.entries()) {
+    if (arm === 0) continue;
+    const d = outside[arm]!.map((x, k) => x - outside[arm - 1]![k]!).sort((a, b) => a - b);
+    const at = (q: number) => d[Math.min(d.length - 1, Math.floor(q * d.length))]!;
+    process.stdout.write(
+      `| ${dir} − ${positionals[arm - 1]} | ${at(0.5).toFixed(2)} | ${at(0.25).toFixed(2)} … ${at(0.75).toFixed(2)} |\n`,
+    );
+  }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
