@@ -15,6 +15,11 @@
  * unused; a local decision's outcome is reported with observe() once the
  * stream ends. Nothing is counted twice.
  *
+ * A lease's end costs no call of its own where traffic follows: the report
+ * waits (REPORT_CARRY_MS) for this isolate's next route call to the same
+ * RouterDO, which carries it and has the object end it before deciding; if
+ * none comes in time, the waiting reports go in one completeAll call.
+ *
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
