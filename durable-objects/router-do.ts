@@ -19,7 +19,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
-import { ROUTER_CELLS_MAX } from "../src/routing/defaults";
+import { CARRIED_COMPLETES_MAX, ROUTER_CELLS_MAX } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
@@ -33,6 +33,8 @@ import type {
   AdminInput,
   AdminResult,
   BackendStatus,
+  CarriedComplete,
+  CompleteAllResult,
   CompleteInput,
   CompleteResult,
   DrainInput,
@@ -184,6 +186,8 @@ export class RouterDO extends DurableObject<Env> {
 
   /** Chooses a backend for one request and opens a lease on it. */
   async route(input: RouteInput): Promise<RouteResult> {
+    // The caller's finished requests first: their slots are free for this decision.
+    if (input.completes !== undefined) this.endAll(input.completes, this.context());
     if (input.spec !== undefined && input.fleetVersion !== this.version) {
       this.applySpec(input.fleetVersion, input.spec, true);
     }
@@ -278,6 +282,25 @@ export class RouterDO extends DurableObject<Env> {
     }
     await this.scheduleAlarm(this.router?.nextProbeAt());
     return { ok: true, backendId };
+  }
+
+  /**
+   * Ends a batch of leases (an isolate's reports that no route call carried in time, complete-carry.ts);
+   * unknown or already ended ones are skipped.
+   */
+  async completeAll(items: readonly CarriedComplete[]): Promise<CompleteAllResult> {
+    const ended = this.endAll(items, this.context());
+    await this.scheduleAlarm(this.router?.nextProbeAt());
+    return { ok: true, ended };
+  }
+
+  /** Ends at most CARRIED_COMPLETES_MAX of `items` (the Worker never sends more); returns how many were open. */
+  private endAll(items: readonly CarriedComplete[], ctx: RouteContext): number {
+    let ended = 0;
+    const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
+    for (let i = 0; i < n; i++)
+      if (this.finish(items[i]!.leaseId, items[i]!.outcome, ctx) !== undefined) ended++;
+    return ended;
   }
 
   /** Learns from a decision the Worker made without us (we were unreachable): affinity and health. */

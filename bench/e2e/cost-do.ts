@@ -21,15 +21,19 @@ export interface DoRate {
   readonly workerdCpuMsPerDecision: number;
 }
 
-/** The RouterDO binding and SQLite migration the do-driver fixture needs (wrangler TOML). */
+/** The RouterDO (and NullRouterDO) bindings and SQLite migration the do-driver fixture needs (wrangler TOML). */
 export const DO_BINDING = `
 [[durable_objects.bindings]]
 name = "ROUTER"
 class_name = "RouterDO"
 
+[[durable_objects.bindings]]
+name = "NULL_ROUTER"
+class_name = "NullRouterDO"
+
 [[migrations]]
 tag = "v1"
-new_sqlite_classes = ["RouterDO"]
+new_sqlite_classes = ["RouterDO", "NullRouterDO"]
 `;
 
 export async function routerDoRates(

@@ -142,6 +142,25 @@ export function passthroughConfig(projectDir = process.cwd()): Promise<WorkerBun
   return fixtureConfig("e2e-passthrough", "bench/e2e/passthrough-worker.js", "", projectDir);
 }
 
+/** The NullRouterDO binding and migration the null-do fixture needs (wrangler TOML). */
+const NULL_DO_BINDING = `
+[[durable_objects.bindings]]
+name = "ROUTER"
+class_name = "NullRouterDO"
+
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["NullRouterDO"]
+`;
+
+/**
+ * The null gateway plus the gateway's two Durable Object calls to an object that does no routing
+ * (null-do-worker.js): what workerd's RPC costs by itself, apart from our decision.
+ */
+export function nullDoConfig(projectDir = process.cwd()): Promise<WorkerBundle> {
+  return fixtureConfig("e2e-null-do", "bench/e2e/null-do-worker.js", NULL_DO_BINDING, projectDir);
+}
+
 /** dotenv value: single quotes keep JSON's double quotes literal. */
 function envLine(key: string, value: string): string {
   if (value.includes("'") || value.includes("\n")) throw new Error(`${key}: value cannot hold ' or newlines`);

@@ -78,6 +78,17 @@ export const SETTINGS = {
    */
   ROUTER_TIMEOUT_MS: int(50, 1, 60_000, "ms"),
   /**
+   * How long a finished request's report (which ends its lease) waits in
+   * its isolate for a route call to the same RouterDO to carry it, before
+   * the isolate sends it alone. Under traffic the next route call carries
+   * it: one call per request instead of two, for the object (whose ~1,000
+   * calls/s bound a cell) and for the Worker (bench/results/scale.md "The
+   * route call"). The price: where no route call follows, a finished request
+   * still counts as in flight for up to this long, small against a
+   * request's own seconds. 0 = every report sent at once, alone.
+   */
+  REPORT_CARRY_MS: int(20, 0, 1000, "ms, 0 = sent at once"),
+  /**
    * Requests in flight per gateway key (a key's `max_concurrent=N` overrides
    * it). Off by default: the right figure depends on the fleet and the number
    * of keys, and each limited request costs a call to the key's KeyLimiterDO.
@@ -288,3 +299,6 @@ export function checkSetting(name: SettingName, value: number, label: string = n
 export function defaultVar(name: SettingName): string {
   return String(SETTINGS[name].default);
 }
+
+/** Lease ends one call carries at most (a route call, or one batch of a flush): bounds the payload and the object's work per call. */
+export const CARRIED_COMPLETES_MAX = 64;

@@ -126,6 +126,7 @@ const envSchema = z
     UPSTREAM_FIRST_BYTE_TIMEOUT_MS: numericVar("UPSTREAM_FIRST_BYTE_TIMEOUT_MS"),
     UPSTREAM_IDLE_TIMEOUT_MS: numericVar("UPSTREAM_IDLE_TIMEOUT_MS"),
     ROUTER_TIMEOUT_MS: numericVar("ROUTER_TIMEOUT_MS"),
+    REPORT_CARRY_MS: numericVar("REPORT_CARRY_MS"),
     KEY_RATE_LIMIT: z
       .string()
       .default(DEFAULT_KEY_RATE_LIMIT)
@@ -211,6 +212,8 @@ export interface Deadlines {
   readonly responseMs: number;
   /** The RouterDO's answer to a route call. */
   readonly routerMs: number;
+  /** A finished request's report waits this long for a route call to carry it (REPORT_CARRY_MS); 0: sent at once. */
+  readonly reportCarryMs: number;
 }
 
 /** A configured gateway key, as the Worker knows it after auth (never the key itself). */
@@ -311,6 +314,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         idleMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
         responseMs: e.LEASE_TTL_SECONDS * 1000,
         routerMs: e.ROUTER_TIMEOUT_MS,
+        reportCarryMs: e.REPORT_CARRY_MS,
       },
       routerCells: e.ROUTER_CELLS,
       models,

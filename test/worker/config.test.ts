@@ -42,6 +42,7 @@ describe("parseConfig", () => {
       idleMs: 20_000,
       responseMs: 600_000,
       routerMs: 50,
+      reportCarryMs: 20,
     });
     expect(r.config.prefixTokens).toBe(32_768);
     expect(r.config.backends[0]!.weight).toBe(1);

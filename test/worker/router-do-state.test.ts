@@ -40,6 +40,39 @@ async function eject(stub: DurableObjectStub<RouterDO>, version: string, id: str
 }
 
 describe("RouterDO state", () => {
+  it("ends the leases a route call carries before it decides, and a batch by completeAll; unknown ones are skipped", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("state-carried-completes");
+    await adopt(stub, "v-carry", spec({ id: "c-a", url: a }, { id: "c-b", url: b }));
+    const first = await stub.route({ fleetVersion: "v-carry", blocks: [1], promptTokens: 16 });
+    const second = await stub.route({ fleetVersion: "v-carry", blocks: [2], promptTokens: 16 });
+    if (!first.ok || !second.ok) throw new Error("route failed");
+    expect(second.cellInflight).toBe(2);
+    // The third call carries the first's end: that slot is free before the decision (1 open + this one).
+    const third = await stub.route({
+      fleetVersion: "v-carry",
+      blocks: [3],
+      promptTokens: 16,
+      completes: [{ leaseId: first.leaseId, outcome: { ok: true, promptTokens: 16, cachedTokens: 0 } }],
+    });
+    if (!third.ok) throw new Error(third.message);
+    expect(third.cellInflight).toBe(2);
+    const mid = await stub.stats();
+    expect(mid.ok && mid.usage.completed).toBe(2); // adopt's request and the carried one
+    const done = await stub.completeAll([
+      { leaseId: second.leaseId, outcome: { ok: true } },
+      { leaseId: first.leaseId, outcome: { ok: true } }, // already ended: skipped
+      { leaseId: "no-such-lease", outcome: { ok: false, failure: "timeout" } },
+      { leaseId: third.leaseId, outcome: { ok: false, failure: "timeout" } },
+    ]);
+    expect(done).toEqual({ ok: true, ended: 2 });
+    const after = await stub.stats();
+    if (!after.ok) throw new Error(after.message);
+    expect(after.leases).toBe(0);
+    expect(after.backends.every((x) => x.inflight === 0)).toBe(true);
+    expect([after.usage.completed, after.usage.failed]).toEqual([3, 1]);
+  });
+
   it("routes with a spec from before ENGINE_SCRAPE_MS existed (a stored spec, or a Worker of the previous version)", async () => {
     const [a, b] = spareUrls() as [string, string];
     const stub = env.ROUTER.getByName("state-older-spec");

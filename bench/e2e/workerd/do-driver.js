@@ -10,7 +10,12 @@
 // process per cell, as production runs distinct objects apart (cells-do-run.ts).
 // Served by workerd or wrangler dev from a generated config (cost-do.ts,
 // cells-do-run.ts); never deployed.
+// object=null drives NullRouterDO instead (../null-do-worker.js: answers at once, routes nothing), so
+// (RouterDO − NullRouterDO) is the CPU our decision costs apart from the RPCs. carry=1 ends each
+// caller's previous lease on its next route call (RouteInput.completes, as the gateway does under
+// traffic) instead of a complete() call of its own: one RPC per decision instead of two.
 export { RouterDO } from "../../../durable-objects/router-do";
+export { NullRouterDO } from "../null-do-worker.js";
 
 const BACKENDS = 16;
 const specOf = (cell, k) => ({
@@ -45,25 +50,27 @@ function blocks(group, q) {
   return out;
 }
 
+const OUTCOME = { ok: true, status: 200, promptTokens: 8192, cachedTokens: 7680, ttftMs: 40 };
 const sent = new Set();
-async function decide(stub, n, cell, k) {
+/** One decision; with `carry` (an array: the caller's lease still open, if any) its end rides on the next route call. */
+async function decide(stub, n, cell, k, carry) {
   const version = versionOf(cell, k);
+  const previous = carry?.pop();
   const r = await stub.route({
     fleetVersion: version,
     ...(sent.has(version) ? {} : { spec: specOf(cell, k) }),
     blocks: blocks(n % 256, n),
     promptTokens: 8192,
     outputTokens: 256,
+    ...(previous !== undefined ? { completes: [{ leaseId: previous, outcome: OUTCOME }] } : {}),
   });
   if (!r.ok) throw new Error(`route: ${r.code} ${r.message}`);
   sent.add(version);
-  const c = await stub.complete(r.leaseId, {
-    ok: true,
-    status: 200,
-    promptTokens: 8192,
-    cachedTokens: 7680,
-    ttftMs: 40,
-  });
+  if (carry !== undefined) {
+    carry.push(r.leaseId);
+    return;
+  }
+  const c = await stub.complete(r.leaseId, OUTCOME);
   if (!c.ok) throw new Error(`complete: ${c.code}`);
 }
 
@@ -80,14 +87,20 @@ export default {
     if (!Number.isInteger(k) || k < 1) return new Response(`cells=${k}: a positive integer`, { status: 400 });
     if (onlyCell !== undefined && !(Number.isInteger(onlyCell) && onlyCell >= 0 && onlyCell < k))
       return new Response(`cell=${only}: an integer in [0, ${k})`, { status: 400 });
-    const shared = Array.from({ length: k }, (_, j) => env.ROUTER.getByName(nameOf(j, k)));
-    const stubFor = (cell) => (fresh ? env.ROUTER.getByName(nameOf(cell, k)) : shared[cell]);
+    const ns = url.searchParams.get("object") === "null" ? env.NULL_ROUTER : env.ROUTER;
+    const carry = url.searchParams.get("carry") === "1";
+    const shared = Array.from({ length: k }, (_, j) => ns.getByName(nameOf(j, k)));
+    const stubFor = (cell) => (fresh ? ns.getByName(nameOf(cell, k)) : shared[cell]);
     const perClient = Math.ceil(decisions / clients);
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: clients }, async (_, i) => {
         const cell = onlyCell ?? i % k;
-        for (let d = 0; d < perClient; d++) await decide(stubFor(cell), next++, cell, k);
+        const open = carry ? [] : undefined;
+        for (let d = 0; d < perClient; d++) await decide(stubFor(cell), next++, cell, k, open);
+        // The last lease's end, sent alone as an isolate's flush would.
+        if (open?.length)
+          await stubFor(cell).completeAll(open.map((leaseId) => ({ leaseId, outcome: OUTCOME })));
       }),
     );
     const ms = performance.now() - t0;
@@ -96,6 +109,8 @@ export default {
       cells: k,
       clients,
       fresh,
+      carry,
+      object: ns === env.ROUTER ? "router" : "null",
       decisions: perClient * clients,
       ms,
     });

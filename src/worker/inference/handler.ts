@@ -22,6 +22,7 @@ export function inferenceHandler(kind: InferenceKind) {
       req: request.route,
       armKey: request.armKey,
       routerMs: config.deadlines.routerMs,
+      reportCarryMs: config.deadlines.reportCarryMs,
       now: Date.now,
       waitUntil: (p) => c.executionCtx.waitUntil(p),
     };

@@ -15,6 +15,11 @@
  * unused; a local decision's outcome is reported with observe() once the
  * stream ends. Nothing is counted twice.
  *
+ * A lease's end costs no call of its own where traffic follows: the report
+ * waits (REPORT_CARRY_MS) for this isolate's next route call to the same
+ * RouterDO, which carries it and has the object end it before deciding; if
+ * none comes in time, the waiting reports go in one completeAll call.
+ *
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
@@ -28,15 +33,17 @@
 import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
-import type { LocationHint } from "../../routing/defaults";
+import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { GatewayError } from "../errors";
 import { placementOptions } from "../location-hint";
 import type { ArmLabel } from "../stats/pool-snapshot";
+import { CompleteOutbox } from "./complete-carry";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import { type Cell, poolCells, specVersion } from "./pool-cells";
 import type {
+  CarriedComplete,
   CompleteInput,
   FailureKind,
   ObserveInput,
@@ -139,6 +146,9 @@ export const ROUTER_BACKOFF_MS = 1000;
 /** A report (complete, observe) waits at most this long: it runs after the response, in waitUntil. */
 const REPORT_TIMEOUT_MS = 5000;
 
+/** Lease ends waiting for a route call to their cell to carry them (complete-carry.ts). */
+const outbox = new CompleteOutbox();
+
 /** Per cell (RouterDO name): until when this isolate decides alone. */
 const routerDownUntil = new Map<string, number>();
 /** Fleet versions this isolate has seen a RouterDO accept; others are sent with their spec. */
@@ -166,6 +176,8 @@ export interface RouteCall {
   /** The request's A/B arm key (inference/arm-key.ts). */
   readonly armKey: number;
   readonly routerMs: number;
+  /** REPORT_CARRY_MS: how long a finished request's report waits for a route call to carry it. */
+  readonly reportCarryMs: number;
   readonly now: () => number;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
@@ -291,9 +303,12 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
         }
       : {};
   const started = call.now();
+  // This isolate's finished requests in this cell ride along (on the first call only: it ends them).
+  let carried = outbox.take(cell.name, CARRIED_COMPLETES_MAX);
   for (let withSpec = !confirmed.has(key); ; withSpec = true) {
     const input: RouteInput = {
       ...call.req,
+      ...(carried.length > 0 ? { completes: carried } : {}),
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...retry,
       fleetVersion: cell.version,
@@ -308,6 +323,8 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
     try {
       res = await deadline(pending, Math.max(1, call.routerMs - (call.now() - started)));
     } catch (err) {
+      // The object may not have ended what this call carried: send it again (ending twice is a no-op).
+      if (carried.length > 0) call.waitUntil(reportAll(stub, carried));
       // Too late for this request; if the RouterDO still grants the lease, hand it back unused.
       call.waitUntil(
         pending.then(
@@ -318,6 +335,7 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
       );
       throw err;
     }
+    carried = [];
     if (res.ok) confirmed.add(key);
     if (res.ok || res.code !== "fleet_stale" || withSpec) return res;
   }
@@ -336,13 +354,43 @@ export async function reportComplete(
   }
 }
 
+/** Ends a batch of leases, CARRIED_COMPLETES_MAX per call; a failure is swallowed (their TTL ends them). */
+async function reportAll(stub: RouterStub, items: readonly CarriedComplete[]): Promise<void> {
+  for (let i = 0; i < items.length; i += CARRIED_COMPLETES_MAX) {
+    const batch = items.slice(i, i + CARRIED_COMPLETES_MAX);
+    try {
+      await deadline((async () => stub.completeAll(batch))(), REPORT_TIMEOUT_MS);
+    } catch {
+      // The RouterDO was unreachable: the leases' TTL releases their in-flight slots instead.
+    }
+  }
+}
+
+/**
+ * Ends a lease by the next route call this isolate makes to its cell, or, when none comes within
+ * REPORT_CARRY_MS, by a call of its own (with whatever else waits for that cell).
+ */
+async function carryOrSend(
+  call: RouteCall,
+  cell: Cell,
+  leaseId: string,
+  outcome: CompleteInput,
+): Promise<void> {
+  const stub = () => routerStub(call.router, cell, call.locationHint);
+  if (call.reportCarryMs === 0) return reportComplete(stub(), leaseId, outcome);
+  const entry = outbox.add(cell.name, { leaseId, outcome });
+  await new Promise((r) => setTimeout(r, call.reportCarryMs));
+  if (entry.taken) return; // a route call carries it (and sends it again if that call fails)
+  await reportAll(stub(), outbox.take(cell.name, Number.POSITIVE_INFINITY));
+}
+
 /** Reports how a decision ended: its lease, or (a local decision) its own router and then observe(). */
 export function reportOutcome(call: RouteCall, decision: Decision, outcome: CompleteInput): void {
-  const stub = routerStub(call.router, decision.cell, call.locationHint);
   if (decision.via === "router") {
-    call.waitUntil(reportComplete(stub, decision.leaseId, outcome));
+    call.waitUntil(carryOrSend(call, decision.cell, decision.leaseId, outcome));
     return;
   }
+  const stub = routerStub(call.router, decision.cell, call.locationHint);
   decision.local.finish(decision.ticket, outcome, { now: call.now(), random: Math.random });
   const input: ObserveInput = {
     fleetVersion: decision.cell.version,

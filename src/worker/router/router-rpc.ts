@@ -107,6 +107,12 @@ export interface RouteInput {
     readonly failure: FailureKind;
     readonly retryAfterMs?: number;
   };
+  /**
+   * Leases this isolate saw end since its last call to this object (at most
+   * CARRIED_COMPLETES_MAX, complete-carry.ts): ended, as complete() ends
+   * them, before the decision is taken. An unknown or ended lease is skipped.
+   */
+  readonly completes?: readonly CarriedComplete[];
 }
 
 export type RouteResult =
@@ -178,6 +184,18 @@ export interface ObserveInput {
 export type ObserveResult =
   | { readonly ok: true }
   | { readonly ok: false; readonly code: "fleet_stale" | "unknown_backend"; readonly message: string };
+
+/** One lease's end, carried on a route call or sent in a batch (complete-carry.ts). */
+export interface CarriedComplete {
+  readonly leaseId: string;
+  readonly outcome: CompleteInput;
+}
+
+/** What completeAll() ended: leases that were open (the others were unknown or already ended). */
+export interface CompleteAllResult {
+  readonly ok: true;
+  readonly ended: number;
+}
 
 export type CompleteResult =
   | { readonly ok: true; readonly backendId: string }
