@@ -54,6 +54,7 @@ import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../co
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
+import { SharedPrefixes } from "../shared-prefixes";
 import type {
   BackendSpec,
   BlockKey,
@@ -89,6 +90,11 @@ interface Routed {
   readonly from: number;
 }
 
+/** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
+function reuseKey(blocks: readonly BlockKey[], matched: number): BlockKey | undefined {
+  return matched > 0 ? blocks[matched - 1] : undefined;
+}
+
 /** Blocks spanning at least `tokens` tokens (at least one). */
 function blocksFor(tokens: number, blockTokens: number): number {
   return Math.max(1, Math.ceil(tokens / blockTokens));
@@ -110,6 +116,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
+  private readonly shared = new SharedPrefixes();
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -148,7 +155,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     for (let i = 0; i < size; i++) {
       const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
       work[i] = uncached + output;
-      if (!this.bound.fits(fleet, i, work[i]!, fleetWork)) {
+      if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
@@ -208,6 +215,17 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /**
+   * The request cap on shared prefixes (see the header): backend i may not take a request that reuses a
+   * prefix another of our in-flight requests there also reuses once it holds its bounded-load cap of
+   * requests, ⌈c · w_i/Σw_healthy · (T + 1)⌉ (../bounded-load.ts).
+   */
+  private overShareCap(req: RouteRequest, matched: Int32Array, fleet: FleetView, i: number): boolean {
+    if (fleet.inflight[i]! < fleet.cap(i)) return false;
+    const key = reuseKey(req.blocks, matched[i]!);
+    return key !== undefined && this.shared.sharers(i, key) > 0;
+  }
+
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
     this.sync(fleet.backends);
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
@@ -222,6 +240,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     );
     this.routed.set(req, { uncached, slot, from });
     this.pending.add(index, req.blocks, from, slot.end);
+    const key = reuseKey(req.blocks, from);
+    if (key !== undefined) this.shared.add(index, key);
     this.foreign.observeRouted(uncached);
   }
 
@@ -231,6 +251,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (routed === undefined || index < 0 || index >= this.model.size) return;
     this.model.released(index, routed.slot, ctx.now);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
+    const key = reuseKey(req.blocks, routed.from);
+    if (key !== undefined) this.shared.remove(index, key);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
@@ -246,6 +268,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.syncedTo === backends) return;
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
+    this.shared.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }

@@ -1,0 +1,50 @@
+/**
+ * Which cached prefixes our in-flight requests are sharing on each backend:
+ * for every request, the key of the last block it matched on the backend it
+ * went to (where its reuse of that backend's cache ends), counted until it
+ * completes.
+ *
+ * prefix_aware reads it to tell a hot shared prefix from a private one by
+ * what the router itself observed, never by a workload's labels. A request
+ * whose match on a backend ends at a key that another of our in-flight
+ * requests there also reused is riding a shared prefix (a system prompt, a
+ * RAG template, a burst of one document): moving it costs one more prefill
+ * of that prefix, after which the second backend holds it too and later
+ * requests can spread over both (Preble, Srivatsa et al. 2024, replicates
+ * hot prefixes this way). A conversation's turn matches through its own
+ * history, which no other request in flight reuses; moving it would
+ * re-prefill that history on every turn it is moved, so it is not counted
+ * as shared and stays home.
+ */
+import type { BlockKey } from "./types";
+
+export class SharedPrefixes {
+  /** Per backend: reuse key → our in-flight requests whose match there ended at it. */
+  private byBackend: Map<BlockKey, number>[] = [];
+
+  /** Forgets everything: the backend list changed, indices mean other backends. */
+  reset(size: number): void {
+    this.byBackend = Array.from({ length: size }, () => new Map<BlockKey, number>());
+  }
+
+  /** A request whose match on backend i ended at `key` was routed there. */
+  add(i: number, key: BlockKey): void {
+    const m = this.byBackend[i];
+    if (m === undefined) return;
+    m.set(key, (m.get(key) ?? 0) + 1);
+  }
+
+  /** That request completed (or failed). */
+  remove(i: number, key: BlockKey): void {
+    const m = this.byBackend[i];
+    const n = m?.get(key);
+    if (m === undefined || n === undefined) return;
+    if (n <= 1) m.delete(key);
+    else m.set(key, n - 1);
+  }
+
+  /** Our in-flight requests on backend i whose match there ended at `key`. */
+  sharers(i: number, key: BlockKey): number {
+    return this.byBackend[i]?.get(key) ?? 0;
+  }
+}
