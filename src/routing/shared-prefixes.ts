@@ -15,8 +15,26 @@
  * history, which no other request in flight reuses; moving it would
  * re-prefill that history on every turn it is moved, so it is not counted
  * as shared and stays home.
+ *
+ * The bound prefix_aware keeps with it (policies/prefix-aware.ts; tested as
+ * an invariant in policies/policy-invariants.test.ts): after every placement
+ * that is not a `fallback`, a request whose match on the chosen backend ends
+ * at a key another of our in-flight requests there also reused found that
+ * backend holding fewer than max(⌈c · w_i/Σw_healthy · (T + 1)⌉, F) of our
+ * requests. It never binds on an idle fleet: no request is in flight to
+ * share with, and below F requests a backend takes any.
  */
 import type { BlockKey } from "./types";
+
+/**
+ * F: below this many of our requests in flight a backend takes any request of a shared prefix, whatever
+ * its share of the fleet: a quiet fleet keeps a prefix's concurrent requests on its home instead of
+ * prefilling it again elsewhere (with 16 backends the bounded-load cap is 1 while fewer than 12 requests
+ * are in flight). SGLang's cache-aware router has the same kind of absolute threshold beside its relative
+ * one (balance_abs_threshold, 64 by default, with balance_rel_threshold 1.5). Chosen on the tuning set
+ * (bench/results/policy-work.md, "maxLoadRatio: replicate hot prefixes").
+ */
+export const DEFAULT_SHARED_FLOOR = 8;
 
 export class SharedPrefixes {
   /** Per backend: reuse key → our in-flight requests whose match there ended at it. */

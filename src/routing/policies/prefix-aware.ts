@@ -24,6 +24,21 @@
  * the charge stops: spreading a hot prefix to a second home is then a
  * load decision, left to the queue, decode and bound terms as before.
  *
+ * The work bound alone lets a hot shared prefix (many requests, each mostly
+ * cached, little work) pile its requests on its home: a request cap applies
+ * to shared prefixes only (../shared-prefixes.ts). With T our requests in
+ * flight, n_i of them on backend i and F the floor (DEFAULT_SHARED_FLOOR):
+ *
+ *   i may take a request whose match on i ends at key k, when another of our
+ *   in-flight requests on i also reused k,  only if  n_i < max(⌈c · w_i/Σw_healthy · (T + 1)⌉, F)
+ *
+ * (the bounded-load cap of ../bounded-load.ts, in requests, never below F).
+ * The overflow goes to the cheapest backend within both bounds: one that
+ * holds the prefix too if any, else a new replica, which prefills it once
+ * and then shares later requests with the first home. A conversation's turn
+ * matches through its own history, which no other in-flight request reuses:
+ * the cap never moves it. A request with no match anywhere is not shared.
+ *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -44,7 +59,7 @@
  * Mooncake's 512).
  *
  * Reasons: `affinity` when the chosen backend holds a useful match and no
- * backend with a longer one was at its bound; `spill` when one was, or when
+ * backend with a longer one was at its bound (work, or the shared-prefix cap); `spill` when one was, or when
  * the chosen backend holds nothing useful while others do (their queues made
  * them costlier); for a new prefix `ring`, or `spill` when its ring home was
  * at its bound; `fallback` when no healthy backend can take the request
@@ -54,7 +69,7 @@ import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../co
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
-import { SharedPrefixes } from "../shared-prefixes";
+import { DEFAULT_SHARED_FLOOR, SharedPrefixes } from "../shared-prefixes";
 import type {
   BackendSpec,
   BlockKey,
@@ -77,6 +92,8 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly tieToleranceMs?: number;
   /** s of the work bound, a share of each backend's KV capacity (../work-bound.ts). Default DEFAULT_WORK_SLACK. */
   readonly workSlack?: number;
+  /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
+  readonly sharedFloor?: number;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -117,6 +134,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
+  private readonly sharedFloor: number;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -125,6 +143,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.keyTokens = options.ringKeyTokens ?? DEFAULT_RING_KEY_TOKENS;
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
+    this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
+    if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
+      throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
@@ -220,8 +241,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
    * prefix another of our in-flight requests there also reuses once it holds its bounded-load cap of
    * requests, ⌈c · w_i/Σw_healthy · (T + 1)⌉ (../bounded-load.ts).
    */
-  private overShareCap(req: RouteRequest, matched: Int32Array, fleet: FleetView, i: number): boolean {
-    if (fleet.inflight[i]! < fleet.cap(i)) return false;
+  protected overShareCap(req: RouteRequest, matched: Int32Array, fleet: FleetView, i: number): boolean {
+    const inflight = fleet.inflight[i]!;
+    if (inflight < this.sharedFloor || inflight < fleet.cap(i)) return false;
     const key = reuseKey(req.blocks, matched[i]!);
     return key !== undefined && this.shared.sharers(i, key) > 0;
   }
