@@ -39,21 +39,25 @@ export const DEFAULT_SHARED_FLOOR = 8;
 export class SharedPrefixes {
   /** Per backend: reuse key → our in-flight requests whose match there ended at it. */
   private byBackend: Map<BlockKey, number>[] = [];
+  /** Bumped by every reset: a request counted before it is not taken off the new counts. */
+  private generation = 0;
 
   /** Forgets everything: the backend list changed, indices mean other backends. */
   reset(size: number): void {
     this.byBackend = Array.from({ length: size }, () => new Map<BlockKey, number>());
+    this.generation++;
   }
 
-  /** A request whose match on backend i ended at `key` was routed there. */
-  add(i: number, key: BlockKey): void {
+  /** A request whose match on backend i ended at `key` was routed there; returns the generation to remove it with. */
+  add(i: number, key: BlockKey): number {
     const m = this.byBackend[i];
-    if (m === undefined) return;
-    m.set(key, (m.get(key) ?? 0) + 1);
+    if (m !== undefined) m.set(key, (m.get(key) ?? 0) + 1);
+    return this.generation;
   }
 
-  /** That request completed (or failed). */
-  remove(i: number, key: BlockKey): void {
+  /** That request completed (or failed); `generation` is what add returned. */
+  remove(i: number, key: BlockKey, generation: number): void {
+    if (generation !== this.generation) return;
     const m = this.byBackend[i];
     const n = m?.get(key);
     if (m === undefined || n === undefined) return;

@@ -105,6 +105,8 @@ interface Routed {
   readonly slot: PrefillSlot;
   /** Blocks the backend held of it when it was routed: it computes the rest. */
   readonly from: number;
+  /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
+  readonly sharedGeneration: number | undefined;
 }
 
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
@@ -238,8 +240,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
   /**
    * The request cap on shared prefixes (see the header): backend i may not take a request that reuses a
-   * prefix another of our in-flight requests there also reuses once it holds its bounded-load cap of
-   * requests, ⌈c · w_i/Σw_healthy · (T + 1)⌉ (../bounded-load.ts).
+   * prefix another of our in-flight requests there also reuses once it holds max(its bounded-load cap of
+   * requests ⌈c · w_i/Σw_healthy · (T + 1)⌉ (../bounded-load.ts), F) of ours.
    */
   protected overShareCap(req: RouteRequest, matched: Int32Array, fleet: FleetView, i: number): boolean {
     const inflight = fleet.inflight[i]!;
@@ -260,10 +262,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
     );
-    this.routed.set(req, { uncached, slot, from });
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
-    if (key !== undefined) this.shared.add(index, key);
+    const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
+    this.routed.set(req, { uncached, slot, from, sharedGeneration });
     this.foreign.observeRouted(uncached);
   }
 
@@ -274,7 +276,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.released(index, routed.slot, ctx.now);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
-    if (key !== undefined) this.shared.remove(index, key);
+    if (key !== undefined && routed.sharedGeneration !== undefined)
+      this.shared.remove(index, key, routed.sharedGeneration);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
