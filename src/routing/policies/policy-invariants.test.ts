@@ -4,13 +4,16 @@
  * healthy backend is under it, deterministic for a seed, weights honoured,
  * fail open when nothing is healthy. The bound is the request-count cap for
  * the load-blind policies and the work bound (../work-bound.ts) for
- * prefix_aware, each checked against a reference computed here.
+ * prefix_aware, each checked against a reference computed here; prefix_aware
+ * also keeps the request cap for a request that reuses a prefix another of its
+ * in-flight requests on the same backend reuses (../shared-prefixes.ts).
  */
 import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
 import { createPolicy } from "../registry";
 import { NoHealthyBackendError, Router, type RouteTicket } from "../router";
 import { seededRandom } from "../seeded-random";
+import { DEFAULT_SHARED_FLOOR } from "../shared-prefixes";
 import {
   type BackendSpec,
   POLICY_NAMES,
@@ -19,6 +22,7 @@ import {
   type RoutingPolicy,
 } from "../types";
 import { DEFAULT_WORK_SLACK } from "../work-bound";
+import { PrefixAwarePolicy } from "./prefix-aware";
 
 const FLEET: BackendSpec[] = [
   { id: "a", weight: 1, kvCacheTokens: 16 * 4000 },
@@ -72,6 +76,8 @@ interface Trace {
   readonly counts: Map<string, number>;
   /** Decisions at which some healthy backend could not take even a fully cached request. */
   full: number;
+  /** Shared-prefix placements whose cap was the floor F, not the bounded-load cap. */
+  floorHeld: number;
 }
 
 /** Random route/complete/health churn; checks the cap and health at every decision. */
@@ -92,9 +98,12 @@ function drive(
   const make = requestMaker(random, groups);
   const open: RouteTicket[] = [];
   const workOf = new Map<RouteTicket, number>();
+  // Per backend: the key where each open request's match there ended → open requests (the test's own count).
+  const reuseOf = new Map<RouteTicket, number>();
+  const sharers = new Map(FLEET.map((b) => [b.id, new Map<number, number>()]));
   const held = new Map(FLEET.map((b) => [b.id, 0]));
   const healthy = new Map(FLEET.map((b) => [b.id, true]));
-  const trace: Trace = { picks: [], violations: [], counts: new Map(), full: 0 };
+  const trace: Trace = { picks: [], violations: [], counts: new Map(), full: 0, floorHeld: 0 };
   let now = 0;
   for (let s = 0; s < steps; s++) {
     now += random() * 5;
@@ -117,7 +126,11 @@ function drive(
       const fits = (b: BackendSpec, x: number) =>
         held.get(b.id) === 0 || held.get(b.id)! + x <= referenceWorkBound(b, hw, work, x) * (1 + 1e-12);
       // x is smallest where the backend caches most; a backend that fits the whole prompt fits any match.
-      const someFits = FLEET.some((b) => healthy.get(b.id) && fits(b, req.promptTokens + output));
+      // A backend under its request cap cannot be held back by the shared-prefix cap either.
+      const someFits = FLEET.some(
+        (b) =>
+          healthy.get(b.id) && fits(b, req.promptTokens + output) && router.inflight(b.id) < caps.get(b.id)!,
+      );
       if (FLEET.some((b) => healthy.get(b.id) && !fits(b, output))) trace.full++;
       const { decision, ticket } = router.route(req, ctx);
       const id = decision.backendId;
@@ -131,6 +144,21 @@ function drive(
           trace.violations.push(`step ${s}: ${id} holds ${held.get(id)! + x} tokens of work, over its bound`);
         if (decision.reason === "fallback" && someFits)
           trace.violations.push(`step ${s}: fallback while a backend could take the whole prompt`);
+        const matchedBlocks = decision.expectedCachedTokens / 16;
+        const key = matchedBlocks > 0 ? req.blocks[matchedBlocks - 1]! : undefined;
+        const shared = key !== undefined && (sharers.get(id)!.get(key) ?? 0) > 0;
+        // The request cap on shared prefixes: max(⌈c · w_i/Σw · (T + 1)⌉, F) for a request reusing a prefix
+        // another open request on the same backend reuses.
+        const shareCap = Math.max(caps.get(id)!, DEFAULT_SHARED_FLOOR);
+        if (shared && shareCap > caps.get(id)!) trace.floorHeld++;
+        if (decision.reason !== "fallback" && shared && decision.inflightAtDecision >= shareCap)
+          trace.violations.push(
+            `step ${s}: ${id} at ${decision.inflightAtDecision} >= cap ${shareCap} on a shared prefix`,
+          );
+        if (key !== undefined) {
+          sharers.get(id)!.set(key, (sharers.get(id)!.get(key) ?? 0) + 1);
+          reuseOf.set(ticket, key);
+        }
       }
       held.set(id, held.get(id)! + x);
       workOf.set(ticket, x);
@@ -143,6 +171,11 @@ function drive(
       open[k] = open[open.length - 1]!;
       open.pop();
       held.set(ticket.backendId, held.get(ticket.backendId)! - workOf.get(ticket)!);
+      const key = reuseOf.get(ticket);
+      if (key !== undefined) {
+        const m = sharers.get(ticket.backendId)!;
+        m.set(key, m.get(key)! - 1);
+      }
       const ok = random() > 0.05;
       router.complete(ticket, { ok, cachedTokens: ticket.decision.expectedCachedTokens, ttftMs: 50 }, ctx);
     }
@@ -229,7 +262,21 @@ describe("the invariant harness", () => {
     expect(drive(greedy, 1, 2000, 8, true, 1, "work").violations.length).toBeGreaterThan(0);
   });
 
+  it("catches prefix_aware without its request cap on shared prefixes, and only that", () => {
+    class IgnoresShareCap extends PrefixAwarePolicy {
+      protected override overShareCap(): boolean {
+        return false;
+      }
+    }
+    const violations = drive(() => new IgnoresShareCap(), 1, 4000, 8, true, 1, "work").violations;
+    expect(violations.filter((v) => v.endsWith("on a shared prefix")).length).toBeGreaterThan(0);
+    expect(violations.filter((v) => !v.endsWith("on a shared prefix"))).toEqual([]);
+  });
+
   it("prefix_aware's work bound binds in this harness (the invariant is not vacuous)", () => {
-    expect(drive("prefix_aware", 1, 4000).full).toBeGreaterThan(100);
+    const trace = drive("prefix_aware", 1, 4000);
+    expect(trace.full).toBeGreaterThan(100);
+    // And the shared-prefix cap's floor is reached: some shared placements had F, not the cap, as bound.
+    expect(trace.floorHeld).toBeGreaterThan(0);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
 import { Router } from "../router";
 import { seededRandom } from "../seeded-random";
+import { DEFAULT_SHARED_FLOOR } from "../shared-prefixes";
 import type { BackendSpec, RouteRequest } from "../types";
 import { PrefixAwarePolicy } from "./prefix-aware";
 
@@ -81,8 +82,10 @@ describe("prefix_aware", () => {
     // 4,000 tokens of KV each, slack 1/4: the home may hold (W + x) · 1.25/4 + 1,000 tokens of work, i.e.
     // up to about 1,454 while it holds all of it; the first request holds 1,061 and each later one 37,
     // so the 12th finds the home at its bound.
+    // The request cap on shared prefixes is lifted (its floor above these 16 requests): only the work
+    // bound is under test here.
     const small: BackendSpec[] = FLEET.map((b) => ({ ...b, kvCacheTokens: 4_000 }));
-    const router = new Router(small, { policy: "prefix_aware" });
+    const router = new Router(small, { policy: new PrefixAwarePolicy({ sharedFloor: 1000 }) });
     const random = seededRandom(1);
     const reasons: string[] = [];
     const homes: string[] = [];
@@ -99,21 +102,58 @@ describe("prefix_aware", () => {
     expect(new Set(homes).size).toBeGreaterThan(1);
   });
 
-  it("keeps a burst of a new prefix on its home while the home still prefills it (prefilled once)", () => {
+  it("keeps a burst of a new prefix on its home while the home still prefills it, up to the shared-prefix cap", () => {
     // 16 requests of a fresh 4,096-token prefix, each with its own 128-token question, within 100 ms,
     // none done yet. Each later one costs about the same at the home (the rest of the first one's
     // prefill, then its question) as elsewhere (the whole prompt again), but elsewhere the fleet
-    // prefills the prefix a second time: the cost counts that duplicated work.
+    // prefills the prefix a second time: the cost counts that duplicated work. The home takes them until
+    // it holds max(⌈1.25/4 · (T + 1)⌉, F = 8) = 8 requests sharing the prefix; the rest replicate it to
+    // one second home (prefilled twice, not once per backend).
     const { router, ctx } = setup();
-    const homes = new Set<string>();
+    const homes: string[] = [];
     const reasons: string[] = [];
     for (let k = 0; k < 16; k++) {
       const { decision } = router.route({ ...prompt(30, 256, k, 8), outputTokens: 256 }, ctx(k * 6));
-      homes.add(decision.backendId);
+      homes.push(decision.backendId);
       reasons.push(decision.reason);
     }
-    expect(homes.size).toBe(1);
-    expect(reasons.slice(1)).toEqual(Array(15).fill("affinity"));
+    expect(DEFAULT_SHARED_FLOOR).toBe(8);
+    expect(new Set(homes.slice(0, 8)).size).toBe(1);
+    expect(reasons.slice(1, 8)).toEqual(Array(7).fill("affinity"));
+    expect(new Set(homes).size).toBe(2);
+    expect(homes[8]).not.toBe(homes[0]);
+    expect(new Set(homes.slice(8)).size).toBe(1);
+  });
+
+  it("past the shared-prefix cap a hot prefix's request replicates, a conversation's own turn stays home", () => {
+    // Turn 1 of a conversation (a 64-block system prompt + 4 blocks of its own) lands on H and completes.
+    const { router, ctx } = setup();
+    const turn1 = router.route({ ...prompt(40, 64, 0, 4), outputTokens: 64 }, ctx(0));
+    router.complete(turn1.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, ctx(100));
+    const home = turn1.decision.backendId;
+    // Eight other requests of the same system prompt, each its own tail, join it there (none completes):
+    // H holds 8 requests that all reuse the prompt, its floor F; the cap ⌈1.25/4 · 9⌉ = 3 is lower.
+    for (let k = 1; k <= 8; k++) {
+      const { decision } = router.route({ ...prompt(40, 64, k, 2), outputTokens: 64 }, ctx(100 + k));
+      expect(decision.backendId, `request ${k}`).toBe(home);
+    }
+    // The conversation's turn 2 reuses its own history (the 68 blocks of turn 1), which no request in
+    // flight shares: it stays on H.
+    const turn2Ids = [...Array.from({ length: 64 }, (_, j) => 40_000 + j), 1e9, 1e9 + 1, 1e9 + 2, 1e9 + 3];
+    turn2Ids.push(2e9, 2e9 + 1);
+    const turn2Req = {
+      blocks: blockKeysFromIds(turn2Ids, SEED),
+      promptTokens: 70 * 16 + 5,
+      outputTokens: 64,
+    };
+    const turn2 = router.route(turn2Req, ctx(110));
+    expect(turn2.decision.backendId).toBe(home);
+    expect(turn2.decision.reason).toBe("affinity");
+    // A ninth request of the system prompt would be the ninth sharer on H (with H at 9 in flight): it
+    // replicates the prompt to another backend.
+    const ninth = router.route({ ...prompt(40, 64, 9, 2), outputTokens: 64 }, ctx(111));
+    expect(ninth.decision.backendId).not.toBe(home);
+    expect(ninth.decision.reason).toBe("spill");
   });
 
   it("charges the repeated prefill only while the home computes the prefix", () => {

@@ -24,6 +24,21 @@
  * the charge stops: spreading a hot prefix to a second home is then a
  * load decision, left to the queue, decode and bound terms as before.
  *
+ * The work bound alone lets a hot shared prefix (many requests, each mostly
+ * cached, little work) pile its requests on its home: a request cap applies
+ * to shared prefixes only (../shared-prefixes.ts). With T our requests in
+ * flight, n_i of them on backend i and F the floor (DEFAULT_SHARED_FLOOR):
+ *
+ *   i may take a request whose match on i ends at key k, when another of our
+ *   in-flight requests on i also reused k,  only if  n_i < max(⌈c · w_i/Σw_healthy · (T + 1)⌉, F)
+ *
+ * (the bounded-load cap of ../bounded-load.ts, in requests, never below F).
+ * The overflow goes to the cheapest backend within both bounds: one that
+ * holds the prefix too if any, else a new replica, which prefills it once
+ * and then shares later requests with the first home. A conversation's turn
+ * matches through its own history, which no other in-flight request reuses:
+ * the cap never moves it. A request with no match anywhere is not shared.
+ *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -44,7 +59,7 @@
  * Mooncake's 512).
  *
  * Reasons: `affinity` when the chosen backend holds a useful match and no
- * backend with a longer one was at its bound; `spill` when one was, or when
+ * backend with a longer one was at its bound (work, or the shared-prefix cap); `spill` when one was, or when
  * the chosen backend holds nothing useful while others do (their queues made
  * them costlier); for a new prefix `ring`, or `spill` when its ring home was
  * at its bound; `fallback` when no healthy backend can take the request
@@ -54,6 +69,7 @@ import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../co
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
+import { DEFAULT_SHARED_FLOOR, SharedPrefixes } from "../shared-prefixes";
 import type {
   BackendSpec,
   BlockKey,
@@ -76,6 +92,8 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly tieToleranceMs?: number;
   /** s of the work bound, a share of each backend's KV capacity (../work-bound.ts). Default DEFAULT_WORK_SLACK. */
   readonly workSlack?: number;
+  /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
+  readonly sharedFloor?: number;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -87,6 +105,13 @@ interface Routed {
   readonly slot: PrefillSlot;
   /** Blocks the backend held of it when it was routed: it computes the rest. */
   readonly from: number;
+  /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
+  readonly sharedGeneration: number | undefined;
+}
+
+/** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
+function reuseKey(blocks: readonly BlockKey[], matched: number): BlockKey | undefined {
+  return matched > 0 ? blocks[matched - 1] : undefined;
 }
 
 /** Blocks spanning at least `tokens` tokens (at least one). */
@@ -110,6 +135,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
+  private readonly shared = new SharedPrefixes();
+  private readonly sharedFloor: number;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -118,6 +145,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.keyTokens = options.ringKeyTokens ?? DEFAULT_RING_KEY_TOKENS;
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
+    this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
+    if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
+      throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
@@ -148,7 +178,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     for (let i = 0; i < size; i++) {
       const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
       work[i] = uncached + output;
-      if (!this.bound.fits(fleet, i, work[i]!, fleetWork)) {
+      if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
@@ -208,6 +238,18 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /**
+   * The request cap on shared prefixes (see the header): backend i may not take a request that reuses a
+   * prefix another of our in-flight requests there also reuses once it holds max(its bounded-load cap of
+   * requests ⌈c · w_i/Σw_healthy · (T + 1)⌉ (../bounded-load.ts), F) of ours.
+   */
+  protected overShareCap(req: RouteRequest, matched: Int32Array, fleet: FleetView, i: number): boolean {
+    const inflight = fleet.inflight[i]!;
+    if (inflight < this.sharedFloor || inflight < fleet.cap(i)) return false;
+    const key = reuseKey(req.blocks, matched[i]!);
+    return key !== undefined && this.shared.sharers(i, key) > 0;
+  }
+
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
     this.sync(fleet.backends);
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
@@ -220,8 +262,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
     );
-    this.routed.set(req, { uncached, slot, from });
     this.pending.add(index, req.blocks, from, slot.end);
+    const key = reuseKey(req.blocks, from);
+    const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
+    this.routed.set(req, { uncached, slot, from, sharedGeneration });
     this.foreign.observeRouted(uncached);
   }
 
@@ -231,6 +275,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (routed === undefined || index < 0 || index >= this.model.size) return;
     this.model.released(index, routed.slot, ctx.now);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
+    const key = reuseKey(req.blocks, routed.from);
+    if (key !== undefined && routed.sharedGeneration !== undefined)
+      this.shared.remove(index, key, routed.sharedGeneration);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
@@ -246,6 +293,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.syncedTo === backends) return;
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
+    this.shared.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
