@@ -229,7 +229,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const routed = this.routed.get(req);
     this.routed.delete(req);
     if (routed === undefined || index < 0 || index >= this.model.size) return;
-    this.model.released(index, routed.slot, ctx.now);
+    this.model.released(index, routed.slot, ctx.now, outcome.ok ? outcome.ttftMs : undefined);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
