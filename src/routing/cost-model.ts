@@ -152,6 +152,11 @@ export class PrefillCostModel {
     return this.states[i]!.kvTokens;
   }
 
+  /** How long our requests decode on backend i (first token → completion), ms, as learned; 0 until seen. */
+  decodeMs(i: number): number {
+    return this.states[i]!.decodeMs;
+  }
+
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;
