@@ -105,16 +105,38 @@ describe("PrefillCostModel", () => {
     expect(m.cost(0, 10_000, 1, 12_000, 10_000) - prefill).toBeCloseTo(m.queueWaitMs(0, 12_000), 6);
   });
 
-  it("takes a request past its expected end as still decoding: one more mean decode, never 'about to free'", () => {
+  it("takes a request past its prefill as decoding: one mean decode from now, never 'about to free'", () => {
     const m = model();
     const warm = m.routed(0, 1_000, 0, 0, 0);
     m.released(0, warm, 3_000, 1_000); // 2 s of decode
     const long = m.routed(0, 80_000, 10_000, 0, 10_000); // expected done at 20,000
-    const later = 25_000; // still in flight 5 s after that
+    const later = 25_000; // still in flight 5 s after that (and 7 s past its predicted prefill end)
     expect(m.queueWaitMs(0, later)).toBe(0);
     const wait = m.cost(0, 20_000, 1, later, 0) - 20_000 / 10;
     expect(wait).toBeCloseTo(2_000, 6);
     m.released(0, long, later, 9_000);
+  });
+
+  it("orders the requests that free memory by expected end: decoding ones before the overdue, queued ones after", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 4_000, 1_000); // 3 s of decode
+    const old = m.routed(0, 30_000, 0, 0, 10_000); // prefill ends 13,000: overdue from 16,000
+    const recent = m.routed(0, 30_000, 0, 1, 10_000); // prefill ends 16,000: expected at 19,000
+    const queued = m.routed(0, 20_000, 0, 2, 10_000); // prefill ends 18,000: expected at 21,000
+    expect([old.end, recent.end, queued.end]).toEqual([13_000, 16_000, 18_000]);
+    const now = 16_500; // old: overdue, one more decode (19,500); recent: decoding (19,000)
+    expect(m.queueWaitMs(0, now)).toBeCloseTo(1_500, 6);
+    const wait = (need: number) => m.cost(0, need, 3, now, 0) - need / 10;
+    expect(wait(30_000)).toBeCloseTo(2_500, 6); // 10k over: the decoding one frees it first
+    expect(wait(60_000)).toBeCloseTo(3_000, 6); // 40k over: then the overdue one
+    expect(wait(90_000)).toBeCloseTo(4_500, 6); // 70k over: all three, the queued one last
+    // Released out of order, each leaves the ledger.
+    m.released(0, recent, now, 4_000);
+    m.released(0, old, now, 4_000);
+    m.released(0, queued, now, 4_000);
+    expect(m.heldTokens(0)).toBe(0);
+    expect(wait(30_000)).toBeCloseTo(0, 6);
   });
 
   it("counts the later of queue and memory waits, not their sum: memory is freed while the queue drains", () => {

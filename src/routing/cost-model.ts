@@ -68,8 +68,8 @@ interface BackendCostState {
   residenceMs: number;
   /** EWMA of how long our requests decode here (first token → complete), ms; 0 until one completes with a TTFT. */
   decodeMs: number;
-  /** Our requests in flight here, in routing order: what frees the KV, request by request. */
-  open: Set<PrefillSlot>;
+  /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
+  open: PrefillSlot[];
 }
 
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
@@ -129,7 +129,7 @@ export class PrefillCostModel {
         capacity: b.kvCacheTokens,
         residenceMs: 0,
         decodeMs: 0,
-        open: new Set<PrefillSlot>(),
+        open: [],
       };
       s.share = share;
       s.capacity = b.kvCacheTokens;
@@ -192,28 +192,48 @@ export class PrefillCostModel {
    * waits until enough of the KV held is freed. KV is freed a whole request
    * at a time, at its completion, and one long prompt can hold most of an
    * engine's memory: so the wait is until the in-flight requests expected to
-   * finish first have freed the overflow, each expected at its predicted
-   * prefill end plus the decode time observed here (first token →
-   * completion), not a smooth drain of the total.
+   * finish first have freed the overflow, each expected one decode time
+   * (observed here: first token → completion) after its predicted prefill
+   * end, or after now once that end has passed, not a smooth drain of the
+   * total.
    */
   private memoryWaitMs(s: BackendCostState, needTokens: number, now: number): number {
     const overflow = s.kvTokens + needTokens - s.capacity;
-    if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0) return 0;
+    const open = s.open;
+    if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
     const decode = s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
-    const ends: { at: number; tokens: number }[] = [];
-    for (const slot of s.open) {
-      const end = slot.end + decode;
-      // Past its expected end a request is still decoding: its remaining time is taken as one more mean
-      // decode (memoryless), never as "now" (that would make a long decode look about to free its KV).
-      ends.push({ at: end > now ? end : now + decode, tokens: slot.kvTokens });
+    // Each request is expected one decode after its predicted prefill end; one already past that is
+    // still decoding and is expected one more decode from now (memoryless), never "about to free".
+    // `open` is sorted by prefill end, so in order of expected end the requests are three runs of it:
+    // [a, b) (prefill ended less than a decode ago: ends before now + decode, in order), then the
+    // overdue [0, a) (all at now + decode), then [b, n) (in order). The wait ends when the requests
+    // expected first have freed the overflow. Walk from the shorter side (what is freed, or what is
+    // kept: at most kvTokens − overflow), so a decision costs about a backend's capacity in requests
+    // at most, never its whole ledger.
+    const n = open.length;
+    const a = searchEnd(open, now - decode, true);
+    const b = Math.max(a, searchEnd(open, now, false));
+    const overdueAt = decode;
+    const endOf = (k: number) => (k < a ? overdueAt : open[k]!.end + decode - now);
+    const order = (j: number) => (j < b - a ? a + j : j < b ? j - (b - a) : j);
+    if (overflow <= s.kvTokens / 2) {
+      let freed = 0;
+      for (let j = 0; j < n; j++) {
+        const k = order(j);
+        freed += open[k]!.kvTokens;
+        if (freed >= overflow) return endOf(k);
+      }
+      return endOf(order(n - 1));
     }
-    ends.sort((a, b) => a.at - b.at);
-    let freed = 0;
-    for (const e of ends) {
-      freed += e.tokens;
-      if (freed >= overflow) return e.at - now;
+    // Freeing the first j requests in that order leaves `kept`; the last one freed is where kept
+    // first fits in kvTokens − overflow.
+    let kept = 0;
+    for (let j = n - 1; j > 0; j--) {
+      const k = order(j);
+      kept += open[k]!.kvTokens;
+      if (kept > s.kvTokens - overflow) return endOf(k);
     }
-    return ends.length > 0 ? ends[ends.length - 1]!.at - now : 0;
+    return endOf(order(0));
   }
 
   /** A request was sent to i: its prefill joins the queue. */
@@ -240,7 +260,7 @@ export class PrefillCostModel {
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
     };
-    s.open.add(slot);
+    insertByEnd(s.open, slot);
     return slot;
   }
 
@@ -252,7 +272,7 @@ export class PrefillCostModel {
   released(i: number, slot: PrefillSlot, now: number, ttftMs?: number): void {
     const s = this.states[i];
     if (s === undefined) return;
-    s.open.delete(slot);
+    removeByEnd(s.open, slot);
     const start = slot.end - slot.service;
     const left = Math.max(0, slot.end - Math.max(now, start));
     s.busyUntil = Math.max(now, s.busyUntil - left);
@@ -284,5 +304,34 @@ export class PrefillCostModel {
 
   private rateOf(s: BackendCostState): number {
     return this.ratePerShare * s.share;
+  }
+}
+
+/** First index of `open` (sorted by end) whose end is ≥ `end` (or > with `after`). */
+function searchEnd(open: readonly PrefillSlot[], end: number, after: boolean): number {
+  let lo = 0;
+  let hi = open.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const e = open[mid]!.end;
+    if (e < end || (after && e === end)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Keeps `open` sorted by predicted prefill end; slots mostly arrive last (the queue grows forward). */
+function insertByEnd(open: PrefillSlot[], slot: PrefillSlot): void {
+  const n = open.length;
+  if (n === 0 || open[n - 1]!.end <= slot.end) open.push(slot);
+  else open.splice(searchEnd(open, slot.end, true), 0, slot);
+}
+
+function removeByEnd(open: PrefillSlot[], slot: PrefillSlot): void {
+  for (let k = searchEnd(open, slot.end, false); k < open.length && open[k]!.end === slot.end; k++) {
+    if (open[k] === slot) {
+      open.splice(k, 1);
+      return;
+    }
   }
 }
