@@ -73,14 +73,81 @@ describe("PrefillCostModel", () => {
   it("charges a memory wait only past the backend's KV capacity, once it knows a residence time", () => {
     const m = model();
     const s = m.routed(0, 60_000, 20_000, 0, 0);
-    m.released(0, s, 4_000); // residence 4 s
-    m.routed(0, 60_000, 20_000, 0, 10_000); // 80k of 100k KV held
+    m.released(0, s, 4_000); // residence 4 s, no TTFT seen: the decode time is taken as the residence
+    m.routed(0, 60_000, 20_000, 0, 10_000); // 80k of 100k KV held; its prefill ends at 16,000
     const fits = m.cost(0, 10_000, 1, 10_000, 0) - m.cost(1, 10_000, 0, 10_000, 0);
     const overflows = m.cost(0, 30_000, 1, 10_000, 10_000) - m.cost(1, 30_000, 0, 10_000, 10_000);
     const queue = m.queueWaitMs(0, 10_000);
+    expect(queue).toBeCloseTo(6_000, 6);
     expect(fits).toBeCloseTo(queue, 6);
-    // 80k + 40k − 100k = 20k over; drains at 80k per 4 s → 1 s more.
-    expect(overflows).toBeCloseTo(queue + 1000, 6);
+    // 80k + 40k − 100k = 20k over: only the request in flight frees it, expected at 16,000 + 4,000.
+    expect(overflows).toBeCloseTo(10_000, 6);
+  });
+
+  it("waits for memory until the requests expected to finish first have freed the overflow, not a smooth drain", () => {
+    const m = model();
+    // Decode time learned from one completion: first token at 1 s, done at 3 s → 2 s of decode.
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 3_000, 1_000);
+    // A long prompt holding 90k of the 100k, then a short one (5k) behind it.
+    const now = 10_000;
+    const long = m.routed(0, 80_000, 10_000, 0, now); // prefill 8 s: ends at 18,000, done ~20,000
+    const short = m.routed(0, 4_000, 1_000, 1, now); // prefill ends at 18,400, done ~20,400
+    expect(long.end).toBeCloseTo(18_000, 6);
+    expect(short.end).toBeCloseTo(18_400, 6);
+    // Needs 20k: 15k over. The long one frees enough (90k) and is expected first, at 20,000.
+    const cost = m.cost(0, 10_000, 2, now, 10_000);
+    const prefill = 10_000 / 10;
+    expect(cost - prefill).toBeCloseTo(10_000, 6);
+    // A smooth drain would have charged 15k / 95k of the 3 s residence: under half a second.
+    // Once the long one completes, nothing is over capacity: no memory wait, only the queue.
+    m.released(0, long, 12_000, 11_500);
+    expect(m.cost(0, 10_000, 1, 12_000, 10_000) - prefill).toBeCloseTo(m.queueWaitMs(0, 12_000), 6);
+  });
+
+  it("takes a request past its prefill as decoding: one mean decode from now, never 'about to free'", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 3_000, 1_000); // 2 s of decode
+    const long = m.routed(0, 80_000, 10_000, 0, 10_000); // expected done at 20,000
+    const later = 25_000; // still in flight 5 s after that (and 7 s past its predicted prefill end)
+    expect(m.queueWaitMs(0, later)).toBe(0);
+    const wait = m.cost(0, 20_000, 1, later, 0) - 20_000 / 10;
+    expect(wait).toBeCloseTo(2_000, 6);
+    m.released(0, long, later, 9_000);
+  });
+
+  it("orders the requests that free memory by expected end: decoding ones before the overdue, queued ones after", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 4_000, 1_000); // 3 s of decode
+    const old = m.routed(0, 30_000, 0, 0, 10_000); // prefill ends 13,000: overdue from 16,000
+    const recent = m.routed(0, 30_000, 0, 1, 10_000); // prefill ends 16,000: expected at 19,000
+    const queued = m.routed(0, 20_000, 0, 2, 10_000); // prefill ends 18,000: expected at 21,000
+    expect([old.end, recent.end, queued.end]).toEqual([13_000, 16_000, 18_000]);
+    const now = 16_500; // old: overdue, one more decode (19,500); recent: decoding (19,000)
+    expect(m.queueWaitMs(0, now)).toBeCloseTo(1_500, 6);
+    const wait = (need: number) => m.cost(0, need, 3, now, 0) - need / 10;
+    expect(wait(30_000)).toBeCloseTo(2_500, 6); // 10k over: the decoding one frees it first
+    expect(wait(60_000)).toBeCloseTo(3_000, 6); // 40k over: then the overdue one
+    expect(wait(90_000)).toBeCloseTo(4_500, 6); // 70k over: all three, the queued one last
+    // Released out of order, each leaves the ledger.
+    m.released(0, recent, now, 4_000);
+    m.released(0, old, now, 4_000);
+    m.released(0, queued, now, 4_000);
+    expect(m.heldTokens(0)).toBe(0);
+    expect(wait(30_000)).toBeCloseTo(0, 6);
+  });
+
+  it("counts the later of queue and memory waits, not their sum: memory is freed while the queue drains", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 3_000, 1_000); // 2 s of decode
+    m.routed(0, 50_000, 40_000, 0, 10_000); // prefill until 15,000, expected done at 17,000
+    const queue = m.queueWaitMs(0, 10_000);
+    expect(queue).toBeCloseTo(5_000, 6);
+    // 90k held + 20k needed: 10k over, freed at 17,000 → 7 s, which already covers the 5 s queue.
+    expect(m.cost(0, 10_000, 1, 10_000, 10_000) - 10_000 / 10).toBeCloseTo(7_000, 6);
   });
 
   it("scales a backend's assumed rate by its weight until measured", () => {

@@ -1,7 +1,7 @@
 /**
  * Expected time to first token on each backend, as prefix_aware scores it:
  *
- *   cost_i = queueWait_i + memoryWait_i + (uncached_i + kvWeight · kv_i) / rate_i
+ *   cost_i = max(queueWait_i, memoryWait_i) + (uncached_i + kvWeight · kv_i) / rate_i
  *            + decodeMsPerInflight · inflight_i
  *
  * - queueWait_i: a virtual prefill queue, the gateway's view of NVIDIA
@@ -22,9 +22,16 @@
  *   decode step, and are skipped.
  * - kv_i: KV tokens our in-flight requests hold on i (uncached prompt +
  *   expected output). An engine admits a request only when its blocks fit,
- *   so past capacity a request waits for memory (memoryWait_i); below it, a
- *   small linear term (kvWeight) prefers the backend with less decode work
- *   in flight — Dynamo's "active decode blocks", weighted lower than prefill.
+ *   so past capacity a request waits for memory (memoryWait_i): until the
+ *   in-flight requests expected to finish first have freed the overflow, each
+ *   expected at its predicted prefill end plus the decode time observed on i
+ *   (first token → completion). Memory comes back a whole request at a time:
+ *   one long prompt can hold most of an engine's KV through a long decode
+ *   (bench/results/policy-work.md, "Mooncake's tail with the MoE preset").
+ *   The queue drains while memory is freed, so the request starts at the
+ *   later of the two waits. Below capacity, a small linear term (kvWeight)
+ *   prefers the backend with less decode work in flight — Dynamo's "active
+ *   decode blocks", weighted lower than prefill.
  * - decodeMsPerInflight: requests in flight slow every engine step a little
  *   and fill the running set; a small term that decides between backends
  *   with equal matches and equal queues, divided by the backend's relative
@@ -59,6 +66,10 @@ interface BackendCostState {
   capacity: number;
   /** EWMA of how long our requests stay in flight here (route → complete), ms; 0 until one completes. */
   residenceMs: number;
+  /** EWMA of how long our requests decode here (first token → complete), ms; 0 until one completes with a TTFT. */
+  decodeMs: number;
+  /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
+  open: PrefillSlot[];
 }
 
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
@@ -117,6 +128,8 @@ export class PrefillCostModel {
         share,
         capacity: b.kvCacheTokens,
         residenceMs: 0,
+        decodeMs: 0,
+        open: [],
       };
       s.share = share;
       s.capacity = b.kvCacheTokens;
@@ -139,6 +152,11 @@ export class PrefillCostModel {
     return this.states[i]!.kvTokens;
   }
 
+  /** How long our requests decode on backend i (first token → completion), ms, as learned; 0 until seen. */
+  decodeMs(i: number): number {
+    return this.states[i]!.decodeMs;
+  }
+
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;
@@ -152,24 +170,70 @@ export class PrefillCostModel {
   cost(i: number, uncachedTokens: number, inflight: number, now: number, outputTokens = 0): number {
     const s = this.states[i]!;
     return (
-      Math.max(0, s.busyUntil - now) +
-      this.memoryWaitMs(s, uncachedTokens + outputTokens) +
+      this.startWaitMs(s, uncachedTokens + outputTokens, now) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );
   }
 
   /**
-   * An engine admits a request only when its KV blocks fit (vLLM's FCFS
-   * scheduler stops at the first request it cannot allocate), so past the
-   * backend's capacity a request waits for the overflow to be freed. Our
-   * requests free their KV at completion; at the observed residence time
-   * they drain at about kvTokens / residence tokens per ms.
+   * How long a request needing `needTokens` of KV waits before its prefill can start: behind the prefill
+   * queued ahead of it, and until its blocks fit. The two overlap in time (the queue drains while
+   * memory is freed), so the later of the two, not their sum.
    */
-  private memoryWaitMs(s: BackendCostState, needTokens: number): number {
+  private startWaitMs(s: BackendCostState, needTokens: number, now: number): number {
+    return Math.max(s.busyUntil - now, this.memoryWaitMs(s, needTokens, now), 0);
+  }
+
+  /**
+   * An engine admits a request only when its KV blocks fit (vLLM's FCFS
+   * scheduler stops at the first request it cannot allocate: everything
+   * queued behind it waits too), so past the backend's capacity a request
+   * waits until enough of the KV held is freed. KV is freed a whole request
+   * at a time, at its completion, and one long prompt can hold most of an
+   * engine's memory: so the wait is until the in-flight requests expected to
+   * finish first have freed the overflow, each expected one decode time
+   * (observed here: first token → completion) after its predicted prefill
+   * end, or after now once that end has passed, not a smooth drain of the
+   * total.
+   */
+  private memoryWaitMs(s: BackendCostState, needTokens: number, now: number): number {
     const overflow = s.kvTokens + needTokens - s.capacity;
-    if (overflow <= 0 || s.kvTokens <= 0) return 0;
-    return Math.min(s.residenceMs, (overflow * s.residenceMs) / s.kvTokens);
+    const open = s.open;
+    if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
+    const decode = s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
+    // Each request is expected one decode after its predicted prefill end; one already past that is
+    // still decoding and is expected one more decode from now (memoryless), never "about to free".
+    // `open` is sorted by prefill end, so in order of expected end the requests are three runs of it:
+    // [a, b) (prefill ended less than a decode ago: ends before now + decode, in order), then the
+    // overdue [0, a) (all at now + decode), then [b, n) (in order). The wait ends when the requests
+    // expected first have freed the overflow. Walk from the shorter side (what is freed, or what is
+    // kept: at most kvTokens − overflow), so a decision costs about a backend's capacity in requests
+    // at most, never its whole ledger.
+    const n = open.length;
+    const a = searchEnd(open, now - decode, true);
+    const b = Math.max(a, searchEnd(open, now, false));
+    const overdueAt = decode;
+    const endOf = (k: number) => (k < a ? overdueAt : open[k]!.end + decode - now);
+    const order = (j: number) => (j < b - a ? a + j : j < b ? j - (b - a) : j);
+    if (overflow <= s.kvTokens / 2) {
+      let freed = 0;
+      for (let j = 0; j < n; j++) {
+        const k = order(j);
+        freed += open[k]!.kvTokens;
+        if (freed >= overflow) return endOf(k);
+      }
+      return endOf(order(n - 1));
+    }
+    // Freeing the first j requests in that order leaves `kept`; the last one freed is where kept
+    // first fits in kvTokens − overflow.
+    let kept = 0;
+    for (let j = n - 1; j > 0; j--) {
+      const k = order(j);
+      kept += open[k]!.kvTokens;
+      if (kept > s.kvTokens - overflow) return endOf(k);
+    }
+    return endOf(order(0));
   }
 
   /** A request was sent to i: its prefill joins the queue. */
@@ -181,12 +245,14 @@ export class PrefillCostModel {
     now: number,
   ): PrefillSlot {
     const s = this.states[i]!;
+    const kvTokens = uncachedTokens + outputTokens;
+    // A wait for memory is not added to the queue: the requests behind this one already see it, as their
+    // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
     const wait = Math.max(0, s.busyUntil - now);
     const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
-    const kvTokens = uncachedTokens + outputTokens;
     s.kvTokens += kvTokens;
-    return {
+    const slot: PrefillSlot = {
       at: now,
       wait,
       end: s.busyUntil,
@@ -194,6 +260,8 @@ export class PrefillCostModel {
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
     };
+    insertByEnd(s.open, slot);
+    return slot;
   }
 
   /**
@@ -201,15 +269,20 @@ export class PrefillCostModel {
    * Gives back the part of its slot still in the future; the slots queued
    * behind it move up by as much.
    */
-  released(i: number, slot: PrefillSlot, now: number): void {
+  released(i: number, slot: PrefillSlot, now: number, ttftMs?: number): void {
     const s = this.states[i];
     if (s === undefined) return;
+    removeByEnd(s.open, slot);
     const start = slot.end - slot.service;
     const left = Math.max(0, slot.end - Math.max(now, start));
     s.busyUntil = Math.max(now, s.busyUntil - left);
     s.kvTokens = Math.max(0, s.kvTokens - slot.kvTokens);
     const stay = now - slot.at;
     s.residenceMs = s.residenceMs === 0 ? stay : s.residenceMs + this.alpha * (stay - s.residenceMs);
+    if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {
+      const decode = stay - ttftMs;
+      s.decodeMs = s.decodeMs === 0 ? decode : s.decodeMs + this.alpha * (decode - s.decodeMs);
+    }
   }
 
   /**
@@ -231,5 +304,34 @@ export class PrefillCostModel {
 
   private rateOf(s: BackendCostState): number {
     return this.ratePerShare * s.share;
+  }
+}
+
+/** First index of `open` (sorted by end) whose end is ≥ `end` (or > with `after`). */
+function searchEnd(open: readonly PrefillSlot[], end: number, after: boolean): number {
+  let lo = 0;
+  let hi = open.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const e = open[mid]!.end;
+    if (e < end || (after && e === end)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Keeps `open` sorted by predicted prefill end; slots mostly arrive last (the queue grows forward). */
+function insertByEnd(open: PrefillSlot[], slot: PrefillSlot): void {
+  const n = open.length;
+  if (n === 0 || open[n - 1]!.end <= slot.end) open.push(slot);
+  else open.splice(searchEnd(open, slot.end, true), 0, slot);
+}
+
+function removeByEnd(open: PrefillSlot[], slot: PrefillSlot): void {
+  for (let k = searchEnd(open, slot.end, false); k < open.length && open[k]!.end === slot.end; k++) {
+    if (open[k] === slot) {
+      open.splice(k, 1);
+      return;
+    }
   }
 }

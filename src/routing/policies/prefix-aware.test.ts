@@ -304,6 +304,23 @@ describe("prefix_aware", () => {
     expect(decision.reason).toBe("ring");
   });
 
+  it("learns each backend's decode time from completions (TTFT to end), for its memory waits", () => {
+    const policy = new PrefixAwarePolicy();
+    const router = new Router(FLEET, { policy });
+    const random = seededRandom(1);
+    const { decision, ticket } = router.route(prompt(1, 64, 0, 4), { now: 0, random });
+    const i = FLEET.findIndex((b) => b.id === decision.backendId);
+    expect(policy.model.decodeMs(i)).toBe(0);
+    router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 1_000 }, { now: 3_000, random });
+    expect(policy.model.decodeMs(i)).toBe(2_000);
+    // A failed request says nothing about decoding.
+    const again = router.route(prompt(1, 64, 1, 4), { now: 10_000, random });
+    const j = FLEET.findIndex((b) => b.id === again.decision.backendId);
+    const before = policy.model.decodeMs(j);
+    router.complete(again.ticket, { ok: false }, { now: 10_500, random });
+    expect(policy.model.decodeMs(j)).toBe(before);
+  });
+
   it("learns a slower prefill rate from observed TTFTs", () => {
     const policy = new PrefixAwarePolicy();
     const router = new Router(FLEET, { policy });

@@ -273,7 +273,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const routed = this.routed.get(req);
     this.routed.delete(req);
     if (routed === undefined || index < 0 || index >= this.model.size) return;
-    this.model.released(index, routed.slot, ctx.now);
+    this.model.released(index, routed.slot, ctx.now, outcome.ok ? outcome.ttftMs : undefined);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
