@@ -10,6 +10,7 @@ import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../e
 import type { Emulator, EmulatorOptions } from "../emulator/server";
 import { summarize } from "../latency-summary";
 import { type ArmResult, armResult, type KvCounters, type SecondClientResult } from "./arm-result";
+import { emulatorIds } from "./backend-ids";
 import {
   type BackendEntry,
   type Gateway,
@@ -78,8 +79,9 @@ export function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
 }
 
 export function backendEntries(urls: readonly string[], cfg: ArmConfig): BackendEntry[] {
+  const ids = emulatorIds(urls.length);
   return urls.map((url, i) => ({
-    id: `emu-${i + 1}`,
+    id: ids[i]!,
     url,
     models: [cfg.model],
     apiKey: EMULATOR_KEY,
