@@ -54,8 +54,8 @@ describe("simulatePolicy", () => {
 
   it("routes over the fleet's own ids when it has them (the ring is keyed by ids)", () => {
     const ids = ["emu-1", "emu-2", "emu-3", "emu-4"];
-    const third: RouterFactory = (backends) => {
-      const rr = roundRobin()(backends);
+    const third: RouterFactory = (backends, readings) => {
+      const rr = roundRobin()(backends, readings);
       return {
         route(req, ctx) {
           const r = rr.route(req, ctx);
