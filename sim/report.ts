@@ -157,7 +157,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
     ),
     "",
   );
-  const ids = Array.from({ length: r.fleet.backends }, (_, i) => `b${i}`);
+  const ids = r.fleet.ids ?? Array.from({ length: r.fleet.backends }, (_, i) => `b${i}`);
   out.push(
     "## Per backend: share of requests / time-averaged in-flight",
     "",

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RouteReason } from "../src/routing/types";
 import { prepareWorkload } from "./prepare";
 import { GATEWAY_VIEW } from "./request-view";
-import { type RouterFactory, type SimRouter, simulatePolicy } from "./simulator";
+import { fleetSpecs, type RouterFactory, type SimRouter, simulatePolicy } from "./simulator";
 import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
 // A throwaway round-robin router for testing the event loop on its own; the
@@ -50,6 +50,26 @@ describe("simulatePolicy", () => {
     expect(r.requestShare.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
     expect(r.requestShare.every((s) => s === 0.25)).toBe(true);
     expect(r.reasons.ring).toBe(64);
+  });
+
+  it("routes over the fleet's own ids when it has them (the ring is keyed by ids)", () => {
+    const ids = ["emu-1", "emu-2", "emu-3", "emu-4"];
+    const third: RouterFactory = (backends, readings) => {
+      const rr = roundRobin()(backends, readings);
+      return {
+        route(req, ctx) {
+          const r = rr.route(req, ctx);
+          return { ...r, decision: { ...r.decision, backendId: backends[2]!.id } };
+        },
+        complete: rr.complete,
+      };
+    };
+    const r = simulatePolicy(small(), { ...fleet, ids }, "third", third, GATEWAY_VIEW);
+    expect(r.completed).toBe(64);
+    expect(r.requestShare).toEqual([0, 0, 1, 0]);
+    expect(fleetSpecs({ ...fleet, ids }).map((b) => b.id)).toEqual(ids);
+    expect(() => fleetSpecs({ ...fleet, ids: ["a", "b", "c"] })).toThrow(/4 distinct ids/);
+    expect(() => fleetSpecs({ ...fleet, ids: ["a", "b", "c", "a"] })).toThrow(/4 distinct ids/);
   });
 
   it("is deterministic for a seed", () => {

@@ -78,6 +78,12 @@ export interface FleetConfig {
   readonly kvCacheTokens: number;
   /** Relative weights, one per backend (default all 1). */
   readonly weights?: readonly number[];
+  /**
+   * Backend ids, one per backend (default b0, b1, …). The ring is keyed by
+   * them, so a prediction for a real fleet (the e2e replay's emu-1…) must use
+   * that fleet's ids to place new prefixes where the gateway does.
+   */
+  readonly ids?: readonly string[];
   /** Engine parameters other than capacity and block size (default DEFAULT_ENGINE_CONFIG). */
   readonly engine?: Partial<Omit<EngineConfig, "kvCacheTokens" | "blockTokens">>;
   /** The name of the preset `engine` comes from, for reports. */
@@ -135,8 +141,11 @@ export function fleetSpecs(fleet: FleetConfig): BackendSpec[] {
     throw new RangeError(`kvCacheTokens must be > 0, got ${fleet.kvCacheTokens}`);
   if (fleet.weights !== undefined && fleet.weights.length !== fleet.backends)
     throw new RangeError(`weights: expected ${fleet.backends} values, got ${fleet.weights.length}`);
+  const ids = fleet.ids;
+  if (ids !== undefined && (ids.length !== fleet.backends || new Set(ids).size !== ids.length))
+    throw new RangeError(`ids: expected ${fleet.backends} distinct ids, got ${JSON.stringify(ids)}`);
   return Array.from({ length: fleet.backends }, (_, i) => ({
-    id: `b${i}`,
+    id: ids?.[i] ?? `b${i}`,
     weight: fleet.weights?.[i] ?? 1,
     kvCacheTokens: fleet.kvCacheTokens,
   }));
@@ -165,6 +174,7 @@ export function simulatePolicy(
   const cfg = engineConfig(fleet, w.blockTokens);
   const engines = specs.map(() => new EngineModel(cfg));
   const ids = specs.map((b) => b.id);
+  const indexOf = new Map(ids.map((id, i) => [id, i]));
   const reqs = w.requests;
   const total = reqs.length;
   const t0 = total > 0 ? reqs[0]!.arrivalMs : 0;
@@ -278,7 +288,8 @@ export function simulatePolicy(
     let bi = around[next]!;
     if (bi < 0) {
       const { decision, ticket } = router.route(routeRequest(w, next, view), { now, random });
-      bi = Number(decision.backendId.slice(1));
+      bi = indexOf.get(decision.backendId) ?? -1;
+      if (bi < 0) throw new Error(`${policy} routed to unknown backend ${decision.backendId}`);
       tickets[next] = ticket;
       reasons[decision.reason]++;
       routedTo[bi]!++;

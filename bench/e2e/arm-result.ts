@@ -5,6 +5,7 @@
  */
 
 import { type Summary, summarize } from "../latency-summary";
+import type { GatewayPoolState } from "./pool-counters";
 import type { ReplayRecord, ReplayRun } from "./replay";
 import type { E2eItem } from "./requests";
 
@@ -70,6 +71,8 @@ export interface ArmResult {
    * above leave out (except the emulators' KV counters, which see everything).
    */
   readonly secondClient?: SecondClientResult;
+  /** What the gateway's RouterDO counted over the arm (routing arms only; absent in older reports). */
+  readonly gatewayPool?: GatewayPoolState;
 }
 
 function bump(map: Record<string, number>, key: string): void {

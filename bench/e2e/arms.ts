@@ -10,6 +10,7 @@ import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../e
 import type { Emulator, EmulatorOptions } from "../emulator/server";
 import { summarize } from "../latency-summary";
 import { type ArmResult, armResult, type KvCounters, type SecondClientResult } from "./arm-result";
+import { emulatorIds } from "./backend-ids";
 import {
   type BackendEntry,
   type Gateway,
@@ -19,6 +20,7 @@ import {
   startGateway,
   type WorkerBundle,
 } from "./gateway";
+import { type GatewayPoolState, readPoolState } from "./pool-counters";
 import { LeastOutstanding, type ReplayRecord, replayOpenLoop } from "./replay";
 import type { E2eItem } from "./requests";
 import { type RequestResult, streamRequest } from "./stream-client";
@@ -45,6 +47,7 @@ export interface ArmConfig {
 }
 
 const GATEWAY_KEY = "e2e-gateway-key";
+const ADMIN_TOKEN = "e2e-admin-token-0123456789";
 const EMULATOR_KEY = "e2e-emulator-key";
 const CHAT = "/v1/chat/completions";
 
@@ -76,8 +79,9 @@ export function startEmulators(cfg: ArmConfig): Promise<Emulator[]> {
 }
 
 export function backendEntries(urls: readonly string[], cfg: ArmConfig): BackendEntry[] {
+  const ids = emulatorIds(urls.length);
   return urls.map((url, i) => ({
-    id: `emu-${i + 1}`,
+    id: ids[i]!,
     url,
     models: [cfg.model],
     apiKey: EMULATOR_KEY,
@@ -225,6 +229,7 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
         backends: entries,
         policy: arm === PASSTHROUGH ? "least_outstanding" : arm,
         apiKey: GATEWAY_KEY,
+        adminToken: ADMIN_TOKEN,
         runtime: cfg.runtime,
         vars: cfg.gatewayVars,
         ...(configPath !== undefined ? { configPath } : {}),
@@ -277,6 +282,11 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
       },
     });
     const after = await kvCounters(fleet);
+    // What the RouterDO counted (ejections, expired leases, local decisions): a routing arm only.
+    const pool: GatewayPoolState | undefined =
+      gateway !== undefined && arm !== PASSTHROUGH
+        ? await readPoolState(gateway.url, ADMIN_TOKEN, cfg.model)
+        : undefined;
     const kv = {
       queryTokens: after.queryTokens - before.queryTokens,
       hitTokens: after.hitTokens - before.hitTokens,
@@ -291,9 +301,10 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
       (rec: ReplayRecord<E2eItem>) => rec.result.backend ?? picked.get(rec.item),
       (rec: ReplayRecord<E2eItem>) => serverTtfts.get(rec.index),
     );
+    const withPool = pool === undefined ? result : { ...result, gatewayPool: pool };
     return around === undefined
-      ? result
-      : { ...result, secondClient: secondClientResult(run.records.filter(isAround)) };
+      ? withPool
+      : { ...withPool, secondClient: secondClientResult(run.records.filter(isAround)) };
   } finally {
     await gateway?.close().catch((err: unknown) => log(`  ${arm}: closing the gateway: ${String(err)}`));
     await passthrough?.dispose();

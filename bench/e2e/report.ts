@@ -9,6 +9,7 @@ import { reproduceLines } from "../../sim/format";
 import type { Summary } from "../latency-summary";
 import type { ArmResult } from "./arm-result";
 import { type GatewayRuntime, RUNTIME_DESCRIPTION } from "./gateway";
+import { describePoolState } from "./pool-counters";
 import type { Prediction } from "./sim-prediction";
 
 export interface E2eReport {
@@ -264,7 +265,10 @@ export function renderMarkdown(r: E2eReport): string {
     const routes = Object.entries(a.routes)
       .map(([k, v]) => `${k} ${v}`)
       .join(", ");
-    out.push(`- ${a.arm}: ${shares}${routes ? `; routes: ${routes}` : ""}; peak in flight ${a.peakInflight}`);
+    const pool = a.gatewayPool === undefined ? "" : `; RouterDO: ${describePoolState(a.gatewayPool)}`;
+    out.push(
+      `- ${a.arm}: ${shares}${routes ? `; routes: ${routes}` : ""}; peak in flight ${a.peakInflight}${pool}`,
+    );
   }
   out.push("");
   if (r.notes.length > 0) out.push("## Notes", "", ...r.notes.map((n) => `- ${n}`), "");

@@ -2,7 +2,8 @@
  * The simulator's prediction for exactly the requests the replay sends: same
  * window, same fleet size, same engine config, same routing core. Block size
  * is the emulators' (16), not the workload's natural one (Mooncake: 512), so
- * the simulated engines cache what the emulators cache.
+ * the simulated engines cache what the emulators cache. Backend ids are the
+ * emulators' (emu-1…): the ring is keyed by them.
  */
 import type { MaxTokensModelName } from "../../sim/client-max-tokens";
 import type { EngineConfig } from "../../sim/model/types";
@@ -12,6 +13,7 @@ import { runPolicies } from "../../sim/run";
 import type { SecondClient } from "../../sim/second-client";
 import type { PolicyResult } from "../../sim/simulator";
 import type { WorkloadRequest } from "../../sim/workloads/types";
+import { emulatorIds } from "./backend-ids";
 
 /** The simulator's figures the e2e report sets beside its measurements (TTFT/E2E in model-time ms). */
 export type SimPrediction = Pick<
@@ -51,6 +53,7 @@ export function predict(
     w,
     {
       backends: fleet.backends,
+      ids: emulatorIds(fleet.backends),
       kvCacheTokens,
       engine,
       seed: fleet.seed,

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { describePoolState, poolStateOf } from "./pool-counters";
+
+const counters = { retried: 1, retriesRefused: 0, ejections: 2, restorations: 1, expired: 3, observed: 4 };
+
+describe("poolStateOf", () => {
+  it("reads the pool's counters and the backends out of rotation", () => {
+    const body = {
+      pools: {
+        m: {
+          ok: true,
+          counters,
+          backends: [
+            { id: "emu-1", healthy: true },
+            { id: "emu-2", healthy: false },
+          ],
+        },
+      },
+    };
+    const s = poolStateOf(body, "m");
+    expect(s).toEqual({
+      ejections: 2,
+      restorations: 1,
+      expired: 3,
+      observed: 4,
+      retried: 1,
+      outOfRotation: ["emu-2"],
+    });
+    expect(describePoolState(s)).toContain("out of rotation at the end: emu-2");
+  });
+
+  it("throws on a pool the RouterDO could not report, or another model", () => {
+    expect(() => poolStateOf({ pools: { m: { ok: false, error: "timeout" } } }, "m")).toThrow(
+      /no readable pool/,
+    );
+    expect(() => poolStateOf({ pools: { m: { ok: true, counters, backends: [] } } }, "x")).toThrow(/model x/);
+    expect(() =>
+      poolStateOf(
+        { pools: { m: { ok: true, counters: { ...counters, ejections: "2" }, backends: [] } } },
+        "m",
+      ),
+    ).toThrow(/ejections/);
+  });
+});
