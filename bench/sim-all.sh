@@ -11,6 +11,8 @@
 #                                      a later policy's runs beside the baseline, not over it
 #   POLICIES=prefix_aware npm run bench:sim:all -- tuning after-issue-12/variant
 #                                      one policy only (a variant on the tuning set; its peers are unchanged)
+#   ONLY="zipf mooncake" npm run bench:sim:all -- scoring
+#                                      those workloads only (names as in WORKLOADS below)
 #   npm run bench:sim:all -- signals [FOLDER]
 #                                      engine signals (issue #12 item 2): every scoring run again with a
 #                                      second client around the gateway, pinned or spread or none, each
@@ -42,13 +44,7 @@ if [[ -n "$RUN_DIR" && (! "$RUN_DIR" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ || "$RUN_D
 fi
 RUN_FLAGS=()
 if [[ -n "$RUN_DIR" ]]; then RUN_FLAGS=(--out "bench/results/$RUN_DIR"); fi
-if [[ -n "${POLICIES:-}" ]]; then
-  RUN_FLAGS+=(--policies "$POLICIES")
-elif [[ "${1:-}" == signals ]]; then
-  # The scrape changes only our policy's decisions: least_outstanding and the peers (who read live
-  # engine state) are there as the yardstick, not as arms; the three static policies add nothing here.
-  RUN_FLAGS+=(--policies prefix_aware,least_outstanding,sglang,llmd,dynamo,sagemaker)
-fi
+if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
 
 LLAMA=llama-3.1-8b-h100-vllm
 MOE=qwen3-30b-a3b-h100-vllm
@@ -80,6 +76,7 @@ each_run() {
   local line name backends extra grid_l grid_m load_l load_m
   for line in "${WORKLOADS[@]}"; do
     IFS='|' read -r name backends extra grid_l grid_m load_l load_m <<<"$line"
+    if [[ -n "${ONLY:-}" ]] && ! has "$ONLY" "$name"; then continue; fi
     "$1" "$name" "$backends" "$extra" "$grid_l" "$load_l" "$LLAMA" ""
     "$1" "$name" "$backends" "$extra" "$grid_m" "$load_m" "$MOE" "-$MOE"
   done
@@ -131,8 +128,14 @@ scoring_one() {
 # load a router that cannot see it piles onto), "spread" over all of them, or there is none (the scrape
 # must then change nothing: the engines hold only our own requests). The scrape interval is the one
 # chosen on the tuning set (bench/results/engine-signals.md); 0 is off.
+# With the scrape off, least_outstanding and the peers run beside prefix_aware as its yardstick (the three
+# static policies add nothing here). With it on, only prefix_aware is told anything new: the peers read
+# live engine state either way, so their figures are the scrape-off run's (sim-tables.ts checks that
+# least_outstanding, which reads no scrape, is the same in both).
 SIGNALS_SHARE=0.3
 SIGNALS_SCRAPE_MS=1000
+SIGNALS_OFF_POLICIES=prefix_aware,least_outstanding,sglang,llmd,dynamo,sagemaker
+SIGNALS_ON_POLICIES=prefix_aware,least_outstanding
 
 # shellcheck disable=SC2046,SC2086
 signals_one() {
@@ -142,9 +145,12 @@ signals_one() {
     local second_flags=(--second-client "$second")
     [[ "$second" == none ]] && second_flags=()
     for scrape in 0 "$SIGNALS_SCRAPE_MS"; do
+      local policies=$SIGNALS_OFF_POLICIES
+      [[ "$scrape" != 0 ]] && policies=$SIGNALS_ON_POLICIES
       for seed in "${seeds[@]}"; do
         sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring \
-          ${seed:+--seed $seed} --preset "$preset" "${second_flags[@]}" --scrape-ms "$scrape"
+          ${seed:+--seed $seed} --preset "$preset" "${second_flags[@]}" --scrape-ms "$scrape" \
+          --policies "${POLICIES:-$policies}"
       done
     done
   done

@@ -117,6 +117,12 @@ describe("bench/sim-tables signals: the scrape off → on, per second client", (
     expect(table).toContain("- spread: better on 0 of 1, worse on 1 (+10.0%…+10.0%), within ±1% on 0.");
     expect(table).toContain("- none: better on 0 of 1, worse on 0, within ±1% on 1.");
     expect(table).toContain("only prefix_aware reads it");
+    // A run with the scrape on may carry only prefix_aware and least_outstanding: the yardsticks are the off run's.
+    const lean = signalsReport({ seed: 3, scrapeMs: 1000, ours: 100 });
+    const onlyTwo = { ...lean, policies: lean.policies.slice(0, 2) };
+    expect(signalsTable([signalsReport({ seed: 3, ours: 100 }), onlyTwo])).toContain(
+      "| none | 100 ms → 100 ms | ±0.0% |",
+    );
   });
 
   it("refuses a run without its pair, and names a policy that reads no scrape yet moved", () => {

@@ -514,7 +514,10 @@ function signalsGroups(rs: readonly Report[]): SignalsGroup[] {
   const groups = new Map<string, SignalsGroup>();
   for (const r of rs) {
     if (r.promptCount === undefined || r.maxTokens?.model.name !== "clients") continue;
-    if (!COMPARED.every((p) => r.policies.some((x) => x.policy === p))) continue;
+    // Off: every policy compared. On: prefix_aware and least_outstanding (the peers read live state either way).
+    const on = (r.fleet.scrapeMs ?? 0) > 0;
+    const needed = on ? ["prefix_aware", "least_outstanding"] : COMPARED;
+    if (!needed.every((p) => r.policies.some((x) => x.policy === p))) continue;
     const preset = r.fleet.preset ?? LLAMA;
     const shape = secondClientText(r);
     const key = `${r.workload}|${r.fleet.backends}|${preset}|${shape}|${setOf(r) ?? r.set}`;
@@ -525,7 +528,7 @@ function signalsGroups(rs: readonly Report[]): SignalsGroup[] {
       off: [],
       on: [],
     };
-    ((r.fleet.scrapeMs ?? 0) > 0 ? g.on : g.off).push(r);
+    (on ? g.on : g.off).push(r);
     groups.set(key, g);
   }
   const out = [...groups.values()];
@@ -553,7 +556,8 @@ function signalsGroups(rs: readonly Report[]): SignalsGroup[] {
 /**
  * prefix_aware with the gateway's scrape off → on, per workload, preset and second client: TTFT p99 (mean
  * over seeds), the change, hit rate, maxLoadRatio, the second client's own p99, and the yardsticks (best
- * peer, least_outstanding) from the runs with the scrape on. Under the table, per second client: on how
+ * peer, least_outstanding) from the runs with the scrape off (a run with it on need carry only prefix_aware
+ * and least_outstanding: the peers read live state either way). Under the table, per second client: on how
  * many groups the scrape helped or cost, and any group where a policy that reads no scrape moved (it must
  * not: the scrape changes only what our policy is told).
  */
@@ -567,9 +571,9 @@ export function signalsTable(rs: readonly Report[]): string {
       "second client",
       "prefix_aware p99: off → on",
       "Δ p99 [per seed]",
-      "hit: off → on",
-      "maxLoadRatio: off → on",
-      "2nd client's p99: off → on",
+      "hit (mean): off → on",
+      "maxLoadRatio (max): off → on",
+      "2nd client's p99 (mean): off → on",
       "best peer p99",
       "vs best peer: off → on",
       "least_outstanding p99",
@@ -582,14 +586,16 @@ export function signalsTable(rs: readonly Report[]): string {
     const [off, on] = [p99(g.off, "prefix_aware"), p99(g.on, "prefix_aware")];
     const delta = mean(on) / mean(off) - 1;
     const deltas = on.map((x, i) => x / off[i]! - 1);
-    const peer = bestPeer(g.on);
-    const theirs = mean(p99(g.on, peer));
+    const peer = bestPeer(g.off);
+    const theirs = mean(p99(g.off, peer));
     const second = (xs: Report[]) =>
       xs.map((r) => get(r, "prefix_aware").secondClient?.ttftP99Ms).filter((x) => x !== undefined);
     const [sOff, sOn] = [second(g.off), second(g.on)];
     const kind = shapeOf(g.off[0]!);
     byShape.set(kind, [...(byShape.get(kind) ?? []), delta]);
-    const still = ["least_outstanding", ...PEERS].filter((p) => mean(p99(g.off, p)) !== mean(p99(g.on, p)));
+    const still = ["least_outstanding", ...PEERS].filter(
+      (p) => g.on[0]!.policies.some((x) => x.policy === p) && mean(p99(g.off, p)) !== mean(p99(g.on, p)),
+    );
     if (still.length > 0) moved.push(`${g.label}, ${g.shape} (${still.join(", ")})`);
     out.push(
       row([
@@ -598,20 +604,14 @@ export function signalsTable(rs: readonly Report[]): string {
         g.shape,
         `${spread(off, ms)} → ${spread(on, ms)}`,
         `${signed(delta)}${deltas.length > 1 ? ` [${signed(Math.min(...deltas))}…${signed(Math.max(...deltas))}]` : ""}`,
-        `${spread(
-          col(g.off, "prefix_aware", (x) => x.hitRate),
-          (x) => pct(x),
-        )} → ${spread(
-          col(g.on, "prefix_aware", (x) => x.hitRate),
-          (x) => pct(x),
-        )}`,
+        `${pct(mean(col(g.off, "prefix_aware", (x) => x.hitRate)))} → ${pct(mean(col(g.on, "prefix_aware", (x) => x.hitRate)))}`,
         `${Math.max(...col(g.off, "prefix_aware", (x) => x.maxLoadRatio)).toFixed(2)} → ${Math.max(
           ...col(g.on, "prefix_aware", (x) => x.maxLoadRatio),
         ).toFixed(2)}`,
         sOff.length > 0 && sOn.length > 0 ? `${ms(mean(sOff))} → ${ms(mean(sOn))}` : "–",
-        `${peer} ${spread(p99(g.on, peer), ms)}`,
+        `${peer} ${spread(p99(g.off, peer), ms)}`,
         `${signed(mean(off) / theirs - 1)} → ${signed(mean(on) / theirs - 1)}`,
-        spread(p99(g.on, "least_outstanding"), ms),
+        spread(p99(g.off, "least_outstanding"), ms),
       ]),
     );
   }
@@ -634,7 +634,7 @@ export function signalsTable(rs: readonly Report[]): string {
   out.push(
     "",
     moved.length === 0
-      ? "least_outstanding's and every peer's p99 are the same with the scrape off and on, run for run: only prefix_aware reads it."
+      ? "Every policy that reads no scrape and ran both ways (least_outstanding; the peers where present) has the same p99 with the scrape off and on, run for run: only prefix_aware reads it."
       : `A policy that reads no scrape moved between off and on (not the same race): ${moved.join("; ")}.`,
   );
   return out.join("\n");
