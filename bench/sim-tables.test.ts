@@ -137,4 +137,12 @@ describe("bench/sim-tables signals: the scrape off → on, per second client", (
       /A policy that reads no scrape moved between off and on .*least_outstanding, sglang/,
     );
   });
+
+  it("fills engine-signals.md's tables from the reports' JSON: refilling them changes nothing", () => {
+    // Fails when the signals runs were re-run and engine-signals.md not refreshed:
+    // npx tsx bench/sim-tables.ts write bench/results/engine-signals.md
+    const text = readFileSync(join(dirname(SUMMARY), "engine-signals.md"), "utf8");
+    expect(text).toContain("<!-- sim-tables: signals -->");
+    expect(refill(text)).toBe(text);
+  });
 });
