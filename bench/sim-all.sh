@@ -11,6 +11,14 @@
 #                                      a later policy's runs beside the baseline, not over it
 #   POLICIES=prefix_aware npm run bench:sim:all -- tuning after-issue-12/variant
 #                                      one policy only (a variant on the tuning set; its peers are unchanged)
+#   ONLY="zipf mooncake" npm run bench:sim:all -- scoring
+#                                      those workloads only (names as in WORKLOADS below)
+#   npm run bench:sim:all -- signals [FOLDER]
+#                                      engine signals (issue #12 item 2): every scoring run again with a
+#                                      second client around the gateway, pinned or spread or none, each
+#                                      with the scrape off and every 1000 ms; reports under
+#                                      bench/results/engine-signals/ unless FOLDER is given; tables:
+#                                      npx tsx bench/sim-tables.ts signals [FOLDER]
 #
 # The load of a workload on a preset is the first swept load whose
 # least_outstanding TTFT p99 is at least 2x its p99 at the sweep's lowest
@@ -28,6 +36,8 @@ cd "$(dirname "$0")/.."
 # loads once and stay where they are); its name is in each report's command, so the report still
 # says how to reproduce itself.
 RUN_DIR=${2:-}
+# The engine-signals runs are not the scoring race (other traffic shares the fleet): a folder of their own.
+if [[ "${1:-}" == signals && -z "$RUN_DIR" ]]; then RUN_DIR=engine-signals; fi
 if [[ -n "$RUN_DIR" && (! "$RUN_DIR" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ || "$RUN_DIR" == *..*) ]]; then
   echo "bench/sim-all.sh: the report folder must be a path under bench/results/, got '$RUN_DIR'" >&2
   exit 2
@@ -66,6 +76,7 @@ each_run() {
   local line name backends extra grid_l grid_m load_l load_m
   for line in "${WORKLOADS[@]}"; do
     IFS='|' read -r name backends extra grid_l grid_m load_l load_m <<<"$line"
+    if [[ -n "${ONLY:-}" ]] && ! has "$ONLY" "$name"; then continue; fi
     "$1" "$name" "$backends" "$extra" "$grid_l" "$load_l" "$LLAMA" ""
     "$1" "$name" "$backends" "$extra" "$grid_m" "$load_m" "$MOE" "-$MOE"
   done
@@ -112,6 +123,39 @@ scoring_one() {
   fi
 }
 
+# The second client of the engine-signals runs (sim/second-client.ts) sends 30% of the requests
+# straight to the engines: "pinned" to the first quarter of the fleet (a client bound to part of it: the
+# load a router that cannot see it piles onto), "spread" over all of them, or there is none (the scrape
+# must then change nothing: the engines hold only our own requests). The scrape interval is the one
+# chosen on the tuning set (bench/results/engine-signals.md); 0 is off.
+# With the scrape off, least_outstanding and the peers run beside prefix_aware as its yardstick (the three
+# static policies add nothing here). With it on, only prefix_aware is told anything new: the peers read
+# live engine state either way, so their figures are the scrape-off run's (sim-tables.ts checks that
+# least_outstanding, which reads no scrape, is the same in both).
+SIGNALS_SHARE=0.3
+SIGNALS_SCRAPE_MS=1000
+SIGNALS_OFF_POLICIES=prefix_aware,least_outstanding,sglang,llmd,dynamo,sagemaker
+SIGNALS_ON_POLICIES=prefix_aware,least_outstanding
+
+# shellcheck disable=SC2046,SC2086
+signals_one() {
+  local name=$1 backends=$2 extra=$3 load=$5 preset=$6 second scrape seeds=(3 4 5)
+  has "$TRACES" "$name" && seeds=("")
+  for second in "$SIGNALS_SHARE:$((backends / 4))" "$SIGNALS_SHARE" none; do
+    local second_flags=(--second-client "$second")
+    [[ "$second" == none ]] && second_flags=()
+    for scrape in 0 "$SIGNALS_SCRAPE_MS"; do
+      local policies=$SIGNALS_OFF_POLICIES
+      [[ "$scrape" != 0 ]] && policies=$SIGNALS_ON_POLICIES
+      for seed in "${seeds[@]}"; do
+        sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring \
+          ${seed:+--seed $seed} --preset "$preset" "${second_flags[@]}" --scrape-ms "$scrape" \
+          --policies "${POLICIES:-$policies}"
+      done
+    done
+  done
+}
+
 case "${1:-}" in
   sweeps)
     if [[ -n "$RUN_DIR" ]]; then
@@ -122,6 +166,7 @@ case "${1:-}" in
     ;;
   tuning) each_run tuning_one ;;
   scoring) each_run scoring_one ;;
+  signals) each_run signals_one ;;
   all)
     if [[ -n "$RUN_DIR" ]]; then
       echo "bench/sim-all.sh: 'all' re-runs the sweeps, which take no report folder" >&2
@@ -132,7 +177,7 @@ case "${1:-}" in
     each_run scoring_one
     ;;
   *)
-    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|all [REPORT_FOLDER]" >&2
+    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|signals|all [REPORT_FOLDER]" >&2
     exit 2
     ;;
 esac

@@ -10,12 +10,17 @@
  *   npx tsx bench/sim-tables.ts targets [FOLDER]
  *   npx tsx bench/sim-tables.ts commands scoring|tuning [FOLDER]
  *   npx tsx bench/sim-tables.ts after scoring|tuning FOLDER
+ *   npx tsx bench/sim-tables.ts signals [FOLDER]
  *   npx tsx bench/sim-tables.ts write bench/results/SUMMARY.md
  *
  * Reports are read from bench/results/ (the baseline, issue 11's fair race)
  * or, given FOLDER, from bench/results/FOLDER/ (a later policy's runs of the
  * same commands: `npm run bench:sim:all -- scoring FOLDER`); `after` sets a
- * folder's runs beside the baseline's, group by group.
+ * folder's runs beside the baseline's, group by group. `signals` reads the
+ * engine-signals runs (`npm run bench:sim:all -- signals [FOLDER]`, default
+ * folder engine-signals): prefix_aware with the scrape off and on, per
+ * workload, preset and second client. Those runs carry other traffic on the
+ * fleet, so no other view counts them.
  *
  * `write` refills, in place, every block of a Markdown file that lies
  * between `<!-- sim-tables: VIEW [ARG] -->` and `<!-- /sim-tables -->` with
@@ -45,32 +50,51 @@ interface Policy {
   readonly ttftP50Ms: number;
   readonly ttftP99Ms: number;
   readonly maxLoadRatio: number;
+  /** The second client's own requests (sent around the router), when the run had one. */
+  readonly secondClient?: { readonly ttftP99Ms: number };
 }
 
-interface Report {
+export interface Report {
   readonly file: string;
   readonly command: string;
   readonly set?: string;
   readonly workload: string;
-  readonly fleet: { readonly backends: number; readonly seed: number; readonly preset?: string };
+  readonly fleet: {
+    readonly backends: number;
+    readonly seed: number;
+    readonly preset?: string;
+    readonly scrapeMs?: number;
+    readonly secondClient?: { readonly share: number; readonly backends?: number };
+  };
   readonly oracle: { readonly hitRate: number };
   readonly policies: readonly Policy[];
   readonly promptCount?: unknown;
   readonly maxTokens?: { readonly model: { readonly name: string } };
 }
 
-/** The reports of bench/results/ (the baseline) or of its sub-folder `folder`. */
+/**
+ * The reports of bench/results/ (the baseline) or of its sub-folder `folder`, read once per folder: one
+ * `write` fills a dozen views from the same few hundred files, which do not change while it runs.
+ */
+const read = new Map<string, Report[]>();
 function reports(folder?: string): Report[] {
   const dir = folder === undefined ? DIR : join(DIR, folder);
-  return readdirSync(dir)
+  const known = read.get(dir);
+  if (known !== undefined) return known;
+  const rs = readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .map((f) => ({ file: f, ...(JSON.parse(readFileSync(join(dir, f), "utf8")) as Omit<Report, "file">) }))
     .filter((r) => Array.isArray(r.policies) && r.oracle !== undefined && r.fleet !== undefined);
+  read.set(dir, rs);
+  return rs;
 }
 
 type SetName = "tuning" | "scoring";
 const setOf = (r: Report): SetName | undefined =>
   r.set?.startsWith("tuning set") ? "tuning" : r.set?.startsWith("scoring set") ? "scoring" : undefined;
+/** A run whose fleet also served a second client or whose router read a scrape: not the race's. */
+const hasSignals = (r: Report) => r.fleet.secondClient !== undefined || (r.fleet.scrapeMs ?? 0) > 0;
+const COMPARED = ["prefix_aware", "least_outstanding", ...PEERS];
 
 /**
  * Reports of this re-run: they carry the gateway's prompt counts (promptCount), clients' max_tokens (the
@@ -79,10 +103,9 @@ const setOf = (r: Report): SetName | undefined =>
  */
 function current(set: SetName, folder?: string): Map<string, Report[]> {
   const groups = new Map<string, Report[]>();
-  const compared = ["prefix_aware", "least_outstanding", ...PEERS];
   for (const r of reports(folder)) {
     if (r.promptCount === undefined || setOf(r) !== set || r.maxTokens?.model.name !== "clients") continue;
-    if (!compared.every((p) => r.policies.some((x) => x.policy === p))) continue;
+    if (hasSignals(r) || !COMPARED.every((p) => r.policies.some((x) => x.policy === p))) continue;
     const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset ?? LLAMA}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
@@ -457,6 +480,169 @@ function after(set: SetName, folder: string): string {
   return out.join("\n");
 }
 
+/** Where a run's second client sent its requests: pinned to the first K engines, spread over all, or none. */
+function secondClientText(r: Report): string {
+  const c = r.fleet.secondClient;
+  if (c === undefined) return "none";
+  const k = c.backends ?? r.fleet.backends;
+  const share = pct(c.share, 0);
+  if (k >= r.fleet.backends) return `${share} spread over all ${k}`;
+  return `${share} pinned to ${k === 1 ? "engine 0" : `engines 0–${k - 1}`}`;
+}
+/** The second client's kind, in table order: the uneven load first (what the scrape is for), none last. */
+const SHAPES = ["pinned", "spread", "none"] as const;
+function shapeOf(r: Report): (typeof SHAPES)[number] {
+  const c = r.fleet.secondClient;
+  if (c === undefined) return "none";
+  return (c.backends ?? r.fleet.backends) < r.fleet.backends ? "pinned" : "spread";
+}
+
+interface SignalsGroup {
+  readonly label: string;
+  readonly shape: string;
+  readonly rank: number;
+  readonly off: Report[];
+  readonly on: Report[];
+}
+
+/**
+ * The engine-signals runs paired: per workload, backends, preset and second client, each seed's run with
+ * the scrape off beside the same run with it on. A run without its pair, or a group with two scrape
+ * intervals, is an error: the table would compare different traffic.
+ */
+function signalsGroups(rs: readonly Report[]): SignalsGroup[] {
+  const groups = new Map<string, SignalsGroup>();
+  for (const r of rs) {
+    if (r.promptCount === undefined || r.maxTokens?.model.name !== "clients") continue;
+    // Off: every policy compared. On: prefix_aware and least_outstanding (the peers read live state either way).
+    const on = (r.fleet.scrapeMs ?? 0) > 0;
+    const needed = on ? ["prefix_aware", "least_outstanding"] : COMPARED;
+    if (!needed.every((p) => r.policies.some((x) => x.policy === p))) continue;
+    const preset = r.fleet.preset ?? LLAMA;
+    const shape = secondClientText(r);
+    const key = `${r.workload}|${r.fleet.backends}|${preset}|${shape}|${setOf(r) ?? r.set}`;
+    const g = groups.get(key) ?? {
+      label: label(`${r.workload}|${r.fleet.backends}|${preset}`),
+      shape,
+      rank: ORDER.indexOf(r.workload) * 1000 + r.fleet.backends * 10 + (preset === MOE ? 1 : 0),
+      off: [],
+      on: [],
+    };
+    (on ? g.on : g.off).push(r);
+    groups.set(key, g);
+  }
+  const out = [...groups.values()];
+  for (const g of out) {
+    g.off.sort((a, b) => a.fleet.seed - b.fleet.seed);
+    g.on.sort((a, b) => a.fleet.seed - b.fleet.seed);
+    const seeds = (xs: Report[]) => xs.map((r) => r.fleet.seed).join(",");
+    if (seeds(g.off) !== seeds(g.on))
+      throw new Error(
+        `${g.label}, second client ${g.shape}: scrape off on seeds [${seeds(g.off)}], on on [${seeds(g.on)}]`,
+      );
+    const intervals = new Set(g.on.map((r) => r.fleet.scrapeMs));
+    if (intervals.size > 1)
+      throw new Error(
+        `${g.label}, second client ${g.shape}: several scrape intervals (${[...intervals].join(", ")})`,
+      );
+    const loads = new Set([...g.off, ...g.on].map(load));
+    if (loads.size > 1)
+      throw new Error(`${g.label}, second client ${g.shape}: several loads (${[...loads].join(", ")})`);
+  }
+  const rankOf = (g: SignalsGroup) => g.rank * 10 + SHAPES.indexOf(shapeOf(g.off[0]!));
+  return out.sort((a, b) => rankOf(a) - rankOf(b));
+}
+
+/**
+ * prefix_aware with the gateway's scrape off → on, per workload, preset and second client: TTFT p99 (mean
+ * over seeds), the change, hit rate, maxLoadRatio, the second client's own p99, and the yardsticks (best
+ * peer, least_outstanding) from the runs with the scrape off (a run with it on need carry only prefix_aware
+ * and least_outstanding: the peers read live state either way). Under the table, per second client: on how
+ * many groups the scrape helped or cost, and any group where a policy that reads no scrape moved (it must
+ * not: the scrape changes only what our policy is told).
+ */
+export function signalsTable(rs: readonly Report[]): string {
+  const groups = signalsGroups(rs);
+  if (groups.length === 0) throw new Error("no engine-signals reports");
+  const out = [
+    head([
+      "workload",
+      "load",
+      "second client",
+      "prefix_aware p99: off → on",
+      "Δ p99 [per seed]",
+      "hit (mean): off → on",
+      "maxLoadRatio (max): off → on",
+      "2nd client's p99 (mean): off → on",
+      "best peer p99",
+      "vs best peer: off → on",
+      "least_outstanding p99",
+    ]),
+  ];
+  const byShape = new Map<string, number[]>(SHAPES.map((k) => [k, []]));
+  const moved: string[] = [];
+  for (const g of groups) {
+    const p99 = (xs: Report[], p: string) => col(xs, p, (x) => x.ttftP99Ms);
+    const [off, on] = [p99(g.off, "prefix_aware"), p99(g.on, "prefix_aware")];
+    const delta = mean(on) / mean(off) - 1;
+    const deltas = on.map((x, i) => x / off[i]! - 1);
+    const peer = bestPeer(g.off);
+    const theirs = mean(p99(g.off, peer));
+    const second = (xs: Report[]) =>
+      xs.map((r) => get(r, "prefix_aware").secondClient?.ttftP99Ms).filter((x) => x !== undefined);
+    const [sOff, sOn] = [second(g.off), second(g.on)];
+    const kind = shapeOf(g.off[0]!);
+    byShape.set(kind, [...(byShape.get(kind) ?? []), delta]);
+    const still = ["least_outstanding", ...PEERS].filter(
+      (p) => g.on[0]!.policies.some((x) => x.policy === p) && mean(p99(g.off, p)) !== mean(p99(g.on, p)),
+    );
+    if (still.length > 0) moved.push(`${g.label}, ${g.shape} (${still.join(", ")})`);
+    out.push(
+      row([
+        g.label,
+        load(g.on[0]!),
+        g.shape,
+        `${spread(off, ms)} → ${spread(on, ms)}`,
+        `${signed(delta)}${deltas.length > 1 ? ` [${signed(Math.min(...deltas))}…${signed(Math.max(...deltas))}]` : ""}`,
+        `${pct(mean(col(g.off, "prefix_aware", (x) => x.hitRate)))} → ${pct(mean(col(g.on, "prefix_aware", (x) => x.hitRate)))}`,
+        `${Math.max(...col(g.off, "prefix_aware", (x) => x.maxLoadRatio)).toFixed(2)} → ${Math.max(
+          ...col(g.on, "prefix_aware", (x) => x.maxLoadRatio),
+        ).toFixed(2)}`,
+        sOff.length > 0 && sOn.length > 0 ? `${ms(mean(sOff))} → ${ms(mean(sOn))}` : "–",
+        `${peer} ${spread(p99(g.off, peer), ms)}`,
+        `${signed(mean(off) / theirs - 1)} → ${signed(mean(on) / theirs - 1)}`,
+        spread(p99(g.off, "least_outstanding"), ms),
+      ]),
+    );
+  }
+  const range = (xs: number[]) =>
+    xs.length === 0 ? "" : ` (${signed(Math.min(...xs))}…${signed(Math.max(...xs))})`;
+  out.push(
+    "",
+    "Δ p99 of the mean, scrape off → on, per second client (better: below −1%; worse: above +1%):",
+    "",
+  );
+  for (const [shape, ds] of byShape) {
+    if (ds.length === 0) continue;
+    const better = ds.filter((d) => d < -0.01);
+    const worse = ds.filter((d) => d > 0.01);
+    out.push(
+      `- ${shape}: better on ${better.length} of ${ds.length}${range(better)}, worse on ${worse.length}${range(worse)}, ` +
+        `within ±1% on ${ds.length - better.length - worse.length}.`,
+    );
+  }
+  out.push(
+    "",
+    moved.length === 0
+      ? "Every policy that reads no scrape and ran both ways (least_outstanding; the peers where present) has the same p99 with the scrape off and on, run for run: only prefix_aware reads it."
+      : `A policy that reads no scrape moved between off and on (not the same race): ${moved.join("; ")}.`,
+  );
+  return out.join("\n");
+}
+
+/** The engine-signals folder's table (bench/results/engine-signals/ unless another folder is named). */
+const signals = (folder = "engine-signals") => signalsTable(reports(folder));
+
 const isSet = (x: string | undefined): x is SetName => x === "scoring" || x === "tuning";
 
 /** One view's Markdown, or undefined for a view this file does not have. */
@@ -465,6 +651,8 @@ function view(what: string | undefined, arg: string | undefined, folder?: string
   if (what === "peers" && isSet(arg)) return peers(arg, folder);
   if (what === "commands" && isSet(arg)) return commands(arg, folder);
   if (what === "after" && isSet(arg) && folder !== undefined) return after(arg, folder);
+  // signals takes one argument, the folder of its runs.
+  if (what === "signals" && folder === undefined) return signals(arg);
   if (folder !== undefined) return undefined;
   if (what === "policies") return policies(arg ?? LLAMA);
   // targets reads the scoring set only: its one argument is the folder.
@@ -497,7 +685,7 @@ function main(argv: readonly string[]): void {
   if (out !== undefined) console.log(out);
   else {
     console.error(
-      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning [FOLDER] | after scoring|tuning FOLDER | policies [preset] | targets [FOLDER] | write FILE.md",
+      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning [FOLDER] | after scoring|tuning FOLDER | policies [preset] | targets [FOLDER] | signals [FOLDER] | write FILE.md",
     );
     process.exitCode = 2;
   }
