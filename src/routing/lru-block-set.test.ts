@@ -114,3 +114,60 @@ describe("LruBlockSet", () => {
     expect(bytes / blocks).toBeLessThan(40);
   });
 });
+
+describe("LruBlockSet anonymous entries and reserved capacity", () => {
+  it("an anonymous entry takes capacity and ages like any entry, but no key finds it", () => {
+    const s = new LruBlockSet(4);
+    s.touchChain([1, 2], 2);
+    expect(s.occupy(2)).toBe(2);
+    expect(s.size).toBe(4);
+    expect(s.anonymous).toBe(2);
+    expect(s.longestPrefix([1, 2])).toBe(2);
+    s.touchChain([3], 1); // full: the oldest (block 2, touched first) goes
+    expect([1, 2, 3].map((k) => s.has(k))).toEqual([true, false, true]);
+    s.touchChain([4, 5], 2); // then block 1 and the older anonymous entry
+    expect(s.anonymous).toBe(1);
+    expect(s.has(1)).toBe(false);
+    expect(s.occupy(10)).toBe(4); // at most the capacity
+    expect(s.anonymous).toBe(4);
+    expect(s.size).toBe(4);
+    expect([3, 4, 5].some((k) => s.has(k))).toBe(false);
+  });
+
+  it("keeps anonymous entries through eviction by stamp and through a capacity change", () => {
+    const s = new LruBlockSet(100);
+    s.occupy(3);
+    const t = s.touchChain([7, 8], 2);
+    s.occupy(2);
+    expect(s.evictThrough(t - 1)).toBe(3); // the three anonymous entries older than the chain
+    expect(s.anonymous).toBe(2);
+    s.setCapacity(3); // keeps the three most recent: both anonymous entries and block 7
+    expect(s.anonymous).toBe(2);
+    expect([7, 8].map((k) => s.has(k))).toEqual([true, false]);
+    s.touchChain([9], 1); // full again: block 7 is now the least recent
+    expect(s.has(7)).toBe(false);
+    expect(s.anonymous).toBe(2);
+    expect(() => s.occupy(-1)).toThrow(/occupy/);
+  });
+
+  it("reserved capacity shrinks what the entries may fill, evicting the least recent, and comes back", () => {
+    const s = new LruBlockSet(5);
+    s.touchChain([1, 2, 3, 4, 5], 5);
+    s.reserve(2);
+    expect(s.reserved).toBe(2);
+    expect(s.size).toBe(3);
+    expect([1, 2, 3, 4, 5].map((k) => s.has(k))).toEqual([true, true, true, false, false]);
+    s.touchChain([6], 1);
+    expect(s.size).toBe(3);
+    expect(s.has(3)).toBe(false);
+    s.reserve(-2);
+    s.touchChain([7, 8], 2);
+    expect(s.size).toBe(5);
+    // Never below one entry, and never a negative reservation.
+    s.reserve(50);
+    expect(s.size).toBe(1);
+    s.reserve(-80);
+    expect(s.reserved).toBe(0);
+    expect(() => s.reserve(0.5)).toThrow(/reserve/);
+  });
+});

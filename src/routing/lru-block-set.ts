@@ -15,6 +15,11 @@
  * Every touch gets the next stamp of a per-set clock, and a touched node goes
  * to the head of the LRU list, so list order IS stamp order: "evict
  * everything at least as old as stamp s" pops from the tail.
+ *
+ * An entry may also be anonymous (`occupy`): it holds one entry of capacity
+ * and ages like the others, but no key finds it (its key is NaN and it sits
+ * in no hash chain). It stands for cache the engine fills with blocks the
+ * index does not key (affinity-index.ts says which).
  */
 import type { BlockKey } from "./types";
 
@@ -35,6 +40,8 @@ export class LruBlockSet {
   private slots = 0;
   private used = 0;
   private count = 0;
+  private anon = 0;
+  private held = 0;
   private head = NIL;
   private tail = NIL;
   private freeHead = NIL;
@@ -57,6 +64,16 @@ export class LruBlockSet {
 
   get capacity(): number {
     return this.cap;
+  }
+
+  /** Capacity set aside by `reserve`: what the entries may fill is capacity − reserved (at least 1). */
+  get reserved(): number {
+    return this.held;
+  }
+
+  /** Entries held by `occupy` (anonymous), included in `size`. */
+  get anonymous(): number {
+    return this.anon;
   }
 
   /** The stamp the next touch will get; every stamp handed out so far is below it. */
@@ -128,6 +145,38 @@ export class LruBlockSet {
     return s0;
   }
 
+  /**
+   * Adds `count` anonymous entries as the most recent (at most the capacity), evicting the least recent
+   * to fit. Returns how many were added.
+   */
+  occupy(count: number): number {
+    if (!Number.isInteger(count) || count < 0)
+      throw new RangeError(`occupy: count must be an integer >= 0, got ${count}`);
+    const n = Math.min(count, this.room());
+    for (let i = 0; i < n; i++) {
+      const node = this.insert(Number.NaN);
+      this.pushHead(node);
+      this.f64[(node << 2) + 1] = this.clock++;
+    }
+    return n;
+  }
+
+  /**
+   * Sets `delta` more (or, negative, fewer) entries of capacity aside, evicting the least recent to fit:
+   * cache the engine holds that no entry stands for yet (blocks pinned by requests in flight).
+   */
+  reserve(delta: number): void {
+    if (!Number.isInteger(delta)) throw new RangeError(`reserve: delta must be an integer, got ${delta}`);
+    this.held = Math.max(0, this.held + delta);
+    const room = this.room();
+    while (this.count > room) this.remove(this.tail);
+  }
+
+  /** Entries the set may hold now. */
+  private room(): number {
+    return Math.max(1, this.cap - this.held);
+  }
+
   /** Evicts every entry with stamp ≤ `stamp` (all at least that old). Returns how many. */
   evictThrough(stamp: number): number {
     let evicted = 0;
@@ -167,7 +216,7 @@ export class LruBlockSet {
   }
 
   private insert(key: BlockKey): number {
-    if (this.count >= this.cap) this.remove(this.tail);
+    while (this.count >= this.room()) this.remove(this.tail);
     let n: number;
     if (this.freeHead !== NIL) {
       n = this.freeHead;
@@ -177,10 +226,15 @@ export class LruBlockSet {
       n = this.used++;
     }
     this.f64[n << 2] = key;
+    this.count++;
+    if (Number.isNaN(key)) {
+      this.anon++;
+      this.i32[(n << 3) + 6] = NIL;
+      return n;
+    }
     const b = this.bucketOf(key);
     this.i32[(n << 3) + 6] = this.buckets[b]!;
     this.buckets[b] = n;
-    this.count++;
     return n;
   }
 
@@ -188,13 +242,17 @@ export class LruBlockSet {
   private remove(n: number): void {
     this.unlink(n);
     const i32 = this.i32;
-    const b = this.bucketOf(this.f64[n << 2]!);
-    const after = i32[(n << 3) + 6]!;
-    let p = this.buckets[b]!;
-    if (p === n) this.buckets[b] = after;
+    const key = this.f64[n << 2]!;
+    if (Number.isNaN(key)) this.anon--;
     else {
-      while (i32[(p << 3) + 6] !== n) p = i32[(p << 3) + 6]!;
-      i32[(p << 3) + 6] = after;
+      const b = this.bucketOf(key);
+      const after = i32[(n << 3) + 6]!;
+      let p = this.buckets[b]!;
+      if (p === n) this.buckets[b] = after;
+      else {
+        while (i32[(p << 3) + 6] !== n) p = i32[(p << 3) + 6]!;
+        i32[(p << 3) + 6] = after;
+      }
     }
     i32[(n << 3) + 6] = this.freeHead;
     this.freeHead = n;
@@ -234,6 +292,7 @@ export class LruBlockSet {
       this.buckets = new Int32Array(nb).fill(NIL);
       this.shift = 32 - Math.log2(nb);
       for (let n = this.tail; n !== NIL; n = this.i32[(n << 3) + 4]!) {
+        if (Number.isNaN(this.f64[n << 2]!)) continue;
         const b = this.bucketOf(this.f64[n << 2]!);
         this.i32[(n << 3) + 6] = this.buckets[b]!;
         this.buckets[b] = n;
@@ -254,6 +313,7 @@ export class LruBlockSet {
     this.buckets = new Int32Array(0);
     this.used = 0;
     this.count = 0;
+    this.anon = 0;
     this.head = NIL;
     this.tail = NIL;
     this.freeHead = NIL;
