@@ -5,11 +5,12 @@
  * The index follows the engine's cache as vLLM V1 keeps it
  * (vllm/v1/core/block_pool.py, kv_cache_manager.py): a running request's
  * blocks are pinned, and when it finishes they go back to the free queue tail
- * first, to be reused least recently freed first. So the full blocks of a
- * prompt past our key window (kv-footprint.ts) are set aside while it runs
- * (reserved capacity) and held as anonymous entries once it ends, and its
- * keyed blocks are touched again when it ends: their place in the LRU order
- * is when the engine freed them, not when we routed. Measured against the
+ * first, to be reused least recently freed first. So a request's keyed
+ * blocks are pinned while it is in flight (never evicted to make room) and
+ * touched again when it ends: their place in the LRU order is when the
+ * engine freed them, not when we routed; and the full blocks of its prompt
+ * past our key window (kv-footprint.ts) are set aside while it runs
+ * (reserved capacity) and held as anonymous entries once it ends. Measured against the
  * engine model: bench/results/policy-work.md, "Index capacity".
  *
  * `record` runs after a request is routed here (the chosen backend only): it
@@ -103,6 +104,7 @@ export class BackendAffinity {
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
     const firstStamp = this.blocks.touchChain(blocks, blocks.length, previousStamps);
     const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;
+    this.blocks.pin(blocks, blocks.length, 1);
     const receipt: AffinityReceipt = {
       blocks,
       touched: blocks.length,
@@ -129,6 +131,7 @@ export class BackendAffinity {
     receipt.settled = true;
     this.dropSettledPending();
     if (receipt.reserved > 0) this.blocks.reserve(-receipt.reserved);
+    this.blocks.pin(receipt.blocks, receipt.touched, -1);
     if (!outcome.ok) {
       let forgotten = 0;
       const last = receipt.firstStamp + receipt.touched - 1;

@@ -171,3 +171,38 @@ describe("LruBlockSet anonymous entries and reserved capacity", () => {
     expect(() => s.reserve(0.5)).toThrow(/reserve/);
   });
 });
+
+describe("LruBlockSet pinned entries", () => {
+  it("a pinned entry is not evicted to make room; unpinned, it ages again from where it stands", () => {
+    const s = new LruBlockSet(3);
+    s.touchChain([1], 1);
+    s.touchChain([2], 1);
+    s.touchChain([3], 1);
+    s.pin([1], 1, 1); // the least recent, pinned (a request still in flight holds it)
+    s.touchChain([4], 1);
+    expect([1, 2, 3, 4].map((k) => s.has(k))).toEqual([true, false, true, true]);
+    expect(s.pinsOf(1)).toBe(1);
+    s.pin([1], 1, -1);
+    s.pin([1], 1, -1); // never below 0
+    expect(s.pinsOf(1)).toBe(0);
+    s.touchChain([5], 1); // 3 is now the least recent (1 was moved to the head when spared)
+    s.touchChain([6], 1);
+    expect([1, 3, 4].map((k) => s.has(k))).toEqual([false, false, true]);
+  });
+
+  it("when every entry is pinned the least recent goes anyway, and a reservation spares pinned entries too", () => {
+    const s = new LruBlockSet(2);
+    s.touchChain([1, 2], 2);
+    s.pin([1, 2], 2, 1);
+    s.touchChain([3], 1);
+    expect(s.size).toBe(2);
+    expect(s.has(3)).toBe(true);
+    const r = new LruBlockSet(4);
+    r.touchChain([1, 2, 3, 4], 4); // 4 least recent
+    r.pin([4], 1, 1);
+    r.reserve(1);
+    expect([1, 2, 3, 4].map((k) => r.has(k))).toEqual([true, true, false, true]);
+    r.setCapacity(2); // a capacity change keeps pin counts
+    expect(r.pinsOf(4)).toBe(1);
+  });
+});

@@ -5,7 +5,7 @@
  * collector never walks them.
  *
  * Layout: a node pool of 32-byte records in one buffer — key (f64), recency
- * stamp (f64), LRU prev/next and hash-chain next (i32) — so a touch reads
+ * stamp (f64), LRU prev/next, hash-chain next and pin count (i32) — so a touch reads
  * one cache line per node instead of one per field (this halved the cost of
  * a 512-block touch in bench/micro/routing-decision.ts), and a power-of-two
  * bucket array of chain heads (separate chaining; load factor ≤ 1). The pool
@@ -20,13 +20,19 @@
  * and ages like the others, but no key finds it (its key is NaN and it sits
  * in no hash chain). It stands for cache the engine fills with blocks the
  * index does not key (affinity-index.ts says which).
+ *
+ * A pinned entry (`pin`) is not evicted to make room: when it reaches the
+ * tail it is moved to the head with a fresh stamp, as vLLM keeps the blocks
+ * of running requests out of its free queue. (If every entry is pinned, the
+ * least recent goes anyway.) Eviction by stamp (`evictThrough`) takes pinned
+ * entries too: it acts on evidence that the engine lost them.
  */
 import type { BlockKey } from "./types";
 
 const NIL = -1;
 const MIN_SLOTS = 64;
 const TWO_POW_32 = 4294967296;
-/** Bytes per node record; f64 index n*4 = key, n*4+1 = stamp; i32 index n*8+4 = prev, +5 = next, +6 = chain. */
+/** Bytes per node record; f64 index n*4 = key, n*4+1 = stamp; i32 index n*8+4 = prev, +5 = next, +6 = chain, +7 = pins. */
 const RECORD_BYTES = 32;
 
 function nextPow2(n: number): number {
@@ -168,8 +174,41 @@ export class LruBlockSet {
   reserve(delta: number): void {
     if (!Number.isInteger(delta)) throw new RangeError(`reserve: delta must be an integer, got ${delta}`);
     this.held = Math.max(0, this.held + delta);
-    const room = this.room();
-    while (this.count > room) this.remove(this.tail);
+    this.makeRoom(this.room());
+  }
+
+  /**
+   * Adds `delta` (±1) to the pin count of each of blocks[0..count) held here (absent ones are skipped; a
+   * count never goes below 0). A pinned entry is not evicted to make room.
+   */
+  pin(blocks: readonly BlockKey[], count: number, delta: 1 | -1): void {
+    const i32 = this.i32;
+    for (let j = 0; j < count; j++) {
+      const n = this.find(blocks[j]!);
+      if (n !== NIL) i32[(n << 3) + 7] = Math.max(0, i32[(n << 3) + 7]! + delta);
+    }
+  }
+
+  /** Pin count of `key` (0 when absent). */
+  pinsOf(key: BlockKey): number {
+    const n = this.find(key);
+    return n === NIL ? 0 : this.i32[(n << 3) + 7]!;
+  }
+
+  /** Evicts least recent entries until at most `limit` remain, sparing pinned ones while it can. */
+  private makeRoom(limit: number): void {
+    let spared = 0;
+    while (this.count > limit) {
+      const t = this.tail;
+      if (this.i32[(t << 3) + 7]! > 0 && spared < this.count) {
+        spared++;
+        this.unlink(t);
+        this.pushHead(t);
+        this.f64[(t << 2) + 1] = this.clock++;
+        continue;
+      }
+      this.remove(t);
+    }
   }
 
   /** Entries the set may hold now. */
@@ -216,7 +255,7 @@ export class LruBlockSet {
   }
 
   private insert(key: BlockKey): number {
-    while (this.count >= this.room()) this.remove(this.tail);
+    this.makeRoom(this.room() - 1);
     let n: number;
     if (this.freeHead !== NIL) {
       n = this.freeHead;
@@ -226,6 +265,7 @@ export class LruBlockSet {
       n = this.used++;
     }
     this.f64[n << 2] = key;
+    this.i32[(n << 3) + 7] = 0;
     this.count++;
     if (Number.isNaN(key)) {
       this.anon++;
@@ -304,9 +344,11 @@ export class LruBlockSet {
   private compact(slots: number): void {
     const keys: number[] = [];
     const stamps: number[] = [];
+    const pins: number[] = [];
     for (let n = this.tail; n !== NIL; n = this.i32[(n << 3) + 4]!) {
       keys.push(this.f64[n << 2]!);
       stamps.push(this.f64[(n << 2) + 1]!);
+      pins.push(this.i32[(n << 3) + 7]!);
     }
     this.f64 = new Float64Array(0);
     this.i32 = new Int32Array(0);
@@ -323,6 +365,7 @@ export class LruBlockSet {
       const n = this.insert(keys[i]!);
       this.pushHead(n);
       this.f64[(n << 2) + 1] = stamps[i]!;
+      this.i32[(n << 3) + 7] = pins[i]!;
     }
   }
 }
