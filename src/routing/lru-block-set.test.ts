@@ -206,3 +206,23 @@ describe("LruBlockSet pinned entries", () => {
     expect(r.pinsOf(4)).toBe(1);
   });
 });
+
+describe("LruBlockSet with every entry pinned", () => {
+  it("evicts the least recent at once, in linear time over many inserts", () => {
+    const n = 20_000;
+    const s = new LruBlockSet(n);
+    const keys = Array.from({ length: n }, (_, k) => k + 1);
+    s.touchChain(keys, n);
+    s.pin(keys, n, 1); // requests in flight fill the whole index and never end
+    const t0 = performance.now();
+    for (let k = 0; k < n; k++) {
+      s.touchChain([n + 1 + k], 1);
+      s.pin([n + 1 + k], 1, 1);
+    }
+    expect(s.size).toBe(n);
+    expect(s.has(1)).toBe(false);
+    expect(s.has(2 * n)).toBe(true);
+    // Quadratic (every insert walking the pinned list) took minutes here; linear takes milliseconds.
+    expect(performance.now() - t0).toBeLessThan(5000);
+  });
+});

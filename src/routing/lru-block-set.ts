@@ -23,15 +23,23 @@
  *
  * A pinned entry (`pin`) is not evicted to make room: when it reaches the
  * tail it is moved to the head with a fresh stamp, as vLLM keeps the blocks
- * of running requests out of its free queue. (If every entry is pinned, the
- * least recent goes anyway.) Eviction by stamp (`evictThrough`) takes pinned
- * entries too: it acts on evidence that the engine lost them.
+ * of running requests out of its free queue. (If every entry is pinned, or
+ * MAX_SPARED were spared in a row, the least recent goes anyway: an insert's
+ * work stays bounded however much is pinned.) Eviction by stamp
+ * (`evictThrough`) takes pinned entries too: it acts on evidence that the
+ * engine lost them.
  */
 import type { BlockKey } from "./types";
 
 const NIL = -1;
 const MIN_SLOTS = 64;
 const TWO_POW_32 = 4294967296;
+/**
+ * Pinned entries spared in a row at most; then the least recent goes, pinned or not. Bounds an insert's
+ * work when most entries are pinned (requests in flight fill the index): sparing without a bound made
+ * touches quadratic there (the policy invariant test's 30,000 requests took minutes).
+ */
+const MAX_SPARED = 64;
 /** Bytes per node record; f64 index n*4 = key, n*4+1 = stamp; i32 index n*8+4 = prev, +5 = next, +6 = chain, +7 = pins. */
 const RECORD_BYTES = 32;
 
@@ -47,6 +55,8 @@ export class LruBlockSet {
   private used = 0;
   private count = 0;
   private anon = 0;
+  /** Entries whose pin count is > 0. */
+  private pinned = 0;
   private held = 0;
   private head = NIL;
   private tail = NIL;
@@ -185,7 +195,12 @@ export class LruBlockSet {
     const i32 = this.i32;
     for (let j = 0; j < count; j++) {
       const n = this.find(blocks[j]!);
-      if (n !== NIL) i32[(n << 3) + 7] = Math.max(0, i32[(n << 3) + 7]! + delta);
+      if (n === NIL) continue;
+      const before = i32[(n << 3) + 7]!;
+      const after = Math.max(0, before + delta);
+      i32[(n << 3) + 7] = after;
+      if (before === 0 && after > 0) this.pinned++;
+      else if (before > 0 && after === 0) this.pinned--;
     }
   }
 
@@ -200,7 +215,7 @@ export class LruBlockSet {
     let spared = 0;
     while (this.count > limit) {
       const t = this.tail;
-      if (this.i32[(t << 3) + 7]! > 0 && spared < this.count) {
+      if (this.i32[(t << 3) + 7]! > 0 && this.pinned < this.count && spared < MAX_SPARED) {
         spared++;
         this.unlink(t);
         this.pushHead(t);
@@ -208,6 +223,7 @@ export class LruBlockSet {
         continue;
       }
       this.remove(t);
+      spared = 0;
     }
   }
 
@@ -283,6 +299,7 @@ export class LruBlockSet {
     this.unlink(n);
     const i32 = this.i32;
     const key = this.f64[n << 2]!;
+    if (i32[(n << 3) + 7]! > 0) this.pinned--;
     if (Number.isNaN(key)) this.anon--;
     else {
       const b = this.bucketOf(key);
@@ -356,6 +373,7 @@ export class LruBlockSet {
     this.used = 0;
     this.count = 0;
     this.anon = 0;
+    this.pinned = 0;
     this.head = NIL;
     this.tail = NIL;
     this.freeHead = NIL;
@@ -366,6 +384,7 @@ export class LruBlockSet {
       this.pushHead(n);
       this.f64[(n << 2) + 1] = stamps[i]!;
       this.i32[(n << 3) + 7] = pins[i]!;
+      if (pins[i]! > 0) this.pinned++;
     }
   }
 }
