@@ -127,3 +127,71 @@ describe("BackendAffinity correction", () => {
     expect(a.matched(c)).toBe(5);
   });
 });
+
+describe("BackendAffinity follows the engine's whole cache (kv-footprint.ts)", () => {
+  it("sets a prompt's KV past its keys aside while it runs, and holds it as anonymous entries once it ends", () => {
+    const a = new BackendAffinity(8);
+    const old = chain(1000, 4);
+    a.settle(a.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    // 3 keyed blocks of a 6-block prompt: 3 more blocks the engine holds and the index does not key.
+    const long = chain(2000, 3);
+    const r = a.record(long, 0, 3);
+    expect(a.blocks.reserved).toBe(3);
+    // 4 + 3 entries + 3 set aside > 8: the two least recent blocks of `old` (its tail) went.
+    expect(old.map((k) => a.blocks.has(k))).toEqual([true, true, false, false]);
+    a.settle(r, { ok: true, cachedTokens: 0 }, BT, 6 * BT);
+    expect(a.blocks.reserved).toBe(0);
+    expect(a.blocks.anonymous).toBe(3);
+    expect(a.blocks.size).toBe(8);
+    expect(a.matched(long)).toBe(3);
+  });
+
+  it("a request that failed gives its reservation back and leaves no anonymous entries", () => {
+    const a = new BackendAffinity(8);
+    const r = a.record(chain(2000, 3), 0, 3);
+    a.settle(r, { ok: false }, BT, 6 * BT);
+    expect(a.blocks.reserved).toBe(0);
+    expect(a.blocks.anonymous).toBe(0);
+  });
+
+  it("when all its keys match, the prompt past them may be cached: only what the engine did not hit is counted", () => {
+    const a = new BackendAffinity(100);
+    const keys = chain(1, 4);
+    a.settle(a.record(keys, 0, 6), { ok: true, cachedTokens: 0 }, BT, 10 * BT);
+    expect(a.blocks.anonymous).toBe(6);
+    // The next turn: the whole window matches, nothing is set aside while it runs…
+    const r = a.record(keys, 4, 8);
+    expect(r.deferred).toBe(8);
+    expect(a.blocks.reserved).toBe(0);
+    // …and the engine hit 9 blocks: 5 past the window were cached, 3 were new.
+    a.settle(r, { ok: true, cachedTokens: 9 * BT }, BT, 12 * BT);
+    expect(a.blocks.anonymous).toBe(9);
+  });
+
+  it("a request's blocks take their LRU place when it ends, as the engine frees them then", () => {
+    const a = new BackendAffinity(8);
+    const early = chain(1000, 4);
+    const late = chain(2000, 4);
+    const slow = a.record(early, 0); // routed first, ends last
+    const fast = a.record(late, 0);
+    a.settle(fast, { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    a.settle(slow, { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    a.settle(a.record(chain(3000, 2), 0), { ok: true, cachedTokens: 0 }, BT, 2 * BT);
+    // The two evicted are the tail of the request freed first, not of the request routed first.
+    expect(early.every((k) => a.blocks.has(k))).toBe(true);
+    expect(late.map((k) => a.blocks.has(k))).toEqual([true, true, false, false]);
+  });
+
+  it("a miss on blocks a completed request freed is an eviction, even while an older request is in flight", () => {
+    const a = new BackendAffinity(1000);
+    const old = chain(1000, 4);
+    a.settle(a.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    a.record(chain(9000, 3), 0); // in flight throughout
+    const c = chain(2000, 10);
+    a.settle(a.record(c, 0), { ok: true, cachedTokens: 0 }, BT, 10 * BT);
+    const again = a.record(c, 10);
+    expect(again.pendingAt[0]).toBe(0);
+    expect(a.settle(again, { ok: true, cachedTokens: 0 }, BT, 10 * BT + 5).evicted).toBeGreaterThan(0);
+    expect(a.blocks.has(1000)).toBe(false);
+  });
+});

@@ -2,10 +2,21 @@
  * What one backend (we believe) holds in its prefix cache, and how that belief
  * is corrected by what the backend reports.
  *
+ * The index follows the engine's cache as vLLM V1 keeps it
+ * (vllm/v1/core/block_pool.py, kv_cache_manager.py): a running request's
+ * blocks are pinned, and when it finishes they go back to the free queue tail
+ * first, to be reused least recently freed first. So a request's keyed
+ * blocks are pinned while it is in flight (never evicted to make room) and
+ * touched again when it ends: their place in the LRU order is when the
+ * engine freed them, not when we routed; and the full blocks of its prompt
+ * past our key window (kv-footprint.ts) are set aside while it runs
+ * (reserved capacity) and held as anonymous entries once it ends. Measured against the
+ * engine model: bench/results/policy-work.md, "Index capacity".
+ *
  * `record` runs after a request is routed here (the chosen backend only): it
  * touches the request's blocks and returns a receipt with what `settle`
  * needs later — the stamps the matched blocks had before this request, and
- * which stamps belonged to requests still in flight at the time.
+ * which of them were given by requests still in flight at the time.
  *
  * `settle` runs when the request ends:
  * - ok and the backend hit LESS than we expected (by more than tokenizer skew,
@@ -16,9 +27,10 @@
  *   firing on misses that are not evictions: (1) an engine never reuses the
  *   block holding the last prompt token (vLLM recomputes it to get logits),
  *   so at most floor((promptTokens − 1) / blockTokens) blocks can hit;
- *   (2) if the missed block's previous stamp came from a request that was
- *   still in flight when this one was routed, the miss is explained by that
- *   request's prefill not having finished; its own outcome will tell.
+ *   (2) if the missed block's previous stamp came from the route of a request
+ *   that was still in flight when this one was routed, the miss is explained
+ *   by that request's prefill not having finished; its own outcome will tell.
+ *   (A stamp given when a request ended is a computed block: no excuse.)
  * - not ok (error/abort before output): forget the blocks this request
  *   inserted beyond what was already cached, unless a later request touched
  *   them since (then they are that request's now).
@@ -37,19 +49,24 @@ export interface AffinityReceipt {
   readonly firstStamp: number;
   /** previousStamps[j] = stamp of blocks[j] before this request (-1: absent), j < matched. */
   readonly previousStamps: Float64Array;
-  /** Stamps ≥ this belonged to requests still in flight here when this one was routed. */
-  readonly pendingFrom: number;
+  /** pendingAt[j] = 1 when previousStamps[j] was given by the route of a request still in flight. */
+  readonly pendingAt: Uint8Array;
+  /** Entries of capacity set aside while it runs: its prompt past the keys, surely not cached. */
+  readonly reserved: number;
+  /** Its prompt's entries past the keys that may be cached (the whole window matched): settle decides. */
+  readonly deferred: number;
   settled: boolean;
 }
 
 export interface SettleResult {
-  /** Entries evicted because the backend proved to have lost them. */
+  /** Keyed entries evicted because the backend proved to have lost them (anonymous ones go too, uncounted). */
   readonly evicted: number;
   /** Entries forgotten because the request failed before they were computed. */
   readonly forgotten: number;
 }
 
 const EMPTY = new Float64Array(0);
+const EMPTY_MASK = new Uint8Array(0);
 
 /**
  * Share of a prompt's reusable blocks (at least one block) by which a reported hit may fall short of
@@ -73,18 +90,30 @@ export class BackendAffinity {
     return this.blocks.longestPrefix(blocks);
   }
 
-  /** Touches the request's blocks (tail first); `matched` is the prefix length found at route time. */
-  record(blocks: readonly BlockKey[], matched: number): AffinityReceipt {
-    const pendingFrom = this.oldestPendingStamp();
+  /**
+   * Touches the request's blocks (tail first); `matched` is the prefix length found at route time and
+   * `unkeyed` the entries its prompt fills past them (kv-footprint.ts pastWindowEntries).
+   */
+  record(blocks: readonly BlockKey[], matched: number, unkeyed = 0): AffinityReceipt {
+    this.dropSettledPending();
+    // A prefix cache hit is a run of leading blocks: nothing past the keys can hit unless all of them
+    // do. When we believe they all do, the rest may be cached too, and cached_tokens will say.
+    const deferred = blocks.length > 0 && matched >= blocks.length ? unkeyed : 0;
+    const reserved = unkeyed - deferred;
+    if (reserved > 0) this.blocks.reserve(reserved);
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
     const firstStamp = this.blocks.touchChain(blocks, blocks.length, previousStamps);
+    const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;
+    this.blocks.pin(blocks, blocks.length, 1);
     const receipt: AffinityReceipt = {
       blocks,
       touched: blocks.length,
       matched,
       firstStamp,
       previousStamps,
-      pendingFrom,
+      pendingAt,
+      reserved,
+      deferred,
       settled: false,
     };
     this.pending.push(receipt);
@@ -101,6 +130,8 @@ export class BackendAffinity {
     if (receipt.settled) return { evicted: 0, forgotten: 0 };
     receipt.settled = true;
     this.dropSettledPending();
+    if (receipt.reserved > 0) this.blocks.reserve(-receipt.reserved);
+    this.blocks.pin(receipt.blocks, receipt.touched, -1);
     if (!outcome.ok) {
       let forgotten = 0;
       const last = receipt.firstStamp + receipt.touched - 1;
@@ -109,23 +140,52 @@ export class BackendAffinity {
       }
       return { evicted: 0, forgotten };
     }
-    if (outcome.cachedTokens === undefined) return { evicted: 0, forgotten: 0 };
+    const hit = this.engineHit(outcome, blockTokens, promptTokens);
+    const evicted = hit === undefined ? 0 : this.correct(receipt, hit, blockTokens, promptTokens);
+    this.release(receipt, hit);
+    return { evicted, forgotten: 0 };
+  }
+
+  /**
+   * The engine's hit in our entries, or undefined when it reported none. The engine counts in its own
+   * tokens (its tokenizer, its chat template), we in ours: its hit is scaled by the two prompt counts.
+   */
+  private engineHit(outcome: RouteOutcome, blockTokens: number, promptTokens: number): number | undefined {
+    if (outcome.cachedTokens === undefined) return undefined;
+    const enginePrompt = outcome.promptTokens;
+    const scale = enginePrompt !== undefined && enginePrompt > 0 ? promptTokens / enginePrompt : 1;
+    return Math.floor((outcome.cachedTokens * scale) / blockTokens);
+  }
+
+  /** A short hit: evicts what the engine proved to have lost. Returns how many entries. */
+  private correct(receipt: AffinityReceipt, hit: number, blockTokens: number, promptTokens: number): number {
     // The engine counts in its own tokens (its tokenizer, its chat template), we in ours: scale its hit
     // by the two prompt counts, and call a shortfall an eviction only past a tolerance. Without this a
     // systematic skew of a few tokens reads as an eviction on every request and empties the index.
-    const enginePrompt = outcome.promptTokens;
-    const scale = enginePrompt !== undefined && enginePrompt > 0 ? promptTokens / enginePrompt : 1;
-    const hit = Math.floor((outcome.cachedTokens * scale) / blockTokens);
     const reusable = Math.max(0, Math.floor((promptTokens - 1) / blockTokens));
     const expected = Math.min(receipt.matched, reusable);
     const tolerance = Math.max(1, Math.ceil(SKEW_TOLERANCE * reusable));
     // A shortfall up to the tolerance is skew, not loss. (With `hit + tolerance > expected` an exact hit
     // scaled by 0.996 — a few template tokens — floored one entry short and read as an eviction: the
     // e2e Mooncake replay showed it emptying whole indexes through the prefix every request shares.)
-    if (expected - hit <= tolerance) return { evicted: 0, forgotten: 0 };
+    if (expected - hit <= tolerance) return 0;
     const before = receipt.previousStamps[hit]!;
-    if (before < 0 || before >= receipt.pendingFrom) return { evicted: 0, forgotten: 0 };
-    return { evicted: this.blocks.evictThrough(before), forgotten: 0 };
+    if (before < 0 || receipt.pendingAt[hit] === 1) return 0;
+    const keyed = this.blocks.size - this.blocks.anonymous;
+    this.blocks.evictThrough(before);
+    return keyed - (this.blocks.size - this.blocks.anonymous);
+  }
+
+  /**
+   * The request ended and the engine freed its blocks: what its prompt filled past our keys (the part
+   * set aside, and the deferred part the engine did not find cached) becomes anonymous entries, then its
+   * keyed blocks are touched again, tail first, so they are the most recently freed.
+   */
+  private release(receipt: AffinityReceipt, hit: number | undefined): void {
+    let n = receipt.reserved;
+    if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - Math.max(0, (hit ?? 0) - receipt.touched));
+    if (n > 0) this.blocks.occupy(n);
+    if (receipt.touched > 0) this.blocks.touchChain(receipt.blocks, receipt.touched);
   }
 
   /**
@@ -135,16 +195,36 @@ export class BackendAffinity {
    */
   reset(): void {
     this.blocks.evictThrough(this.blocks.nextStamp);
+    this.blocks.reserve(-this.blocks.reserved);
     for (let i = this.pendingHead; i < this.pending.length; i++) this.pending[i]!.settled = true;
     this.pending = [];
     this.pendingHead = 0;
   }
 
-  /** Smallest stamp handed to a request still in flight, or the next stamp when none is. */
-  private oldestPendingStamp(): number {
-    this.dropSettledPending();
-    const r = this.pending[this.pendingHead];
-    return r === undefined ? this.blocks.nextStamp : r.firstStamp;
+  /**
+   * For each stamp, 1 when the route of a request still in flight here gave it. Receipts are kept in
+   * stamp order and each route's stamps are one run [firstStamp, firstStamp + touched), so a binary
+   * search finds the only receipt that can hold it.
+   */
+  private pendingMask(stamps: Float64Array): Uint8Array {
+    const out = new Uint8Array(stamps.length);
+    const p = this.pending;
+    const head = this.pendingHead;
+    if (head >= p.length) return out;
+    for (let j = 0; j < stamps.length; j++) {
+      const s = stamps[j]!;
+      if (s < p[head]!.firstStamp) continue;
+      let lo = head;
+      let hi = p.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (p[mid]!.firstStamp <= s) lo = mid;
+        else hi = mid - 1;
+      }
+      const r = p[lo]!;
+      if (!r.settled && s < r.firstStamp + r.touched) out[j] = 1;
+    }
+    return out;
   }
 
   private dropSettledPending(): void {

@@ -5,7 +5,7 @@
  * collector never walks them.
  *
  * Layout: a node pool of 32-byte records in one buffer — key (f64), recency
- * stamp (f64), LRU prev/next and hash-chain next (i32) — so a touch reads
+ * stamp (f64), LRU prev/next, hash-chain next and pin count (i32) — so a touch reads
  * one cache line per node instead of one per field (this halved the cost of
  * a 512-block touch in bench/micro/routing-decision.ts), and a power-of-two
  * bucket array of chain heads (separate chaining; load factor ≤ 1). The pool
@@ -15,13 +15,32 @@
  * Every touch gets the next stamp of a per-set clock, and a touched node goes
  * to the head of the LRU list, so list order IS stamp order: "evict
  * everything at least as old as stamp s" pops from the tail.
+ *
+ * An entry may also be anonymous (`occupy`): it holds one entry of capacity
+ * and ages like the others, but no key finds it (its key is NaN and it sits
+ * in no hash chain). It stands for cache the engine fills with blocks the
+ * index does not key (affinity-index.ts says which).
+ *
+ * A pinned entry (`pin`) is not evicted to make room: when it reaches the
+ * tail it is moved to the head with a fresh stamp, as vLLM keeps the blocks
+ * of running requests out of its free queue. (If every entry is pinned, or
+ * MAX_SPARED were spared in a row, the least recent goes anyway: an insert's
+ * work stays bounded however much is pinned.) Eviction by stamp
+ * (`evictThrough`) takes pinned entries too: it acts on evidence that the
+ * engine lost them.
  */
 import type { BlockKey } from "./types";
 
 const NIL = -1;
 const MIN_SLOTS = 64;
 const TWO_POW_32 = 4294967296;
-/** Bytes per node record; f64 index n*4 = key, n*4+1 = stamp; i32 index n*8+4 = prev, +5 = next, +6 = chain. */
+/**
+ * Pinned entries spared in a row at most; then the least recent goes, pinned or not. Bounds an insert's
+ * work when most entries are pinned (requests in flight fill the index): sparing without a bound made
+ * touches quadratic there (the policy invariant test's 30,000 requests took minutes).
+ */
+const MAX_SPARED = 64;
+/** Bytes per node record; f64 index n*4 = key, n*4+1 = stamp; i32 index n*8+4 = prev, +5 = next, +6 = chain, +7 = pins. */
 const RECORD_BYTES = 32;
 
 function nextPow2(n: number): number {
@@ -35,6 +54,10 @@ export class LruBlockSet {
   private slots = 0;
   private used = 0;
   private count = 0;
+  private anon = 0;
+  /** Entries whose pin count is > 0. */
+  private pinned = 0;
+  private held = 0;
   private head = NIL;
   private tail = NIL;
   private freeHead = NIL;
@@ -57,6 +80,16 @@ export class LruBlockSet {
 
   get capacity(): number {
     return this.cap;
+  }
+
+  /** Capacity set aside by `reserve`: what the entries may fill is capacity − reserved (at least 1). */
+  get reserved(): number {
+    return this.held;
+  }
+
+  /** Entries held by `occupy` (anonymous), included in `size`. */
+  get anonymous(): number {
+    return this.anon;
   }
 
   /** The stamp the next touch will get; every stamp handed out so far is below it. */
@@ -128,6 +161,77 @@ export class LruBlockSet {
     return s0;
   }
 
+  /**
+   * Adds `count` anonymous entries as the most recent (at most the capacity), evicting the least recent
+   * to fit. Returns how many were added.
+   */
+  occupy(count: number): number {
+    if (!Number.isInteger(count) || count < 0)
+      throw new RangeError(`occupy: count must be an integer >= 0, got ${count}`);
+    const n = Math.min(count, this.room());
+    for (let i = 0; i < n; i++) {
+      const node = this.insert(Number.NaN);
+      this.pushHead(node);
+      this.f64[(node << 2) + 1] = this.clock++;
+    }
+    return n;
+  }
+
+  /**
+   * Sets `delta` more (or, negative, fewer) entries of capacity aside, evicting the least recent to fit:
+   * cache the engine holds that no entry stands for yet (blocks pinned by requests in flight).
+   */
+  reserve(delta: number): void {
+    if (!Number.isInteger(delta)) throw new RangeError(`reserve: delta must be an integer, got ${delta}`);
+    this.held = Math.max(0, this.held + delta);
+    this.makeRoom(this.room());
+  }
+
+  /**
+   * Adds `delta` (±1) to the pin count of each of blocks[0..count) held here (absent ones are skipped; a
+   * count never goes below 0). A pinned entry is not evicted to make room.
+   */
+  pin(blocks: readonly BlockKey[], count: number, delta: 1 | -1): void {
+    const i32 = this.i32;
+    for (let j = 0; j < count; j++) {
+      const n = this.find(blocks[j]!);
+      if (n === NIL) continue;
+      const before = i32[(n << 3) + 7]!;
+      const after = Math.max(0, before + delta);
+      i32[(n << 3) + 7] = after;
+      if (before === 0 && after > 0) this.pinned++;
+      else if (before > 0 && after === 0) this.pinned--;
+    }
+  }
+
+  /** Pin count of `key` (0 when absent). */
+  pinsOf(key: BlockKey): number {
+    const n = this.find(key);
+    return n === NIL ? 0 : this.i32[(n << 3) + 7]!;
+  }
+
+  /** Evicts least recent entries until at most `limit` remain, sparing pinned ones while it can. */
+  private makeRoom(limit: number): void {
+    let spared = 0;
+    while (this.count > limit) {
+      const t = this.tail;
+      if (this.i32[(t << 3) + 7]! > 0 && this.pinned < this.count && spared < MAX_SPARED) {
+        spared++;
+        this.unlink(t);
+        this.pushHead(t);
+        this.f64[(t << 2) + 1] = this.clock++;
+        continue;
+      }
+      this.remove(t);
+      spared = 0;
+    }
+  }
+
+  /** Entries the set may hold now. */
+  private room(): number {
+    return Math.max(1, this.cap - this.held);
+  }
+
   /** Evicts every entry with stamp ≤ `stamp` (all at least that old). Returns how many. */
   evictThrough(stamp: number): number {
     let evicted = 0;
@@ -167,7 +271,7 @@ export class LruBlockSet {
   }
 
   private insert(key: BlockKey): number {
-    if (this.count >= this.cap) this.remove(this.tail);
+    this.makeRoom(this.room() - 1);
     let n: number;
     if (this.freeHead !== NIL) {
       n = this.freeHead;
@@ -177,10 +281,16 @@ export class LruBlockSet {
       n = this.used++;
     }
     this.f64[n << 2] = key;
+    this.i32[(n << 3) + 7] = 0;
+    this.count++;
+    if (Number.isNaN(key)) {
+      this.anon++;
+      this.i32[(n << 3) + 6] = NIL;
+      return n;
+    }
     const b = this.bucketOf(key);
     this.i32[(n << 3) + 6] = this.buckets[b]!;
     this.buckets[b] = n;
-    this.count++;
     return n;
   }
 
@@ -188,13 +298,18 @@ export class LruBlockSet {
   private remove(n: number): void {
     this.unlink(n);
     const i32 = this.i32;
-    const b = this.bucketOf(this.f64[n << 2]!);
-    const after = i32[(n << 3) + 6]!;
-    let p = this.buckets[b]!;
-    if (p === n) this.buckets[b] = after;
+    const key = this.f64[n << 2]!;
+    if (i32[(n << 3) + 7]! > 0) this.pinned--;
+    if (Number.isNaN(key)) this.anon--;
     else {
-      while (i32[(p << 3) + 6] !== n) p = i32[(p << 3) + 6]!;
-      i32[(p << 3) + 6] = after;
+      const b = this.bucketOf(key);
+      const after = i32[(n << 3) + 6]!;
+      let p = this.buckets[b]!;
+      if (p === n) this.buckets[b] = after;
+      else {
+        while (i32[(p << 3) + 6] !== n) p = i32[(p << 3) + 6]!;
+        i32[(p << 3) + 6] = after;
+      }
     }
     i32[(n << 3) + 6] = this.freeHead;
     this.freeHead = n;
@@ -234,6 +349,7 @@ export class LruBlockSet {
       this.buckets = new Int32Array(nb).fill(NIL);
       this.shift = 32 - Math.log2(nb);
       for (let n = this.tail; n !== NIL; n = this.i32[(n << 3) + 4]!) {
+        if (Number.isNaN(this.f64[n << 2]!)) continue;
         const b = this.bucketOf(this.f64[n << 2]!);
         this.i32[(n << 3) + 6] = this.buckets[b]!;
         this.buckets[b] = n;
@@ -245,15 +361,19 @@ export class LruBlockSet {
   private compact(slots: number): void {
     const keys: number[] = [];
     const stamps: number[] = [];
+    const pins: number[] = [];
     for (let n = this.tail; n !== NIL; n = this.i32[(n << 3) + 4]!) {
       keys.push(this.f64[n << 2]!);
       stamps.push(this.f64[(n << 2) + 1]!);
+      pins.push(this.i32[(n << 3) + 7]!);
     }
     this.f64 = new Float64Array(0);
     this.i32 = new Int32Array(0);
     this.buckets = new Int32Array(0);
     this.used = 0;
     this.count = 0;
+    this.anon = 0;
+    this.pinned = 0;
     this.head = NIL;
     this.tail = NIL;
     this.freeHead = NIL;
@@ -263,6 +383,8 @@ export class LruBlockSet {
       const n = this.insert(keys[i]!);
       this.pushHead(n);
       this.f64[(n << 2) + 1] = stamps[i]!;
+      this.i32[(n << 3) + 7] = pins[i]!;
+      if (pins[i]! > 0) this.pinned++;
     }
   }
 }

@@ -14,6 +14,7 @@ export interface BackendStats {
   readonly nextProbeAt?: number;
   readonly weight: number;
   readonly inflight: number;
+  /** Blocks the index holds keys for (anonymous entries, which stand for unkeyed KV, left out). */
   readonly indexBlocks: number;
   readonly indexCapacityBlocks: number;
   /** Requests routed here since the backend joined. */
@@ -29,7 +30,7 @@ export interface RouterStats {
   readonly backends: readonly BackendStats[];
   /** Bytes held by all backends' affinity indexes. */
   readonly indexBytes: number;
-  /** Blocks the indexes cover (entries × indexStride). */
+  /** Blocks the indexes hold keys for (keyed entries × indexStride). */
   readonly indexBlocks: number;
   /** Index entries dropped because a backend reported fewer cached tokens than expected. */
   readonly correctedBlocks: number;

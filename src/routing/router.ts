@@ -25,6 +25,7 @@ import { BackendAffinity } from "./affinity-index";
 import { AvailabilityMask, sameMask } from "./availability";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { FleetState } from "./fleet-state";
+import { pastWindowEntries } from "./kv-footprint";
 import { type RouterOptions, resolveRouterOptions, validateBackends } from "./router-options";
 import type { BackendStats, RouterStats } from "./router-stats";
 import type {
@@ -282,7 +283,7 @@ export class Router {
     f.inflight[i] = inflightAtDecision + 1;
     f.totalInflight++;
     slot.routed++;
-    const receipt = slot.affinity.record(f.anchors(req.blocks), matched / this.indexStride);
+    const receipt = this.record(slot, req, matched);
     this.policy.onRouted?.(req, i, f, ctx);
     const decision: RouteDecision = {
       backendId: slot.spec.id,
@@ -332,7 +333,7 @@ export class Router {
     const f = this.fleet;
     f.forgetMatches();
     const matched = f.matchedOn(slot.index, req.blocks);
-    const receipt = slot.affinity.record(f.anchors(req.blocks), matched / this.indexStride);
+    const receipt = this.record(slot, req, matched);
     this.settle(slot, receipt, req, outcome);
     return this.judge(backendId, outcome, routedAt, ctx.now);
   }
@@ -358,8 +359,10 @@ export class Router {
     let indexBlocks = 0;
     const stride = this.indexStride;
     const backends = this.slots.map((s, i): BackendStats => {
+      // Keyed entries only: anonymous ones (kv-footprint.ts) stand for cache no request can match.
+      const keyed = (s.affinity.blocks.size - s.affinity.blocks.anonymous) * stride;
       indexBytes += s.affinity.blocks.bytes();
-      indexBlocks += s.affinity.blocks.size * stride;
+      indexBlocks += keyed;
       const h = this.health.get(s.spec.id);
       return {
         id: s.spec.id,
@@ -370,7 +373,7 @@ export class Router {
         ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
         weight: s.spec.weight,
         inflight: f.inflight[i]!,
-        indexBlocks: s.affinity.blocks.size * stride,
+        indexBlocks: keyed,
         indexCapacityBlocks: s.affinity.blocks.capacity * stride,
         routed: s.routed,
       };
@@ -393,6 +396,13 @@ export class Router {
     const slot = this.byId.get(id);
     if (slot === undefined) throw new Error(`${what}: unknown backend id "${id}"`);
     return slot;
+  }
+
+  /** Touches the request's keys on its backend's index, with the cache its prompt fills past them. */
+  private record(slot: Slot, req: RouteRequest, matched: number): AffinityReceipt {
+    const anchors = this.fleet.anchors(req.blocks);
+    const unkeyed = pastWindowEntries(req.promptTokens, anchors.length, this.blockTokens * this.indexStride);
+    return slot.affinity.record(anchors, matched / this.indexStride, unkeyed);
   }
 
   private settle(slot: Slot, receipt: AffinityReceipt, req: RouteRequest, outcome: RouteOutcome): void {
