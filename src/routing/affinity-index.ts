@@ -102,9 +102,9 @@ export class BackendAffinity {
     const reserved = unkeyed - deferred;
     if (reserved > 0) this.blocks.reserve(reserved);
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
-    const firstStamp = this.blocks.touchChain(blocks, blocks.length, previousStamps);
+    // The pins come after the whole touch (as pin() after touchChain), in one call that reuses its nodes.
+    const firstStamp = this.blocks.touchAndPinChain(blocks, blocks.length, previousStamps);
     const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;
-    this.blocks.pin(blocks, blocks.length, 1);
     const receipt: AffinityReceipt = {
       blocks,
       touched: blocks.length,
@@ -185,7 +185,8 @@ export class BackendAffinity {
     let n = receipt.reserved;
     if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - Math.max(0, (hit ?? 0) - receipt.touched));
     if (n > 0) this.blocks.occupy(n);
-    if (receipt.touched > 0) this.blocks.touchChain(receipt.blocks, receipt.touched);
+    // Starts from the nodes settle's unpin found (the last chain walk on this set); exact either way.
+    if (receipt.touched > 0) this.blocks.retouchChain(receipt.blocks, receipt.touched);
   }
 
   /**
