@@ -228,7 +228,8 @@ describe("LruBlockSet with every entry pinned", () => {
 });
 
 describe("LruBlockSet chain walks that reuse the previous walk's nodes", () => {
-  // touchAndPinChain and retouchChain must equal touchChain + pin and pin + touchChain in every effect:
+  // touchAndPinChain, unpinChain (with the nodes a pin found, stale by then) and retouchChain must equal
+  // touchChain + pin, pin(-1) and touchChain in every effect:
   // the index's decisions rest on it. Two sets take the same random operations, one through the plain
   // calls, one through the fused ones; small capacities force eviction, node reuse and sparing, and the
   // key space includes 0 (the key of a never-used node) and repeated keys within a chain.
@@ -249,7 +250,7 @@ describe("LruBlockSet chain walks that reuse the previous walk's nodes", () => {
       const universe = 30;
       const plain = new LruBlockSet(capacity);
       const fused = new LruBlockSet(capacity);
-      const inflight: number[][] = [];
+      const inflight: { chain: number[]; hints: Int32Array }[] = [];
       for (let step = 0; step < 3000; step++) {
         const r = rnd();
         if (r < 0.45 || inflight.length === 0) {
@@ -261,14 +262,15 @@ describe("LruBlockSet chain walks that reuse the previous walk's nodes", () => {
           );
           plain.pin(chain, chain.length, 1);
           expect(Array.from(prevB)).toEqual(Array.from(prevA));
-          inflight.push(chain);
+          inflight.push({ chain, hints: fused.chainNodesOf(chain.length) });
         } else if (r < 0.9) {
-          const chain = inflight.splice(Math.floor(rnd() * inflight.length), 1)[0]!;
+          const { chain, hints } = inflight.splice(Math.floor(rnd() * inflight.length), 1)[0]!;
           const between = rnd();
           const anon = between < 0.3 ? Math.floor(rnd() * 4) : 0;
           const stamp = between > 0.85 ? plain.nextStamp - 1 - Math.floor(rnd() * 20) : -1;
+          plain.pin(chain, chain.length, -1);
+          fused.unpinChain(chain, chain.length, hints);
           for (const set of [plain, fused]) {
-            set.pin(chain, chain.length, -1);
             if (stamp >= 0) set.evictThrough(stamp);
             set.occupy(anon);
           }

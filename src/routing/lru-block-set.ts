@@ -158,7 +158,7 @@ export class LruBlockSet {
   }
 
   /**
-   * `touchChain` for the chain the last `pin` call walked (a completion's unpin then re-touch):
+   * `touchChain` for the chain the last `pin` or `unpinChain` call walked (a completion's unpin then re-touch):
    * identical in effect, but it starts from the nodes that call found instead of looking every key
    * up again. Any entry changed since (evicted, reused) is looked up as usual.
    */
@@ -238,6 +238,25 @@ export class LruBlockSet {
       nodes[j] = n;
       if (n !== NIL) this.addPin(n, delta);
     }
+  }
+
+  /**
+   * `pin(blocks, count, -1)` starting from `hints[j]`, the node blocks[j] had when it was pinned
+   * (`chainNodesOf` after `touchAndPinChain`): identical in effect, each hint is checked (`findHinted`),
+   * and the nodes are left for `retouchChain`.
+   */
+  unpinChain(blocks: readonly BlockKey[], count: number, hints: Int32Array): void {
+    const nodes = this.chainScratch(count);
+    for (let j = 0; j < count; j++) {
+      const n = this.findHinted(blocks[j]!, j < hints.length ? hints[j]! : NIL);
+      nodes[j] = n;
+      if (n !== NIL) this.addPin(n, -1);
+    }
+  }
+
+  /** A copy of the nodes the last chain walk found for its first `count` blocks: hints for a later walk. */
+  chainNodesOf(count: number): Int32Array {
+    return this.chainScratch(count).slice(0, count);
   }
 
   /** `pin` over the nodes the last walk left in `chainNodes` (each checked, see `findHinted`). */
