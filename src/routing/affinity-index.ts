@@ -51,6 +51,11 @@ export interface AffinityReceipt {
   readonly previousStamps: Float64Array;
   /** pendingAt[j] = 1 when previousStamps[j] was given by the route of a request still in flight. */
   readonly pendingAt: Uint8Array;
+  /**
+   * nodes[j] = the index node blocks[j] had when pinned: where settle looks first (a hint, checked, so a
+   * node evicted or reused since costs one ordinary lookup). 4 bytes per key while the request runs.
+   */
+  readonly nodes: Int32Array;
   /** Entries of capacity set aside while it runs: its prompt past the keys, surely not cached. */
   readonly reserved: number;
   /** Its prompt's entries past the keys that may be cached (the whole window matched): settle decides. */
@@ -102,9 +107,10 @@ export class BackendAffinity {
     const reserved = unkeyed - deferred;
     if (reserved > 0) this.blocks.reserve(reserved);
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
-    const firstStamp = this.blocks.touchChain(blocks, blocks.length, previousStamps);
+    // The pins come after the whole touch (as pin() after touchChain), in one call that reuses its nodes.
+    const firstStamp = this.blocks.touchAndPinChain(blocks, blocks.length, previousStamps);
     const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;
-    this.blocks.pin(blocks, blocks.length, 1);
+    const nodes = this.blocks.chainNodesOf(blocks.length);
     const receipt: AffinityReceipt = {
       blocks,
       touched: blocks.length,
@@ -112,6 +118,7 @@ export class BackendAffinity {
       firstStamp,
       previousStamps,
       pendingAt,
+      nodes,
       reserved,
       deferred,
       settled: false,
@@ -131,7 +138,7 @@ export class BackendAffinity {
     receipt.settled = true;
     this.dropSettledPending();
     if (receipt.reserved > 0) this.blocks.reserve(-receipt.reserved);
-    this.blocks.pin(receipt.blocks, receipt.touched, -1);
+    this.blocks.unpinChain(receipt.blocks, receipt.touched, receipt.nodes);
     if (!outcome.ok) {
       let forgotten = 0;
       const last = receipt.firstStamp + receipt.touched - 1;
@@ -185,7 +192,8 @@ export class BackendAffinity {
     let n = receipt.reserved;
     if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - Math.max(0, (hit ?? 0) - receipt.touched));
     if (n > 0) this.blocks.occupy(n);
-    if (receipt.touched > 0) this.blocks.touchChain(receipt.blocks, receipt.touched);
+    // Starts from the nodes settle's unpin found (the last chain walk on this set); exact either way.
+    if (receipt.touched > 0) this.blocks.retouchChain(receipt.blocks, receipt.touched);
   }
 
   /**

@@ -226,3 +226,64 @@ describe("LruBlockSet with every entry pinned", () => {
     expect(performance.now() - t0).toBeLessThan(5000);
   });
 });
+
+describe("LruBlockSet chain walks that reuse the previous walk's nodes", () => {
+  // touchAndPinChain, unpinChain (with the nodes a pin found, stale by then) and retouchChain must equal
+  // touchChain + pin, pin(-1) and touchChain in every effect:
+  // the index's decisions rest on it. Two sets take the same random operations, one through the plain
+  // calls, one through the fused ones; small capacities force eviction, node reuse and sparing, and the
+  // key space includes 0 (the key of a never-used node) and repeated keys within a chain.
+  function randomChain(rnd: () => number, universe: number): number[] {
+    const len = 1 + Math.floor(rnd() * 12);
+    return Array.from({ length: len }, () => Math.floor(rnd() * universe));
+  }
+
+  function snapshot(set: LruBlockSet, universe: number): string {
+    const rows: string[] = [`${set.size}/${set.anonymous}/${set.reserved}/${set.nextStamp}`];
+    for (let k = 0; k < universe; k++) rows.push(`${k}:${set.stampOf(k)}:${set.pinsOf(k)}`);
+    return rows.join(" ");
+  }
+
+  for (const capacity of [3, 8, 20]) {
+    it(`matches the plain calls step by step (capacity ${capacity})`, () => {
+      const rnd = seededRandom(capacity);
+      const universe = 30;
+      const plain = new LruBlockSet(capacity);
+      const fused = new LruBlockSet(capacity);
+      const inflight: { chain: number[]; hints: Int32Array }[] = [];
+      for (let step = 0; step < 3000; step++) {
+        const r = rnd();
+        if (r < 0.45 || inflight.length === 0) {
+          const chain = randomChain(rnd, universe);
+          const prevA = new Float64Array(Math.floor(rnd() * chain.length));
+          const prevB = new Float64Array(prevA.length);
+          expect(fused.touchAndPinChain(chain, chain.length, prevB)).toBe(
+            plain.touchChain(chain, chain.length, prevA),
+          );
+          plain.pin(chain, chain.length, 1);
+          expect(Array.from(prevB)).toEqual(Array.from(prevA));
+          inflight.push({ chain, hints: fused.chainNodesOf(chain.length) });
+        } else if (r < 0.9) {
+          const { chain, hints } = inflight.splice(Math.floor(rnd() * inflight.length), 1)[0]!;
+          const between = rnd();
+          const anon = between < 0.3 ? Math.floor(rnd() * 4) : 0;
+          const stamp = between > 0.85 ? plain.nextStamp - 1 - Math.floor(rnd() * 20) : -1;
+          plain.pin(chain, chain.length, -1);
+          fused.unpinChain(chain, chain.length, hints);
+          for (const set of [plain, fused]) {
+            if (stamp >= 0) set.evictThrough(stamp);
+            set.occupy(anon);
+          }
+          expect(fused.retouchChain(chain, chain.length)).toBe(plain.touchChain(chain, chain.length));
+        } else {
+          // Other walks in between: the fused set's remembered nodes are stale, and must not matter.
+          const other = randomChain(rnd, universe);
+          for (const set of [plain, fused]) set.touchChain(other, other.length);
+          const d = rnd() < 0.5 ? 1 : -1;
+          for (const set of [plain, fused]) set.reserve(d);
+        }
+        expect(snapshot(fused, universe)).toBe(snapshot(plain, universe));
+      }
+    });
+  }
+});
