@@ -109,6 +109,7 @@ export class RouterDO extends DurableObject<Env> {
     withUsage: 0,
     promptTokens: 0,
     cachedTokens: 0,
+    outputTokens: 0,
     retried: 0,
     retriesRefused: 0,
     ejections: 0,
@@ -320,7 +321,7 @@ export class RouterDO extends DurableObject<Env> {
       ctx,
     );
     this.usage.observed++;
-    this.count(input.outcome);
+    this.count(input.outcome, outcome);
     this.healthChanged(change);
     await this.scheduleAlarm(router.nextProbeAt());
     return { ok: true };
@@ -348,7 +349,7 @@ export class RouterDO extends DurableObject<Env> {
     }
     const outcome = this.outcomeOf(lease.backendId, input, ctx);
     this.healthChanged(router.complete(lease.ticket.pool, outcome, ctx));
-    this.count(input);
+    this.count(input, outcome);
     this.stats_?.ended(lease.ticket.pool.arm, lease.ticket.figures, input);
     return lease.backendId;
   }
@@ -360,10 +361,12 @@ export class RouterDO extends DurableObject<Env> {
     return toRouteOutcome(input);
   }
 
-  private count(input: CompleteInput): void {
+  private count(input: CompleteInput, outcome: RouteOutcome): void {
     if (input.failure === "unused") return;
     if (input.ok) this.usage.completed++;
     else this.usage.failed++;
+    // From the outcome the router got, not the report: what the index was charged.
+    if (outcome.outputTokens !== undefined) this.usage.outputTokens += outcome.outputTokens;
     if (input.cachedTokens !== undefined) {
       this.usage.withUsage++;
       this.usage.cachedTokens += input.cachedTokens;

@@ -271,6 +271,8 @@ export function simulatePolicy(
             promptTokens: reqs[id]!.promptTokens,
             cachedTokens: ev.cachedTokens,
             ttftMs: ttft[id]!,
+            // usage.completion_tokens, as a gateway reads it at the response's end.
+            outputTokens: ev.outputTokens,
           },
           { now: ev.time, random },
         );

@@ -194,4 +194,38 @@ describe("BackendAffinity follows the engine's whole cache (kv-footprint.ts)", (
     expect(a.settle(again, { ok: true, cachedTokens: 0 }, BT, 10 * BT + 5).evicted).toBeGreaterThan(0);
     expect(a.blocks.has(1000)).toBe(false);
   });
+
+  it("a finished request's answer takes capacity: older prefixes go as the engine reuses their blocks", () => {
+    // Capacity 10: an old prefix of 4 entries, then a 4-entry request whose answer held 3 entries.
+    const withAnswer = new BackendAffinity(10);
+    const old = chain(1000, 4);
+    withAnswer.settle(withAnswer.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    const turn = chain(2000, 4);
+    withAnswer.settle(
+      withAnswer.record(turn, 0),
+      { ok: true, cachedTokens: 0, outputTokens: 48 },
+      BT,
+      4 * BT,
+      3,
+    );
+    expect(withAnswer.blocks.anonymous).toBe(3);
+    // 4 + 4 + 3 = 11 > 10: the least recent old entry went, and the request's own keys stayed (freed last).
+    expect(old.map((k) => withAnswer.blocks.has(k))).toEqual([true, true, true, false]);
+    expect(turn.every((k) => withAnswer.blocks.has(k))).toBe(true);
+    // Without the answer (an older caller: no tail) the old prefix is believed whole.
+    const without = new BackendAffinity(10);
+    without.settle(without.record(old, 0), { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    without.settle(without.record(turn, 0), { ok: true, cachedTokens: 0 }, BT, 4 * BT);
+    expect(old.every((k) => without.blocks.has(k))).toBe(true);
+    expect(without.blocks.anonymous).toBe(0);
+  });
+
+  it("carries the fraction of an entry from one answer to the next, and charges nothing for a failure", () => {
+    const a = new BackendAffinity(100);
+    for (let i = 0; i < 4; i++)
+      a.settle(a.record(chain(1000 * (i + 1), 2), 0), { ok: true, cachedTokens: 0 }, BT, 2 * BT, 0.75);
+    expect(a.blocks.anonymous).toBe(3); // 4 × 0.75
+    a.settle(a.record(chain(9000, 2), 0), { ok: false }, BT, 2 * BT, 5);
+    expect(a.blocks.anonymous).toBe(3);
+  });
 });

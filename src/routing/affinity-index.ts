@@ -10,8 +10,9 @@
  * touched again when it ends: their place in the LRU order is when the
  * engine freed them, not when we routed; and the full blocks of its prompt
  * past our key window (kv-footprint.ts) are set aside while it runs
- * (reserved capacity) and held as anonymous entries once it ends. Measured against the
- * engine model: bench/results/policy-work.md, "Index capacity".
+ * (reserved capacity) and held as anonymous entries once it ends, as are the blocks of its answer
+ * and its partial last block when the caller reports the output's length (kv-footprint.ts tailEntries).
+ * Measured against the engine model: bench/results/policy-work.md, "Index capacity" and "Output blocks".
  *
  * `record` runs after a request is routed here (the chosen backend only): it
  * touches the request's blocks and returns a receipt with what `settle`
@@ -85,6 +86,12 @@ export class BackendAffinity {
   /** Receipts of requests in flight here, in stamp order (lazy deletion). */
   private pending: AffinityReceipt[] = [];
   private pendingHead = 0;
+  /**
+   * The fraction of an entry of answer blocks charged to no entry yet: an entry is blockTokens ×
+   * indexStride tokens, a request's answer is not a whole number of them, and rounding each one would
+   * bias the index's capacity by up to half an entry per request.
+   */
+  private tailCarry = 0;
 
   constructor(capacityBlocks: number) {
     this.blocks = new LruBlockSet(capacityBlocks);
@@ -127,12 +134,17 @@ export class BackendAffinity {
     return receipt;
   }
 
-  /** Applies what the backend reported. Idempotent per receipt. */
+  /**
+   * Applies what the backend reported. Idempotent per receipt. `tail`: the entries its answer and
+   * partial last block held in the engine (kv-footprint.ts tailEntries, fractional), charged as
+   * anonymous entries when it ended ok.
+   */
   settle(
     receipt: AffinityReceipt,
     outcome: RouteOutcome,
     blockTokens: number,
     promptTokens: number,
+    tail = 0,
   ): SettleResult {
     if (receipt.settled) return { evicted: 0, forgotten: 0 };
     receipt.settled = true;
@@ -149,7 +161,7 @@ export class BackendAffinity {
     }
     const hit = this.engineHit(outcome, blockTokens, promptTokens);
     const evicted = hit === undefined ? 0 : this.correct(receipt, hit, blockTokens, promptTokens);
-    this.release(receipt, hit);
+    this.release(receipt, hit, tail);
     return { evicted, forgotten: 0 };
   }
 
@@ -184,13 +196,21 @@ export class BackendAffinity {
   }
 
   /**
-   * The request ended and the engine freed its blocks: what its prompt filled past our keys (the part
-   * set aside, and the deferred part the engine did not find cached) becomes anonymous entries, then its
-   * keyed blocks are touched again, tail first, so they are the most recently freed.
+   * The request ended and the engine freed its blocks: its answer's blocks and what its prompt filled
+   * past our keys (the part set aside, and the deferred part the engine did not find cached) become
+   * anonymous entries, then its keyed blocks are touched again, tail first, so they are the most
+   * recently freed (vLLM frees a request's blocks in reverse: the answer's go to the LRU before the
+   * prompt's).
    */
-  private release(receipt: AffinityReceipt, hit: number | undefined): void {
+  private release(receipt: AffinityReceipt, hit: number | undefined, tail: number): void {
     let n = receipt.reserved;
     if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - Math.max(0, (hit ?? 0) - receipt.touched));
+    if (tail > 0 && Number.isFinite(tail)) {
+      this.tailCarry += tail;
+      const whole = Math.floor(this.tailCarry);
+      this.tailCarry -= whole;
+      n += whole;
+    }
     if (n > 0) this.blocks.occupy(n);
     // Starts from the nodes settle's unpin found (the last chain walk on this set); exact either way.
     if (receipt.touched > 0) this.blocks.retouchChain(receipt.blocks, receipt.touched);

@@ -121,6 +121,23 @@ describe("Router", () => {
     expect(s.backends[0]!.indexBlocks).toBe(6);
     expect(s.indexBytes).toBeGreaterThan(0);
   });
+
+  it("charges a completion's answer (outputTokens) to its backend's index capacity", () => {
+    // 12 entries of 16 tokens. An old prefix of 5 blocks, then a request of 6 whose 64-token answer and
+    // partial block held ceil(164 / 16) − 6 = 5 blocks more: 16 > 12, so the old prefix's 4 least recent
+    // blocks were reused by the engine. Reported without an answer, the old prefix is believed whole.
+    const expectedOld = (outputTokens: number | undefined): number => {
+      const router = new Router([spec("a", 1, 16 * 12)], { policy: "prefix_aware", indexStride: 1 });
+      const old = { blocks: [1, 2, 3, 4, 5], promptTokens: 90 };
+      router.complete(router.route(old, ctx).ticket, { ok: true, cachedTokens: 0, outputTokens: 1 }, ctx);
+      const next = { blocks: [20, 21, 22, 23, 24, 25], promptTokens: 100 };
+      const outcome = { ok: true, cachedTokens: 0, ...(outputTokens === undefined ? {} : { outputTokens }) };
+      router.complete(router.route(next, ctx).ticket, outcome, ctx);
+      return router.route(old, ctx).decision.expectedCachedTokens;
+    };
+    expect(expectedOld(undefined)).toBe(80);
+    expect(expectedOld(64)).toBe(16);
+  });
 });
 
 describe("Router index stride default", () => {

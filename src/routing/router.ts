@@ -25,7 +25,7 @@ import { BackendAffinity } from "./affinity-index";
 import { AvailabilityMask, sameMask } from "./availability";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { FleetState } from "./fleet-state";
-import { pastWindowEntries } from "./kv-footprint";
+import { pastWindowEntries, tailEntries } from "./kv-footprint";
 import { type RouterOptions, resolveRouterOptions, validateBackends } from "./router-options";
 import type { BackendStats, RouterStats } from "./router-stats";
 import type {
@@ -406,12 +406,9 @@ export class Router {
   }
 
   private settle(slot: Slot, receipt: AffinityReceipt, req: RouteRequest, outcome: RouteOutcome): void {
-    const settled = slot.affinity.settle(
-      receipt,
-      outcome,
-      this.blockTokens * this.indexStride,
-      req.promptTokens,
-    );
+    const entryTokens = this.blockTokens * this.indexStride;
+    const tail = tailEntries(req.promptTokens, outcome.outputTokens, this.blockTokens, entryTokens);
+    const settled = slot.affinity.settle(receipt, outcome, entryTokens, req.promptTokens, tail);
     this.corrected += settled.evicted;
     this.forgotten += settled.forgotten;
     if (settled.evicted + settled.forgotten > 0) this.fleet.forgetMatches();

@@ -81,6 +81,11 @@ export interface RouteOutcome {
   /** Time to first token as seen by the gateway, ms. */
   readonly ttftMs?: number;
   /**
+   * usage.completion_tokens as the backend reported it at the response's end: the answer's blocks it
+   * held in KV (kv-footprint.ts tailEntries). Absent on failures and from callers that do not report it.
+   */
+  readonly outputTokens?: number;
+  /**
    * The backend itself failed (connect error, timeout, 502/503/504, a cut
    * stream, a 500 the request did not also get elsewhere): counts toward
    * its ejection. Unset for client aborts and request-caused errors.

@@ -100,4 +100,28 @@ describe("prefix-aware routing", () => {
     // The second and third requests found the shared system prompt in the backend's cache.
     expect(after.cachedTokens - before.cachedTokens).toBeGreaterThan(100);
   });
+
+  it("passes usage.completion_tokens through to the RouterDO's routing core, streamed or not", async () => {
+    const before = (await poolStats()).usage;
+    const system = longPrompt("answers");
+    const plain = await chat(chatBody(system, "one", { max_tokens: 9 }));
+    expect(plain.status).toBe(200);
+    const plainUsage = ((await plain.json()) as { usage: { completion_tokens: number } }).usage;
+    const streamed = await chat(
+      chatBody(system, "two", { max_tokens: 7, stream: true, stream_options: { include_usage: true } }),
+    );
+    expect(streamed.status).toBe(200);
+    const events = (await streamed.text())
+      .split("\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)) as { usage?: { completion_tokens: number } });
+    const streamedUsage = events.find((e) => e.usage !== undefined)?.usage;
+    expect(streamedUsage).toBeDefined();
+    await settle();
+    const after = (await poolStats()).usage;
+    expect(plainUsage.completion_tokens).toBeGreaterThan(0);
+    expect(after.outputTokens - before.outputTokens).toBe(
+      plainUsage.completion_tokens + streamedUsage!.completion_tokens,
+    );
+  });
 });

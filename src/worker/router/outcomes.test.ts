@@ -24,6 +24,17 @@ describe("attempt outcomes for routing", () => {
       cachedTokens: 64,
       ttftMs: 12,
     });
+    // usage.completion_tokens: the answer's blocks, charged to the backend's index; never for a failure.
+    expect(toRouteOutcome({ ok: true, promptTokens: 100, cachedTokens: 64, outputTokens: 30 })).toEqual({
+      ok: true,
+      promptTokens: 100,
+      cachedTokens: 64,
+      outputTokens: 30,
+    });
+    expect(toRouteOutcome({ ok: false, failure: "stream_error", outputTokens: 30 })).toEqual({
+      ok: false,
+      backendFault: true,
+    });
     expect(toRouteOutcome({ ok: false, failure: "timeout" })).toEqual({ ok: false, backendFault: true });
     expect(toRouteOutcome({ ok: false, failure: "client_abort" })).toEqual({ ok: false });
   });

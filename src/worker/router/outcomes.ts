@@ -31,6 +31,7 @@ export function toRouteOutcome(input: CompleteInput): RouteOutcome {
     ...(input.promptTokens !== undefined ? { promptTokens: input.promptTokens } : {}),
     ...(input.cachedTokens !== undefined ? { cachedTokens: input.cachedTokens } : {}),
     ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
+    ...(input.ok && input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
     ...(isBackendFault(input.failure) ? { backendFault: true } : {}),
   };
 }

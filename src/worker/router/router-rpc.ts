@@ -223,6 +223,11 @@ export interface UsageTotals {
   readonly withUsage: number;
   readonly promptTokens: number;
   readonly cachedTokens: number;
+  /**
+   * usage.completion_tokens of successful completions, as handed to the routing core (RouteOutcome
+   * outputTokens: the answer's blocks it charges to the backend's index).
+   */
+  readonly outputTokens: number;
   /** Retries routed / refused by the retry budget. */
   readonly retried: number;
   readonly retriesRefused: number;
