@@ -250,6 +250,22 @@ export const CELL_MIN_EVIDENCE = 64;
 export const CELL_SHARE_Z = 2;
 
 /**
+ * The cell bound a continuing split-off family is held to (cell-chooser.ts):
+ * a family below the first level (a conversation of a split system prompt)
+ * that this isolate has placed before stays in its ring home until the home
+ * holds CELL_KEEP_FACTOR × its share, where new families and whole families
+ * leave it at the pool's balance factor c (1.25 by default). Moving a
+ * conversation costs its whole history in the new cell; spilling a new one
+ * costs nothing past the shared prefix every cell already holds, so the
+ * cells shed load with the cheap moves first (Preble, Srivatsa et al. 2024,
+ * trades cached-prefix length against load the same way across GPUs). With
+ * c above it, c holds. Chosen on the tuning set among 1.5, 2, 3 and no
+ * second bound (bench/results/scale.md, "Cells"): 2 gave all but 0–0.6
+ * points of no bound's gain while every cell stays within a hard bound.
+ */
+export const CELL_KEEP_FACTOR = 2;
+
+/**
  * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
  * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
  * hint; "" = none. A hint counts only on an object's first `get`: Durable
