@@ -170,13 +170,13 @@ describe("CellChooser", () => {
     // A conversation with the same home that this isolate has not seen.
     let conv = 2;
     while (c.ring.home(turn(conv, 0).blocks[32]!) !== home) conv++;
-    // Home at 15 of 45 in flight: at its cap under c = 1.25 (ceil(1.25 · 46/4) = 15), under 2's (23).
+    // Home at 15 of 45 in flight: at its cap under c = 1.25 (ceil(1.25 · 46/4) = 15), under CELL_KEEP_FACTOR's (1.5: 18).
     for (let j = 0; j < k; j++) c.report(j, j === home ? 15 : 10, 1_001);
     expect(c.choose(turn(1, 1), 1_002)).toEqual({ cell: home, reason: "home", level: 1 });
     const fresh = c.choose(turn(conv, 0), 1_003);
     expect(fresh.reason).toBe("spill");
     expect(fresh.cell).not.toBe(home);
-    // Above the looser bound too (40 of 70: cap ceil(2 · 71/4) = 36) the continuing one leaves as well.
+    // Above the looser bound too (40 of 70: cap ceil(1.5 · 71/4) = 27) the continuing one leaves as well.
     for (let j = 0; j < k; j++) c.report(j, j === home ? 40 : 10, 1_004);
     expect(c.choose(turn(1, 2), 1_005).reason).toBe("spill");
     // With the looser bound set to c, the continuing one leaves at c like any other (today's rule before it).

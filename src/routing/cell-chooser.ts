@@ -37,7 +37,7 @@
  *    placed before is a continuing one: its home cell holds its history, and
  *    moving it costs all of it, where spilling a new family costs nothing
  *    past the shared prefix every cell holds. So a continuing family leaves
- *    its home only at the looser bound CELL_KEEP_FACTOR (2) × the home's
+ *    its home only at the looser bound CELL_KEEP_FACTOR (1.5) × the home's
  *    share, and a cell near its cap sheds new families first. Before, every
  *    family left at c, and a conversation moved each time its home's load
  *    crossed the cap: 4–6% of multi-turn chat's requests off home at K = 4,
