@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CellChooser, cellKeyDepth } from "./cell-chooser";
 import { CellLoads, relayCellLoads } from "./cell-loads";
 import { CellRing } from "./cell-ring";
-import { CELL_MIN_EVIDENCE } from "./defaults";
+import { CELL_KEEP_FACTOR, CELL_MIN_EVIDENCE } from "./defaults";
 import { seededRandom } from "./seeded-random";
 import type { RouteRequest } from "./types";
 
@@ -16,11 +16,24 @@ function request(head: number, shared: number, tail: number, own: number): Route
   return { blocks, promptTokens: blocks.length * BLOCK };
 }
 
-function chooser(k: number): CellChooser {
+function chooser(k: number, keepFactor?: number): CellChooser {
   return new CellChooser(new CellRing(Array.from({ length: k }, () => 1)), {
     balanceFactor: 1.25,
     blockTokens: BLOCK,
+    ...(keepFactor !== undefined ? { keepFactor } : {}),
   });
+}
+
+/** Turn `turn` of conversation `conv` under the one system prompt of 32 blocks: its history grows by 4 blocks a turn. */
+function turn(conv: number, t: number): RouteRequest {
+  return request(1, 32, conv, 4 * (t + 1));
+}
+
+/** A chooser that has split the system prompt into conversations (every request shares it). */
+function splitChooser(k: number, keepFactor?: number): CellChooser {
+  const c = chooser(k, keepFactor);
+  for (let i = 0; i < CELL_MIN_EVIDENCE * 4; i++) c.choose(turn(10_000 + i, 0), i);
+  return c;
 }
 
 describe("cellKeyDepth", () => {
@@ -146,5 +159,80 @@ describe("CellChooser", () => {
     const total = inflight.reduce((s, x) => s + x, 0);
     // The cap is ceil(c · share · (T + 1)) when a request is placed; c = 1.25 here.
     for (const x of inflight) expect(x).toBeLessThanOrEqual(Math.ceil(1.25 * ((total + 1) / k)) + 1);
+  });
+
+  it("a conversation this isolate placed before stays home up to CELL_KEEP_FACTOR × its share; a new one leaves at c", () => {
+    const k = 4;
+    const c = splitChooser(k);
+    const old = turn(1, 0);
+    const home = c.ring.home(old.blocks[32]!);
+    expect(c.choose(old, 1_000)).toEqual({ cell: home, reason: "home", level: 1 });
+    // A conversation with the same home that this isolate has not seen.
+    let conv = 2;
+    while (c.ring.home(turn(conv, 0).blocks[32]!) !== home) conv++;
+    // Home at 15 of 45 in flight: at its cap under c = 1.25 (ceil(1.25 · 46/4) = 15), under CELL_KEEP_FACTOR's (1.5: 18).
+    for (let j = 0; j < k; j++) c.report(j, j === home ? 15 : 10, 1_001);
+    expect(c.choose(turn(1, 1), 1_002)).toEqual({ cell: home, reason: "home", level: 1 });
+    const fresh = c.choose(turn(conv, 0), 1_003);
+    expect(fresh.reason).toBe("spill");
+    expect(fresh.cell).not.toBe(home);
+    // Above the looser bound too (40 of 70: cap ceil(1.5 · 71/4) = 27) the continuing one leaves as well.
+    for (let j = 0; j < k; j++) c.report(j, j === home ? 40 : 10, 1_004);
+    expect(c.choose(turn(1, 2), 1_005).reason).toBe("spill");
+    // With the looser bound set to c, the continuing one leaves at c like any other (today's rule before it).
+    const strict = splitChooser(k, 1.25);
+    strict.choose(old, 1_000);
+    for (let j = 0; j < k; j++) strict.report(j, j === home ? 15 : 10, 1_001);
+    expect(strict.choose(turn(1, 1), 1_002).reason).toBe("spill");
+  });
+
+  it("whole families are held to c whatever this isolate saw before", () => {
+    const c = chooser(4);
+    // Among 300 other families: far below a cell's share, so it stays whole.
+    for (let t = 0; t < 300; t++) c.choose(request(100 + t, 4, t, 4), t);
+    const req = request(9, 4, 1, 4);
+    const order = c.ring.order(req.blocks[3]!);
+    expect(c.choose(req, 300)).toEqual({ cell: order[0], reason: "home", level: 0 });
+    for (let j = 0; j < 4; j++) c.report(j, j === order[0] ? 15 : 10, 301);
+    expect(c.choose(request(9, 4, 2, 4), 302)).toEqual({ cell: order[1], reason: "spill", level: 0 });
+  });
+
+  it("no cell above CELL_KEEP_FACTOR × its share with conversations, eight isolates and a skewed home", () => {
+    const k = 4;
+    const isolates = Array.from({ length: 8 }, () => splitChooser(k));
+    const ring = isolates[0]!.ring;
+    const views = Array.from({ length: k }, () => new CellLoads(k));
+    const inflight = new Array<number>(k).fill(0);
+    const random = seededRandom(12);
+    // 90% of requests are of conversations homed in cell 0: without a bound it would hold 90% of the load.
+    const homed0: number[] = [];
+    const others: number[] = [];
+    for (let conv = 0; conv < 2000; conv++)
+      (ring.home(turn(conv, 0).blocks[32]!) === 0 ? homed0 : others).push(conv);
+    const turns = new Map<number, number>();
+    let spills = 0;
+    for (let i = 0; i < 4000; i++) {
+      const pool = random() < 0.9 ? homed0 : others;
+      const conv = pool[Math.floor(random() * Math.min(pool.length, 40))]!;
+      const t = turns.get(conv) ?? 0;
+      turns.set(conv, t + 1);
+      const isolate = isolates[Math.floor(random() * isolates.length)]!;
+      const now = 100_000 + i * 50;
+      const choice = isolate.choose(turn(conv, t), now);
+      if (choice.reason === "spill") spills++;
+      inflight[choice.cell]!++;
+      const back = relayCellLoads(
+        views[choice.cell]!,
+        choice.cell,
+        inflight[choice.cell]!,
+        isolate.loads.toWire(now),
+        now,
+      );
+      isolate.loads.merge(back, now);
+    }
+    const total = inflight.reduce((s, x) => s + x, 0);
+    expect(spills).toBeGreaterThan(0);
+    for (const x of inflight)
+      expect(x).toBeLessThanOrEqual(Math.ceil(CELL_KEEP_FACTOR * ((total + 1) / k)) + 1);
   });
 });

@@ -33,6 +33,20 @@
  *    continues as a member of the family named by its key at the first block
  *    past the shared part (a conversation, a sub-template), and steps 2–3
  *    apply to that family. Splitting costs the shared part once per cell.
+ * 4. A split-off family (a level below the first) that this isolate has
+ *    placed before is a continuing one: its home cell holds its history, and
+ *    moving it costs all of it, where spilling a new family costs nothing
+ *    past the shared prefix every cell holds. So a continuing family leaves
+ *    its home only at the looser bound CELL_KEEP_FACTOR (1.5) × the home's
+ *    share, and a cell near its cap sheds new families first. Before, every
+ *    family left at c, and a conversation moved each time its home's load
+ *    crossed the cap: 4–6% of multi-turn chat's requests off home at K = 4,
+ *    each costing its history, the whole of K = 4's loss against K = 1
+ *    (bench/results/scale.md, "Cells"). Whole families (a first-level
+ *    family, a tenant, a hot prompt) are bound at c as before: they are
+ *    where a cell's load can be too large for good. "Placed before" is this
+ *    isolate's own memory (its family table), so the gain shrinks as a
+ *    conversation's turns spread over more isolates.
  *
  * A family's share, and where its requests diverge, are learnt from the
  * requests that pass through this isolate; the cells' loads from every route
@@ -44,6 +58,7 @@ import type { CellRing } from "./cell-ring";
 import {
   CELL_FAMILY_MEMORY,
   CELL_JOIN_SHARE,
+  CELL_KEEP_FACTOR,
   CELL_MIN_EVIDENCE,
   CELL_RATE_HALF_LIFE_MS,
   CELL_SHARE_Z,
@@ -82,6 +97,8 @@ export interface CellChooserOptions {
   readonly blockTokens: number;
   readonly familyMemory?: number;
   readonly halfLifeMs?: number;
+  /** The bound a continuing split-off family leaves its home at (default CELL_KEEP_FACTOR; never below balanceFactor). */
+  readonly keepFactor?: number;
 }
 
 export class CellChooser {
@@ -89,6 +106,7 @@ export class CellChooser {
   private readonly families = new Map<BlockKey, PrefixFamily>();
   private readonly total: DecayedCount;
   private readonly balanceFactor: number;
+  private readonly keepFactor: number;
   private readonly firstDepth: number;
   private readonly memory: number;
   private readonly halfLifeMs: number;
@@ -99,6 +117,7 @@ export class CellChooser {
   ) {
     this.loads = new CellLoads(ring.size);
     this.balanceFactor = options.balanceFactor;
+    this.keepFactor = Math.max(options.balanceFactor, options.keepFactor ?? CELL_KEEP_FACTOR);
     this.firstDepth = cellKeyDepth(options.blockTokens);
     this.memory = options.familyMemory ?? CELL_FAMILY_MEMORY;
     this.halfLifeMs = options.halfLifeMs ?? CELL_RATE_HALF_LIFE_MS;
@@ -120,6 +139,7 @@ export class CellChooser {
     let key: BlockKey = depth < 0 ? req.promptTokens : blocks[depth]!;
     let level = 0;
     for (;;) {
+      const known = this.families.has(key);
       const family = this.family(key, depth);
       family.rate.add(now);
       if (depth >= 0) family.observe(blocks);
@@ -131,13 +151,14 @@ export class CellChooser {
         level++;
         continue;
       }
-      return this.place(key, level, now);
+      // A continuing split-off family is held to the looser bound (step 4); every other to c.
+      return this.place(key, level, known && level > 0 ? this.keepFactor : this.balanceFactor, now);
     }
   }
 
-  /** The first cell under its cap in the family key's probe order (home first). */
-  private place(key: BlockKey, level: number, now: number): CellChoice {
-    const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, this.balanceFactor, now);
+  /** The first cell under its cap (`factor` × its share) in the family key's probe order (home first). */
+  private place(key: BlockKey, level: number, factor: number, now: number): CellChoice {
+    const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, factor, now);
     return { cell, reason: skipped ? "spill" : "home", level };
   }
 

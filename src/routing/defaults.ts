@@ -250,6 +250,24 @@ export const CELL_MIN_EVIDENCE = 64;
 export const CELL_SHARE_Z = 2;
 
 /**
+ * The cell bound a continuing split-off family is held to (cell-chooser.ts):
+ * a family below the first level (a conversation of a split system prompt)
+ * that this isolate has placed before stays in its ring home until the home
+ * holds CELL_KEEP_FACTOR × its share, where new families and whole families
+ * leave it at the pool's balance factor c (1.25 by default). Moving a
+ * conversation costs its whole history in the new cell; spilling a new one
+ * costs nothing past the shared prefix every cell already holds, so the
+ * cells shed load with the cheap moves first (Preble, Srivatsa et al. 2024,
+ * trades cached-prefix length against load the same way across GPUs). With
+ * c above it, c holds. Chosen on the tuning set (both seeds) among 1.5,
+ * 1.75, 2, 3 and no second bound (bench/results/scale.md, "Cells"): the
+ * largest that keeps every tuning run's busiest cell about where it was
+ * (≤ 1.22 × the mean, 1.21 before; 1.75 reached 1.29 and 2 1.31 on multi-turn's second
+ * seed at K = 8, at and past issue 13's 1.3).
+ */
+export const CELL_KEEP_FACTOR = 1.5;
+
+/**
  * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
  * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
  * hint; "" = none. A hint counts only on an object's first `get`: Durable
