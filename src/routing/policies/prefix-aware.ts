@@ -66,6 +66,7 @@
  * within its bound (it goes to the least work per weight).
  */
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
+import { EvictionPrice } from "../eviction-price";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
@@ -94,6 +95,8 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly workSlack?: number;
   /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
   readonly sharedFloor?: number;
+  /** Charge each backend the reuse its new blocks would evict (../eviction-price.ts). Default true. */
+  readonly evictionCost?: boolean;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -137,6 +140,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly sharedFloor: number;
+  /** undefined: the eviction term is off. */
+  private readonly eviction: EvictionPrice | undefined;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -146,6 +151,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
     this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
+    this.eviction = options.evictionCost === false ? undefined : new EvictionPrice();
     if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
       throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
@@ -202,7 +208,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.foreign.costMs(fleet, i, ctx.now, this.model);
+        this.foreign.costMs(fleet, i, ctx.now, this.model) +
+        this.evictionMs(fleet, i, uncached);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -236,6 +243,17 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       }
     }
     return { index: best, reason };
+  }
+
+  /**
+   * The prefill later requests are expected to repeat because this request's `uncached` tokens, written
+   * into backend i's cache, evict what they would have reused (../eviction-price.ts), at i's rate: 0 on a
+   * backend whose index has room for them.
+   */
+  private evictionMs(fleet: FleetView, i: number, uncached: number): number {
+    if (this.eviction === undefined || fleet.freeCacheTokens === undefined || uncached <= 0) return 0;
+    const worth = this.eviction.evictedWorth(uncached, fleet.freeCacheTokens(i));
+    return worth > 0 ? this.model.prefillMs(i, worth) : 0;
   }
 
   /**
@@ -278,7 +296,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
-    if (!outcome.ok || outcome.ttftMs === undefined) return;
+    if (!outcome.ok) return;
+    // What the cache saved this request (the engine's report, else what we expected): the reuse estimate.
+    const expectedCached = Math.max(0, req.promptTokens - routed.uncached);
+    if (outcome.cachedTokens !== undefined)
+      this.eviction?.observe(outcome.cachedTokens, outcome.promptTokens ?? req.promptTokens);
+    else this.eviction?.observe(expectedCached, req.promptTokens);
+    if (outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
