@@ -39,6 +39,12 @@
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
+ * Each backend is also charged what the request's new blocks would evict
+ * there (../eviction-price.ts): the tokens its index has no free room for,
+ * times the reuse the gateway sees, at the backend's rate. A backend with
+ * free KV evicts nothing, so an idle one is not left out merely because the
+ * others hold a short opening that it lacks.
+ *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
