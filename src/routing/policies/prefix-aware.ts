@@ -258,8 +258,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
    */
   private evictionMs(fleet: FleetView, i: number, uncached: number): number {
     if (this.eviction === undefined || fleet.freeCacheTokens === undefined || uncached <= 0) return 0;
-    const worth = this.eviction.evictedWorth(uncached, fleet.freeCacheTokens(i));
-    return worth > 0 ? this.model.prefillMs(i, worth) : 0;
+    const credit = this.eviction.freeCredit(uncached, fleet.freeCacheTokens(i));
+    return credit > 0 ? -this.model.prefillMs(i, credit) : 0;
   }
 
   /**
