@@ -18,17 +18,6 @@ describe("EvictionPrice", () => {
     expect(p.evictedWorth(1000, -300)).toBeCloseTo(500);
   });
 
-  it("credits the tokens that fit in free KV, and nothing on a full cache", () => {
-    const p = new EvictionPrice();
-    p.observe(250, 1000);
-    expect(p.freeCredit(1000, 0)).toBe(0);
-    expect(p.freeCredit(1000, -50)).toBe(0);
-    expect(p.freeCredit(1000, 400)).toBeCloseTo(100);
-    expect(p.freeCredit(1000, 5000)).toBeCloseTo(250);
-    // Against a full cache the credit is exactly the eviction it avoids.
-    expect(p.freeCredit(1000, 400)).toBeCloseTo(p.evictedWorth(1000, 0) - p.evictedWorth(1000, 400));
-  });
-
   it("prices eviction at zero on a workload with no reuse", () => {
     const p = new EvictionPrice();
     for (let k = 0; k < 100; k++) p.observe(0, 2000);

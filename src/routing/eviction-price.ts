@@ -63,14 +63,4 @@ export class EvictionPrice {
     const evicted = newTokens - Math.max(0, freeTokens);
     return evicted > 0 ? evicted * this.reuseShare : 0;
   }
-
-  /**
-   * What writing `newTokens` into a cache with `freeTokens` free saves against writing them into a full
-   * one, in prefill tokens later requests would otherwise repeat: the tokens that fit, at the reuse
-   * estimate. On a fleet whose caches are all full it is 0 everywhere.
-   */
-  freeCredit(newTokens: number, freeTokens: number): number {
-    const fits = Math.min(Math.max(0, newTokens), Math.max(0, freeTokens));
-    return fits * this.reuseShare;
-  }
 }

@@ -215,7 +215,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, i, ctx.now, this.model) +
-        this.evictionMs(fleet, i, uncached);
+        this.evictionMs(fleet, i, leastUncached);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -252,14 +252,18 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   /**
-   * The prefill later requests are expected to repeat because this request's `uncached` tokens, written
-   * into backend i's cache, evict what they would have reused (../eviction-price.ts), at i's rate: 0 on a
-   * backend whose index has room for them.
+   * The prefill later requests are expected to repeat because this request's new tokens, written into
+   * backend i's cache, evict what they would have reused (../eviction-price.ts), at i's rate: 0 on a
+   * backend whose index has room for them. The new tokens are the request's own, `leastUncached` (what
+   * it must prefill even at the home of its prefix), the same on every backend: the copy of a cached
+   * prefix that another backend would also write is priced by the prefill term already, and charging its
+   * eviction too doubles affinity's weight against the queues wherever caches are full
+   * (bench/results/policy-work.md, "Free KV").
    */
   private evictionMs(fleet: FleetView, i: number, uncached: number): number {
     if (this.eviction === undefined || fleet.freeCacheTokens === undefined || uncached <= 0) return 0;
-    const credit = this.eviction.freeCredit(uncached, fleet.freeCacheTokens(i));
-    return credit > 0 ? -this.model.prefillMs(i, credit) : 0;
+    const worth = this.eviction.evictedWorth(uncached, fleet.freeCacheTokens(i));
+    return worth > 0 ? this.model.prefillMs(i, worth) : 0;
   }
 
   /**
