@@ -162,12 +162,6 @@ export interface FleetView {
    * scraped, or expired). Absent when the router reads no engine state.
    */
   readonly engineSignals?: (i: number) => EngineSignals | undefined;
-  /**
-   * KV tokens the affinity index believes backend i can still cache without evicting anything: its
-   * capacity less what it holds (keyed and anonymous entries) and sets aside for requests in flight.
-   * Absent in views without an index.
-   */
-  freeCacheTokens?(i: number): number;
 }
 
 /**

@@ -78,33 +78,6 @@ describe("prefix_aware", () => {
     }
   });
 
-  it("sends a request that matches only a short opening to the backend with free KV, not the full one (eviction cost)", () => {
-    // Two backends of 64 blocks (1,024 tokens) of KV. A conversation of 60 blocks (a 4-block opening +
-    // 56 of its own) fills its home's index but 4 blocks, and is reused 20 times (the gateway sees a
-    // high cached share). A new conversation with the same opening then misses 56 blocks on the home,
-    // 60 on the idle backend: 4 blocks of prefill cheaper at the home, but there it evicts 52 blocks of
-    // a cache that is being reused, where the idle backend evicts nothing.
-    const small: BackendSpec[] = FLEET.slice(0, 2).map((b) => ({ ...b, kvCacheTokens: 1024 }));
-    const run = (evictionCost: boolean) => {
-      const router = new Router(small, { policy: new PrefixAwarePolicy({ evictionCost }) });
-      const random = seededRandom(1);
-      let now = 0;
-      const first = router.route(prompt(1, 4, 0, 56), { now, random });
-      router.complete(first.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, { now: (now += 200), random });
-      for (let k = 0; k < 20; k++) {
-        const again = router.route(prompt(1, 4, 0, 56), { now: (now += 1000), random });
-        expect(again.decision.backendId).toBe(first.decision.backendId);
-        router.complete(again.ticket, { ok: true, cachedTokens: 960, ttftMs: 10 }, { now: (now += 50), random });
-      }
-      const next = router.route(prompt(1, 4, 1, 56), { now: (now += 1000), random });
-      return { home: first.decision.backendId, next: next.decision.backendId };
-    };
-    const off = run(false);
-    expect(off.next).toBe(off.home);
-    const on = run(true);
-    expect(on.next).not.toBe(on.home);
-  });
-
   it("a backend at its work bound makes the next same-prefix request spill to another", () => {
     // 4,000 tokens of KV each, slack 1/4: the home may hold (W + x) · 1.25/4 + 1,000 tokens of work, i.e.
     // up to about 1,454 while it holds all of it; the first request holds 1,061 and each later one 37,

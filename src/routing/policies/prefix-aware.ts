@@ -39,12 +39,6 @@
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
- * Each backend is also charged what the request's new blocks would evict
- * there (../eviction-price.ts): the tokens its index has no free room for,
- * times the reuse the gateway sees, at the backend's rate. A backend with
- * free KV evicts nothing, so an idle one is not left out merely because the
- * others hold a short opening that it lacks.
- *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -72,7 +66,6 @@
  * within its bound (it goes to the least work per weight).
  */
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
-import { EvictionPrice } from "../eviction-price";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
@@ -101,8 +94,6 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly workSlack?: number;
   /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
   readonly sharedFloor?: number;
-  /** Charge each backend the reuse its new blocks would evict (../eviction-price.ts). Default true. */
-  readonly evictionCost?: boolean;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -146,8 +137,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly sharedFloor: number;
-  /** undefined: the eviction term is off. */
-  private readonly eviction: EvictionPrice | undefined;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -157,7 +146,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
     this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
-    this.eviction = options.evictionCost === false ? undefined : new EvictionPrice();
     if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
       throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
@@ -214,8 +202,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.foreign.costMs(fleet, i, ctx.now, this.model) +
-        this.evictionMs(fleet, i, leastUncached);
+        this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -249,21 +236,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       }
     }
     return { index: best, reason };
-  }
-
-  /**
-   * The prefill later requests are expected to repeat because this request's new tokens, written into
-   * backend i's cache, evict what they would have reused (../eviction-price.ts), at i's rate: 0 on a
-   * backend whose index has room for them. The new tokens are the request's own, `leastUncached` (what
-   * it must prefill even at the home of its prefix), the same on every backend: the copy of a cached
-   * prefix that another backend would also write is priced by the prefill term already, and charging its
-   * eviction too doubles affinity's weight against the queues wherever caches are full
-   * (bench/results/policy-work.md, "Free KV").
-   */
-  private evictionMs(fleet: FleetView, i: number, uncached: number): number {
-    if (this.eviction === undefined || fleet.freeCacheTokens === undefined || uncached <= 0) return 0;
-    const worth = this.eviction.evictedWorth(uncached, fleet.freeCacheTokens(i));
-    return worth > 0 ? this.model.prefillMs(i, worth) : 0;
   }
 
   /**
@@ -306,13 +278,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
-    if (!outcome.ok) return;
-    // What the cache saved this request (the engine's report, else what we expected): the reuse estimate.
-    const expectedCached = Math.max(0, req.promptTokens - routed.uncached);
-    if (outcome.cachedTokens !== undefined)
-      this.eviction?.observe(outcome.cachedTokens, outcome.promptTokens ?? req.promptTokens);
-    else this.eviction?.observe(expectedCached, req.promptTokens);
-    if (outcome.ttftMs === undefined) return;
+    if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
