@@ -17,7 +17,6 @@ import { parseE2eArgs } from "./args";
 import { emulatorIds } from "./backend-ids";
 import { selectWindow } from "./requests";
 
-
 async function main(argv: readonly string[]): Promise<void> {
   const a = parseE2eArgs(argv);
   const engine: EngineConfig = {
