@@ -24,15 +24,6 @@
  * the charge stops: spreading a hot prefix to a second home is then a
  * load decision, left to the queue, decode and bound terms as before.
  *
- * The requests that joined a prefix while its home was computing it wait
- * there for the step that follows that prefill, all scheduled together
- * (../prefix-joiners.ts). A request that lands on that backend before then
- * is scheduled in the same step, and a step's time follows all the tokens it
- * carries: each of those joiners' first tokens waits for its prefill too. So
- * a backend is also charged the request's prefill once per joiner waiting
- * there: the next burst's new prefix goes where it delays nobody's first
- * token, not onto the previous burst's queue.
- *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
  * to shared prefixes only (../shared-prefixes.ts). With T our requests in
@@ -78,7 +69,6 @@ import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../co
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
-import { PrefixJoiners } from "../prefix-joiners";
 import { DEFAULT_SHARED_FLOOR, SharedPrefixes } from "../shared-prefixes";
 import type {
   BackendSpec,
@@ -117,8 +107,6 @@ interface Routed {
   readonly from: number;
   /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
   readonly sharedGeneration: number | undefined;
-  /** Its id in PrefixJoiners when it joined a prefix the backend was still computing. */
-  readonly joiner: number | undefined;
 }
 
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
@@ -149,7 +137,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly sharedFloor: number;
-  private readonly joiners = new PrefixJoiners();
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -215,7 +202,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.joiners.waiting(i, ctx.now) * this.model.prefillMs(i, uncached) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
@@ -276,12 +262,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
     );
-    const key = reuseKey(req.blocks, from);
-    const until = key === undefined ? undefined : this.pending.pendingUntil(index, key, ctx.now);
-    const joiner = until === undefined ? undefined : this.joiners.add(index, until);
     this.pending.add(index, req.blocks, from, slot.end);
+    const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, joiner });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration });
     this.foreign.observeRouted(uncached);
   }
 
@@ -291,7 +275,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (routed === undefined || index < 0 || index >= this.model.size) return;
     this.model.released(index, routed.slot, ctx.now, outcome.ok ? outcome.ttftMs : undefined);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
-    if (routed.joiner !== undefined) this.joiners.remove(index, routed.joiner);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
@@ -311,7 +294,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
     this.shared.reset(backends.length);
-    this.joiners.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
