@@ -14,17 +14,6 @@ describe("PendingPrefill", () => {
     expect(p.isPending(1, 3, 50)).toBe(false);
   });
 
-  it("tells when a pending block is predicted to be computed", () => {
-    const p = new PendingPrefill();
-    p.reset(1);
-    p.add(0, [1, 2], 0, 100);
-    p.add(0, [1, 2, 3], 1, 140);
-    expect(p.pendingUntil(0, 1, 50)).toBe(100);
-    expect(p.pendingUntil(0, 2, 50)).toBe(140); // the latest prefill that computes it
-    expect(p.pendingUntil(0, 1, 100)).toBeUndefined();
-    expect(p.pendingUntil(0, 9, 50)).toBeUndefined();
-  });
-
   it("forgets a completed request's blocks, unless a later request computes them again", () => {
     const p = new PendingPrefill();
     p.reset(1);

@@ -41,12 +41,6 @@ export class PendingPrefill {
     }
   }
 
-  /** When backend i is predicted to have computed `key`, if it is still computing it at `now`. */
-  pendingUntil(i: number, key: BlockKey, now: number): number | undefined {
-    const end = this.byBackend[i]?.get(key);
-    return end !== undefined && end > now ? end : undefined;
-  }
-
   /** Whether backend i is still computing `key` at `now`. */
   isPending(i: number, key: BlockKey, now: number): boolean {
     const end = this.byBackend[i]?.get(key);
