@@ -98,8 +98,13 @@ function run(name: SimPolicyName) {
       ...(process.env.TIE !== undefined ? { tieToleranceMs: Number(process.env.TIE) } : {}),
     });
     pa = policy;
-    // NO_JOINERS=1: the policy without the joiners' charge (what it was before), to compare decisions.
-    if (process.env.NO_JOINERS === "1") (policy as unknown as { joiners: { waiting(): number } }).joiners.waiting = () => 0;
+    // NO_JOINERS=1: the policy without the joiners' charge, to compare decisions. Only at commit 3d411f8,
+    // where the charge was tried (reverted since: bench/results/policy-work.md, "Tail gaps").
+    if (process.env.NO_JOINERS === "1") {
+      const j = (policy as unknown as { joiners?: { waiting(): number } }).joiners;
+      if (j === undefined) throw new Error("NO_JOINERS=1: this policy has no joiners' charge (check out 3d411f8)");
+      j.waiting = () => 0;
+    }
     const inner = policy as unknown as {
       overShareCap(req: RouteRequest, m: Int32Array, f: FleetView, i: number): boolean;
       costs: Float64Array;
