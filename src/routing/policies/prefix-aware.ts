@@ -200,7 +200,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       const uncached = work[i]! - output;
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output, fleet.pinnedTokens?.(i)) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
@@ -261,6 +261,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       req.outputTokens ?? 0,
       fleet.inflight[index]! - 1,
       ctx.now,
+      // With an index the memory held counts whole prompts (cost()'s pinnedTokens): so must what frees it.
+      fleet.pinnedTokens === undefined ? uncached : req.promptTokens,
     );
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
