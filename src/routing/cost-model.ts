@@ -27,7 +27,10 @@
  *   cached history it matched too (vLLM V1 BlockPool.touch takes a hit block
  *   out of the free queue until the request frees it), shared blocks once;
  *   the affinity index counts those distinct pinned blocks (FleetView
- *   pinnedTokens), and the expected outputs are added here. The wait lasts
+ *   pinnedTokens), and their outputs are added here: each request's max_tokens
+ *   hint is an upper bound that clients overstate (and often omit), so the
+ *   memory counts the mean answer the pool's engines reported
+ *   (usage.completion_tokens, observeOutput), capped by the hint. The wait lasts
  *   until the in-flight requests expected to finish first have freed the
  *   overflow, each freeing its prompt and output,
  *   expected at its predicted prefill end plus the decode time observed on i
@@ -68,7 +71,7 @@ interface BackendCostState {
   kvTokens: number;
   /** Σ `frees` of the open slots: what they free when they end, shared blocks counted by each. */
   footprint: number;
-  /** Expected output tokens of the open slots: KV they will hold that no index keys. */
+  /** Σ `heldOutput` of the open slots: the KV their answers take, which no index keys. */
   outputs: number;
   /** weight / mean weight: a weight-2 backend is assumed to prefill twice as fast until measured. */
   share: number;
@@ -96,10 +99,10 @@ export interface PrefillSlot {
   readonly alone: boolean;
   /** KV tokens it adds until it completes: uncached prompt + expected output. */
   readonly kvTokens: number;
-  /** KV tokens the engine frees when it ends: its whole prompt + expected output (less what others share). */
+  /** KV tokens the engine frees when it ends: its whole prompt + heldOutput (less what others share). */
   readonly frees: number;
-  /** Its expected output tokens. */
-  readonly outputTokens: number;
+  /** The KV its answer is expected to take (expectedOutput). */
+  readonly heldOutput: number;
 }
 
 export class PrefillCostModel {
@@ -115,6 +118,8 @@ export class PrefillCostModel {
    * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
+  /** EWMA of the answers' length the engines reported (usage.completion_tokens); 0 until one is seen. */
+  private outputPerRequest = 0;
   private byId = new Map<string, BackendCostState>();
   private states: BackendCostState[] = [];
 
@@ -196,8 +201,10 @@ export class PrefillCostModel {
     pinnedTokens?: number,
   ): number {
     const s = this.states[i]!;
+    const need =
+      uncachedTokens + (pinnedTokens === undefined ? outputTokens : this.expectedOutput(outputTokens));
     return (
-      this.startWaitMs(s, uncachedTokens + outputTokens, now, this.heldMemory(s, pinnedTokens)) +
+      this.startWaitMs(s, need, now, this.heldMemory(s, pinnedTokens)) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );
@@ -206,6 +213,23 @@ export class PrefillCostModel {
   /** KV tokens our in-flight requests hold on i as the engine counts them: pinned prompts + expected outputs. */
   memoryHeld(i: number, pinnedTokens?: number): number {
     return this.heldMemory(this.states[i]!, pinnedTokens);
+  }
+
+  /**
+   * The KV a request's answer is expected to take: the mean answer seen in this pool, never more than
+   * its max_tokens hint (an upper bound); the hint alone until an answer's length is reported.
+   */
+  expectedOutput(hint: number): number {
+    const mean = this.outputPerRequest;
+    if (mean === 0) return hint;
+    return hint > 0 ? Math.min(hint, mean) : mean;
+  }
+
+  /** An answer of `tokens` tokens ended (usage.completion_tokens): its length joins the pool's mean. */
+  observeOutput(tokens: number): void {
+    if (!(tokens >= 0) || !Number.isFinite(tokens)) return;
+    const m = this.outputPerRequest;
+    this.outputPerRequest = m === 0 ? Math.max(tokens, Number.MIN_VALUE) : m + this.alpha * (tokens - m);
   }
 
   private heldMemory(s: BackendCostState, pinnedTokens: number | undefined): number {
@@ -289,7 +313,8 @@ export class PrefillCostModel {
   ): PrefillSlot {
     const s = this.states[i]!;
     const kvTokens = uncachedTokens + outputTokens;
-    const frees = Math.max(promptTokens, uncachedTokens) + outputTokens;
+    const heldOutput = this.expectedOutput(outputTokens);
+    const frees = Math.max(promptTokens, uncachedTokens) + heldOutput;
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
     const wait = Math.max(0, s.busyUntil - now);
@@ -297,7 +322,7 @@ export class PrefillCostModel {
     s.busyUntil = now + wait + service;
     s.kvTokens += kvTokens;
     s.footprint += frees;
-    s.outputs += outputTokens;
+    s.outputs += heldOutput;
     const slot: PrefillSlot = {
       at: now,
       wait,
@@ -306,7 +331,7 @@ export class PrefillCostModel {
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
       frees,
-      outputTokens,
+      heldOutput,
     };
     insertByEnd(s.open, slot);
     return slot;
@@ -326,7 +351,7 @@ export class PrefillCostModel {
     s.busyUntil = Math.max(now, s.busyUntil - left);
     s.kvTokens = Math.max(0, s.kvTokens - slot.kvTokens);
     s.footprint = Math.max(0, s.footprint - slot.frees);
-    s.outputs = Math.max(0, s.outputs - slot.outputTokens);
+    s.outputs = Math.max(0, s.outputs - slot.heldOutput);
     const stay = now - slot.at;
     s.residenceMs = s.residenceMs === 0 ? stay : s.residenceMs + this.alpha * (stay - s.residenceMs);
     if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {

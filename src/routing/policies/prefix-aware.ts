@@ -280,6 +280,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
+    if (outcome.ok && outcome.outputTokens !== undefined) this.model.observeOutput(outcome.outputTokens);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
