@@ -128,25 +128,6 @@ describe("BackendAffinity correction", () => {
   });
 });
 
-describe("BackendAffinity counts what requests in flight hold (heldEntries)", () => {
-  it("counts a shared prefix once, every request's own blocks and its prompt past the keys, until each ends", () => {
-    const a = new BackendAffinity(100);
-    const history = chain(1, 5);
-    a.settle(a.record(history, 0), { ok: true, cachedTokens: 0 }, BT, 5 * BT);
-    // A finished request pins nothing: its blocks are cached, free to be reused.
-    expect(a.heldEntries()).toBe(0);
-    // Two turns of the same history, each with 2 blocks of its own, one with 3 entries past its keys.
-    const first = a.record([...history, 101, 102], 5, 3);
-    const second = a.record([...history, 201, 202], 5);
-    expect(a.heldEntries()).toBe(5 + 2 + 2 + 3);
-    a.settle(first, { ok: true, cachedTokens: 5 * BT }, BT, 10 * BT);
-    // The history is still held by the second; the first's own blocks and reservation are free.
-    expect(a.heldEntries()).toBe(5 + 2);
-    a.settle(second, { ok: true, cachedTokens: 5 * BT }, BT, 7 * BT);
-    expect(a.heldEntries()).toBe(0);
-  });
-});
-
 describe("BackendAffinity follows the engine's whole cache (kv-footprint.ts)", () => {
   it("sets a prompt's KV past its keys aside while it runs, and holds it as anonymous entries once it ends", () => {
     const a = new BackendAffinity(8);

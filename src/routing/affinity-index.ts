@@ -97,17 +97,6 @@ export class BackendAffinity {
     this.blocks = new LruBlockSet(capacityBlocks);
   }
 
-  /**
-   * Entries the requests in flight here hold in the engine: their keyed blocks, each once however many
-   * requests pin it (vLLM's block pool ref counts a shared block; it is out of the free queue while any
-   * running request holds it: block_pool.py touch / free_blocks), and their prompts past the keys
-   * (reserved). Not counted: a prompt's past-window part when its whole window matched (deferred: it
-   * may be cached) and what it decodes (the cost model charges the expected output).
-   */
-  heldEntries(): number {
-    return this.blocks.pinnedEntries + this.blocks.reserved;
-  }
-
   /** Longest prefix of `blocks` we believe is cached here, in blocks. */
   matched(blocks: readonly BlockKey[]): number {
     return this.blocks.longestPrefix(blocks);

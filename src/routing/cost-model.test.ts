@@ -150,31 +150,6 @@ describe("PrefillCostModel", () => {
     expect(m.cost(0, 10_000, 1, 10_000, 10_000) - 10_000 / 10).toBeCloseTo(7_000, 6);
   });
 
-  it("counts the prompts in flight pin, cached history included, when told: a full engine is not cheap", () => {
-    const m = model();
-    const warm = m.routed(0, 1_000, 0, 0, 0);
-    m.released(0, warm, 3_000, 1_000); // 2 s of decode
-    // Three turns of long conversations: 25k-token histories cached, 1k uncached, 1k output each.
-    const now = 10_000;
-    const turns = [0, 1, 2].map((k) => m.routed(0, 1_000, 1_000, k, now, 26_000));
-    expect(m.heldTokens(0)).toBe(6_000); // the work they add: no memory pressure by that count
-    const pinned = 3 * 26_000; // the engine holds their whole prompts (distinct here)
-    expect(m.memoryHeld(0, pinned)).toBe(pinned + 3_000);
-    const need = 20_000;
-    const prefill = need / 10;
-    // Without the pinned count: 6k + 20k fits in 100k, only the short queue (300 ms) counts.
-    expect(m.cost(0, need, 3, now, 0) - prefill).toBeCloseTo(m.queueWaitMs(0, now), 6);
-    // With it: 81k + 20k − 100k = 1k over; the first turn to end frees 27k, one decode after its
-    // prefill end (10,100 + 2,000).
-    expect(turns[0]!.end).toBeCloseTo(10_100, 6);
-    expect(m.cost(0, need, 3, now, 0, pinned) - prefill).toBeCloseTo(2_100, 6);
-    // A bigger request needs two of them gone: 81k + 50k − 100k = 31k over, freed at 10,200 + 2,000.
-    expect(m.cost(0, 50_000, 3, now, 0, pinned) - 5_000).toBeCloseTo(2_200, 6);
-    for (const t of turns) m.released(0, t, 13_000, 500);
-    expect(m.memoryHeld(0, 0)).toBe(0);
-    expect(m.heldTokens(0)).toBe(0);
-  });
-
   it("scales a backend's assumed rate by its weight until measured", () => {
     const m = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000 });
     m.setBackends([

@@ -20,19 +20,10 @@
  *   only raise it (an upper envelope; see observe()). Samples under
  *   `minSampleTokens` uncached tokens are mostly network and the first
  *   decode step, and are skipped.
- * - kv_i: KV tokens our in-flight requests add on i (uncached prompt +
+ * - kv_i: KV tokens our in-flight requests hold on i (uncached prompt +
  *   expected output). An engine admits a request only when its blocks fit,
- *   so past capacity a request waits for memory (memoryWait_i). The memory
- *   held there is not kv_i: a running request pins its whole prompt, the
- *   cached history it matched too (vLLM V1 BlockPool.touch takes a hit block
- *   out of the free queue until the request frees it), shared blocks once;
- *   the affinity index counts those distinct pinned blocks (FleetView
- *   pinnedTokens), and their outputs are added here: each request's max_tokens
- *   hint is an upper bound that clients overstate (and often omit), so the
- *   memory counts the mean answer the pool's engines reported
- *   (usage.completion_tokens, observeOutput), capped by the hint. The wait lasts
- *   until the in-flight requests expected to finish first have freed the
- *   overflow, each freeing its prompt and output,
+ *   so past capacity a request waits for memory (memoryWait_i): until the
+ *   in-flight requests expected to finish first have freed the overflow, each
  *   expected at its predicted prefill end plus the decode time observed on i
  *   (first token → completion). Memory comes back a whole request at a time:
  *   one long prompt can hold most of an engine's KV through a long decode
@@ -67,12 +58,8 @@ export const DEFAULT_PREFILL_TOKENS_PER_SEC = 10_000;
 
 interface BackendCostState {
   busyUntil: number;
-  /** KV tokens our in-flight requests add here: uncached prompt + expected output (their work). */
+  /** KV tokens our in-flight requests hold here: uncached prompt + expected output. */
   kvTokens: number;
-  /** Σ `frees` of the open slots: what they free when they end, shared blocks counted by each. */
-  footprint: number;
-  /** Σ `heldOutput` of the open slots: the KV their answers take, which no index keys. */
-  outputs: number;
   /** weight / mean weight: a weight-2 backend is assumed to prefill twice as fast until measured. */
   share: number;
   /** Configured KV capacity, tokens. */
@@ -97,12 +84,8 @@ export interface PrefillSlot {
   readonly service: number;
   /** Nothing else of ours was in flight on the backend when it was routed. */
   readonly alone: boolean;
-  /** KV tokens it adds until it completes: uncached prompt + expected output. */
+  /** KV tokens it holds until it completes. */
   readonly kvTokens: number;
-  /** KV tokens the engine frees when it ends: its whole prompt + heldOutput (less what others share). */
-  readonly frees: number;
-  /** The KV its answer is expected to take (expectedOutput). */
-  readonly heldOutput: number;
 }
 
 export class PrefillCostModel {
@@ -118,8 +101,6 @@ export class PrefillCostModel {
    * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
-  /** EWMA of the answers' length the engines reported (usage.completion_tokens); 0 until one is seen. */
-  private outputPerRequest = 0;
   private byId = new Map<string, BackendCostState>();
   private states: BackendCostState[] = [];
 
@@ -144,8 +125,6 @@ export class PrefillCostModel {
       const s = this.byId.get(b.id) ?? {
         busyUntil: 0,
         kvTokens: 0,
-        footprint: 0,
-        outputs: 0,
         share,
         capacity: b.kvCacheTokens,
         residenceMs: 0,
@@ -188,52 +167,13 @@ export class PrefillCostModel {
     return tokens / this.rateOf(this.states[i]!);
   }
 
-  /**
-   * `pinnedTokens`: the prompt tokens our in-flight requests hold on i, shared blocks once (FleetView
-   * pinnedTokens); without it the memory held is taken to be kv_i, what they added.
-   */
-  cost(
-    i: number,
-    uncachedTokens: number,
-    inflight: number,
-    now: number,
-    outputTokens = 0,
-    pinnedTokens?: number,
-  ): number {
+  cost(i: number, uncachedTokens: number, inflight: number, now: number, outputTokens = 0): number {
     const s = this.states[i]!;
-    const need =
-      uncachedTokens + (pinnedTokens === undefined ? outputTokens : this.expectedOutput(outputTokens));
     return (
-      this.startWaitMs(s, need, now, this.heldMemory(s, pinnedTokens)) +
+      this.startWaitMs(s, uncachedTokens + outputTokens, now) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );
-  }
-
-  /** KV tokens our in-flight requests hold on i as the engine counts them: pinned prompts + expected outputs. */
-  memoryHeld(i: number, pinnedTokens?: number): number {
-    return this.heldMemory(this.states[i]!, pinnedTokens);
-  }
-
-  /**
-   * The KV a request's answer is expected to take: the mean answer seen in this pool, never more than
-   * its max_tokens hint (an upper bound); the hint alone until an answer's length is reported.
-   */
-  expectedOutput(hint: number): number {
-    const mean = this.outputPerRequest;
-    if (mean === 0) return hint;
-    return hint > 0 ? Math.min(hint, mean) : mean;
-  }
-
-  /** An answer of `tokens` tokens ended (usage.completion_tokens): its length joins the pool's mean. */
-  observeOutput(tokens: number): void {
-    if (!(tokens >= 0) || !Number.isFinite(tokens)) return;
-    const m = this.outputPerRequest;
-    this.outputPerRequest = m === 0 ? Math.max(tokens, Number.MIN_VALUE) : m + this.alpha * (tokens - m);
-  }
-
-  private heldMemory(s: BackendCostState, pinnedTokens: number | undefined): number {
-    return pinnedTokens === undefined ? s.kvTokens : pinnedTokens + s.outputs;
   }
 
   /**
@@ -241,8 +181,8 @@ export class PrefillCostModel {
    * queued ahead of it, and until its blocks fit. The two overlap in time (the queue drains while
    * memory is freed), so the later of the two, not their sum.
    */
-  private startWaitMs(s: BackendCostState, needTokens: number, now: number, held: number): number {
-    return Math.max(s.busyUntil - now, this.memoryWaitMs(s, needTokens, now, held), 0);
+  private startWaitMs(s: BackendCostState, needTokens: number, now: number): number {
+    return Math.max(s.busyUntil - now, this.memoryWaitMs(s, needTokens, now), 0);
   }
 
   /**
@@ -255,15 +195,12 @@ export class PrefillCostModel {
    * finish first have freed the overflow, each expected one decode time
    * (observed here: first token → completion) after its predicted prefill
    * end, or after now once that end has passed, not a smooth drain of the
-   * total. `held` is the memory they hold (memoryHeld); each frees its `frees` (a block another
-   * running request shares stays held: freeing counts it once per holder, so the walk is optimistic
-   * where in-flight requests share prefixes, exact where they share nothing).
+   * total.
    */
-  private memoryWaitMs(s: BackendCostState, needTokens: number, now: number, held: number): number {
-    const overflow = held + needTokens - s.capacity;
+  private memoryWaitMs(s: BackendCostState, needTokens: number, now: number): number {
+    const overflow = s.kvTokens + needTokens - s.capacity;
     const open = s.open;
-    if (overflow <= 0 || held <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
-    const total = s.footprint;
+    if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
     const decode = s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
     // Each request is expected one decode after its predicted prefill end; one already past that is
     // still decoding and is expected one more decode from now (memoryless), never "about to free".
@@ -279,50 +216,42 @@ export class PrefillCostModel {
     const overdueAt = decode;
     const endOf = (k: number) => (k < a ? overdueAt : open[k]!.end + decode - now);
     const order = (j: number) => (j < b - a ? a + j : j < b ? j - (b - a) : j);
-    if (overflow <= total / 2) {
+    if (overflow <= s.kvTokens / 2) {
       let freed = 0;
       for (let j = 0; j < n; j++) {
         const k = order(j);
-        freed += open[k]!.frees;
+        freed += open[k]!.kvTokens;
         if (freed >= overflow) return endOf(k);
       }
       return endOf(order(n - 1));
     }
     // Freeing the first j requests in that order leaves `kept`; the last one freed is where kept
-    // first fits in total − overflow.
+    // first fits in kvTokens − overflow.
     let kept = 0;
     for (let j = n - 1; j > 0; j--) {
       const k = order(j);
-      kept += open[k]!.frees;
-      if (kept > total - overflow) return endOf(k);
+      kept += open[k]!.kvTokens;
+      if (kept > s.kvTokens - overflow) return endOf(k);
     }
     return endOf(order(0));
   }
 
-  /**
-   * A request was sent to i: its prefill joins the queue. `promptTokens`: its whole prompt, which it
-   * pins until it ends (default: the uncached part, for callers that pass no pinnedTokens to cost()).
-   */
+  /** A request was sent to i: its prefill joins the queue. */
   routed(
     i: number,
     uncachedTokens: number,
     outputTokens: number,
     inflightBefore: number,
     now: number,
-    promptTokens = uncachedTokens,
   ): PrefillSlot {
     const s = this.states[i]!;
     const kvTokens = uncachedTokens + outputTokens;
-    const heldOutput = this.expectedOutput(outputTokens);
-    const frees = Math.max(promptTokens, uncachedTokens) + heldOutput;
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
     const wait = Math.max(0, s.busyUntil - now);
     const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
     s.kvTokens += kvTokens;
-    s.footprint += frees;
-    s.outputs += heldOutput;
     const slot: PrefillSlot = {
       at: now,
       wait,
@@ -330,8 +259,6 @@ export class PrefillCostModel {
       service,
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
-      frees,
-      heldOutput,
     };
     insertByEnd(s.open, slot);
     return slot;
@@ -350,8 +277,6 @@ export class PrefillCostModel {
     const left = Math.max(0, slot.end - Math.max(now, start));
     s.busyUntil = Math.max(now, s.busyUntil - left);
     s.kvTokens = Math.max(0, s.kvTokens - slot.kvTokens);
-    s.footprint = Math.max(0, s.footprint - slot.frees);
-    s.outputs = Math.max(0, s.outputs - slot.heldOutput);
     const stay = now - slot.at;
     s.residenceMs = s.residenceMs === 0 ? stay : s.residenceMs + this.alpha * (stay - s.residenceMs);
     if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {

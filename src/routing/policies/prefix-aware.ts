@@ -200,7 +200,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       const uncached = work[i]! - output;
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output, fleet.pinnedTokens?.(i)) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
@@ -261,8 +261,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       req.outputTokens ?? 0,
       fleet.inflight[index]! - 1,
       ctx.now,
-      // With an index the memory held counts whole prompts (cost()'s pinnedTokens): so must what frees it.
-      fleet.pinnedTokens === undefined ? uncached : req.promptTokens,
     );
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
@@ -280,7 +278,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
-    if (outcome.ok && outcome.outputTokens !== undefined) this.model.observeOutput(outcome.outputTokens);
     if (!outcome.ok || outcome.ttftMs === undefined) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     const uncached =
