@@ -18,12 +18,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
-import {
-  RecentFamilies,
-  RecentSplits,
-  relayCellFamilies,
-  relayCellSplits,
-} from "../src/routing/cell-families";
+import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import { CARRIED_COMPLETES_MAX, ROUTER_CELLS_MAX } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
@@ -128,8 +123,6 @@ export class RouterDO extends DurableObject<Env> {
   private cellView: CellLoads | undefined;
   /** The families callers newly placed in this cell, relayed on every response (cell-families.ts). */
   private readonly cellFamilies = new RecentFamilies();
-  /** The split decisions callers made, relayed on every response (cell-families.ts). */
-  private readonly cellSplits = new RecentSplits();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -278,7 +271,7 @@ export class RouterDO extends DurableObject<Env> {
   private relayLoads(
     claim: NonNullable<RouteInput["cellLoads"]>,
     now: number,
-  ): { cellLoads?: number[]; cellFamilies?: number[]; cellSplits?: number[] } {
+  ): { cellLoads?: number[]; cellFamilies?: number[] } {
     const { cell, figures } = claim;
     const size = figures.length / 2;
     if (!Number.isInteger(size) || size < 1 || size > ROUTER_CELLS_MAX) return {};
@@ -287,7 +280,6 @@ export class RouterDO extends DurableObject<Env> {
     return {
       cellLoads: relayCellLoads(this.cellView, cell, this.leases.size, figures, now),
       cellFamilies: relayCellFamilies(this.cellFamilies, claim.placed),
-      cellSplits: relayCellSplits(this.cellSplits, claim.split, now),
     };
   }
 

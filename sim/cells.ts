@@ -12,12 +12,7 @@
  * it wires the shipped pieces together.
  */
 import { CellChooser } from "../src/routing/cell-chooser";
-import {
-  RecentFamilies,
-  RecentSplits,
-  relayCellFamilies,
-  relayCellSplits,
-} from "../src/routing/cell-families";
+import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import { CellRing } from "../src/routing/cell-ring";
 import { assignCells, cellMembers } from "../src/routing/cells";
@@ -105,7 +100,6 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
     const views = routers.map(() => new CellLoads(k));
     // What each cell relays of the families newly placed in it (cell-families.ts).
     const placed = routers.map(() => new RecentFamilies());
-    const splits = routers.map(() => new RecentSplits());
     const draw = seededRandom(options.seed ?? 1);
     const router: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {
@@ -122,7 +116,6 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
           ctx.now,
         );
         chooser.learnFamilies(relayCellFamilies(placed[choice.cell]!, choice.placed));
-        chooser.learnSplits(relayCellSplits(splits[choice.cell]!, choice.split, ctx.now), ctx.now);
         const t: CellTicket = { cell: choice.cell, ticket };
         return { decision, ticket: t };
       },

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { CellChooser, cellKeyDepth } from "./cell-chooser";
-import { RecentFamilies, RecentSplits, relayCellFamilies, relayCellSplits } from "./cell-families";
+import { RecentFamilies, relayCellFamilies } from "./cell-families";
 import { CellLoads, relayCellLoads } from "./cell-loads";
 import { CellRing } from "./cell-ring";
-import { CELL_KEEP_FACTOR, CELL_MIN_EVIDENCE, CELL_RATE_HALF_LIFE_MS } from "./defaults";
+import { CELL_KEEP_FACTOR, CELL_MIN_EVIDENCE } from "./defaults";
 import { seededRandom } from "./seeded-random";
 import type { RouteRequest } from "./types";
 
@@ -168,21 +168,13 @@ describe("CellChooser", () => {
     const old = turn(1, 0);
     const home = c.ring.home(old.blocks[32]!);
     // Its first placement by this isolate names it, for the cell to relay (cell-families.ts); later ones do not.
-    // It also names the system prompt this isolate split, and where (its 32 shared blocks), for the cell to relay.
-    const split = [old.blocks[cellKeyDepth(BLOCK)]!, 32];
-    expect(c.choose(old, 1_000)).toEqual({
-      cell: home,
-      reason: "home",
-      level: 1,
-      placed: old.blocks[32],
-      split,
-    });
+    expect(c.choose(old, 1_000)).toEqual({ cell: home, reason: "home", level: 1, placed: old.blocks[32] });
     // A conversation with the same home that this isolate has not seen.
     let conv = 2;
     while (c.ring.home(turn(conv, 0).blocks[32]!) !== home) conv++;
     // Home at 15 of 45 in flight: at its cap under c = 1.25 (ceil(1.25 · 46/4) = 15), under CELL_KEEP_FACTOR's (1.5: 18).
     for (let j = 0; j < k; j++) c.report(j, j === home ? 15 : 10, 1_001);
-    expect(c.choose(turn(1, 1), 1_002)).toEqual({ cell: home, reason: "home", level: 1, split });
+    expect(c.choose(turn(1, 1), 1_002)).toEqual({ cell: home, reason: "home", level: 1 });
     const fresh = c.choose(turn(conv, 0), 1_003);
     expect(fresh.reason).toBe("spill");
     expect(fresh.cell).not.toBe(home);
@@ -204,7 +196,7 @@ describe("CellChooser", () => {
     const key = conv.blocks[32]!;
     const home = a.ring.home(key);
     const first = a.choose(conv, 1_000);
-    expect(first).toMatchObject({ cell: home, reason: "home", level: 1, placed: key });
+    expect(first).toEqual({ cell: home, reason: "home", level: 1, placed: key });
     const cell = new RecentFamilies();
     const wire = relayCellFamilies(cell, first.placed);
     expect(wire).toEqual([key]);
@@ -215,35 +207,9 @@ describe("CellChooser", () => {
     expect(unrelayed.choose(turn(1, 1), 1_002).reason).toBe("spill");
     // Once a response from any cell has relayed it, b keeps it home (and names it, new to b, for its cell).
     b.learnFamilies(wire);
-    expect(b.choose(turn(1, 1), 1_002)).toMatchObject({ cell: home, reason: "home", level: 1, placed: key });
+    expect(b.choose(turn(1, 1), 1_002)).toEqual({ cell: home, reason: "home", level: 1, placed: key });
     // A whole family is never named: the relay is for split-off ones.
     expect(chooser(k).choose(request(9, 4, 1, 4), 0).placed).toBeUndefined();
-  });
-
-  it("an isolate that has not judged a family hot splits it on another's relayed decision, while it is fresh", () => {
-    const k = 4;
-    // Isolate a saw enough of the system prompt to split it; b saw none of it.
-    const a = splitChooser(k);
-    const b = chooser(k);
-    const first = a.choose(turn(1, 0), 1_000);
-    const firstKey = turn(1, 0).blocks[cellKeyDepth(BLOCK)]!;
-    expect(first.split).toEqual([firstKey, 32]);
-    const cell = new RecentSplits();
-    const wire = relayCellSplits(cell, first.split, 1_000);
-    expect(wire).toEqual([firstKey, 32, 0]);
-    // Without the relay b places the conversation whole, at the system prompt's home (level 0).
-    const alone = chooser(k).choose(turn(2, 0), 1_001);
-    expect(alone.level).toBe(0);
-    b.learnSplits(wire, 1_001);
-    const relayed = b.choose(turn(2, 0), 1_002);
-    expect(relayed.level).toBe(1);
-    expect(relayed.cell).toBe(b.ring.home(turn(2, 0).blocks[32]!));
-    // b relays nothing it did not judge itself: no decision is kept alive by the relay alone.
-    expect(relayed.split).toBeUndefined();
-    // Past CELL_RATE_HALF_LIFE_MS from when the cell heard it, the decision no longer holds.
-    const late = chooser(k);
-    late.learnSplits(wire, 1_001);
-    expect(late.choose(turn(3, 0), 1_001 + CELL_RATE_HALF_LIFE_MS + 1).level).toBe(0);
   });
 
   it("whole families are held to c whatever this isolate saw before", () => {

@@ -33,11 +33,6 @@
  *    continues as a member of the family named by its key at the first block
  *    past the shared part (a conversation, a sub-template), and steps 2–3
  *    apply to that family. Splitting costs the shared part once per cell.
- *    An isolate judges a family's share from the requests it sees; one that
- *    sees too few of them (many isolates) splits on another isolate's
- *    decision instead, as the cells relay it (cell-families.ts): with 32
- *    isolates only 9.9% of multi-turn's requests were decided split at K = 4
- *    without it.
  * 4. A split-off family (a level below the first) that this isolate has
  *    placed before is a continuing one: its home cell holds its history, and
  *    moving it costs all of it, where spilling a new family costs nothing
@@ -62,7 +57,7 @@
  * response, each relaying what every isolate told that cell. An isolate that
  * sees a family for the first time places it where every other does.
  */
-import { RelayedFamilies, RelayedSplits } from "./cell-families";
+import { RelayedFamilies } from "./cell-families";
 import { CellLoads } from "./cell-loads";
 import type { CellRing } from "./cell-ring";
 import {
@@ -102,8 +97,6 @@ export interface CellChoice {
   readonly level: number;
   /** A split-off family this isolate placed for the first time (its key): for the route call, to relay (cell-families.ts). */
   readonly placed?: BlockKey;
-  /** This isolate judged the request's first family hot: its key and where it split, for the cell to relay (cell-families.ts). */
-  readonly split?: readonly [BlockKey, number];
 }
 
 export interface CellChooserOptions {
@@ -119,8 +112,6 @@ export class CellChooser {
   readonly loads: CellLoads;
   /** Split-off families other isolates placed, as the cells relayed them (bounded at familyMemory keys). */
   readonly relayed: RelayedFamilies;
-  /** First families other isolates judged hot, as the cells relayed them (bounded at CELL_RELAY_SPLITS). */
-  readonly relayedSplits = new RelayedSplits();
   private readonly families = new Map<BlockKey, PrefixFamily>();
   private readonly total: DecayedCount;
   private readonly balanceFactor: number;
@@ -153,11 +144,6 @@ export class CellChooser {
     this.relayed.learn(keys);
   }
 
-  /** What a route response relayed of the split decisions its cell heard (cell-families.ts). */
-  learnSplits(wire: readonly unknown[], now: number): void {
-    this.relayedSplits.learn(wire, now);
-  }
-
   choose(req: RouteRequest, now: number): CellChoice {
     if (this.ring.size === 1) return { cell: 0, reason: "home", level: 0 };
     this.total.add(now);
@@ -167,7 +153,6 @@ export class CellChooser {
     // No full block: the prompt length stands for the key, as on the backend ring.
     let key: BlockKey = depth < 0 ? req.promptTokens : blocks[depth]!;
     let level = 0;
-    let split: [BlockKey, number] | undefined;
     for (;;) {
       const mine = this.families.has(key);
       const family = this.family(key, depth);
@@ -176,16 +161,7 @@ export class CellChooser {
       this.judgeShare(family, now);
       const shared = family.sharedBlocks();
       if (family.split && shared !== undefined && shared < n && shared > depth && level < MAX_LEVELS) {
-        if (level === 0) split = [key, shared];
         depth = shared;
-        key = blocks[depth]!;
-        level++;
-        continue;
-      }
-      // Not judged hot here (too few of its requests seen): another isolate's fresh judgement, relayed, splits it.
-      const relayedAt = level === 0 ? this.relayedSplits.splitAt(key, now) : undefined;
-      if (relayedAt !== undefined && relayedAt > depth && relayedAt < n) {
-        depth = relayedAt;
         key = blocks[depth]!;
         level++;
         continue;
@@ -194,7 +170,7 @@ export class CellChooser {
       // A continuing split-off family (placed before by this isolate or, relayed, by another) is held to the looser bound (step 4).
       const known = mine || this.relayed.has(key);
       const choice = this.place(key, level, known ? this.keepFactor : this.balanceFactor, now);
-      return { ...choice, ...(mine ? {} : { placed: key }), ...(split !== undefined ? { split } : {}) };
+      return mine ? choice : { ...choice, placed: key };
     }
   }
 

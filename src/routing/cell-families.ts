@@ -21,7 +21,7 @@
  * Keys only, never where a family went: step 4 keeps a continuing family at
  * its ring home, which every isolate computes alike.
  */
-import { CELL_RATE_HALF_LIFE_MS, CELL_RELAY_FAMILIES, CELL_RELAY_SPLITS } from "./defaults";
+import { CELL_RELAY_FAMILIES } from "./defaults";
 import type { BlockKey } from "./types";
 
 /** A cell's side: the last keys it was told were newly placed, oldest first. */
@@ -81,92 +81,6 @@ export class RelayedFamilies {
       this.keys.delete(key);
       this.keys.add(key);
       if (this.keys.size > this.capacity) this.keys.delete(this.keys.values().next().value!);
-    }
-  }
-}
-
-/**
- * Split decisions, relayed the same way. A family is split when its share of
- * the pool's traffic fills a cell, judged by each isolate from the requests
- * it sees (cell-chooser.ts, step 3); an isolate that sees few of them (many
- * isolates) judges late or never, and sends the whole hot family to one
- * cell. So a call whose isolate judged its first family split names it and
- * the block where its requests diverge; the cell keeps the last
- * CELL_RELAY_SPLITS such decisions heard within CELL_RATE_HALF_LIFE_MS and
- * every response carries them, with their ages; an isolate splits a family
- * it has not judged hot itself while a relayed decision on it is that fresh.
- * A decision is relayed only as long as some isolate still makes it by its
- * own evidence: none is kept alive by the relay alone.
- */
-export interface SplitDecision {
-  readonly key: BlockKey;
-  /** Block position where the family's requests diverge: the next family's key. */
-  readonly at: number;
-}
-
-/** A cell's side: the last split decisions callers made, with when each was last heard. */
-export class RecentSplits {
-  private readonly entries: { key: BlockKey; at: number; heard: number }[] = [];
-
-  constructor(
-    readonly capacity: number = CELL_RELAY_SPLITS,
-    readonly ttlMs: number = CELL_RATE_HALF_LIFE_MS,
-  ) {}
-
-  note(split: SplitDecision, now: number): void {
-    const i = this.entries.findIndex((e) => e.key === split.key);
-    if (i >= 0) this.entries.splice(i, 1);
-    this.entries.push({ key: split.key, at: split.at, heard: now });
-    if (this.entries.length > this.capacity) this.entries.shift();
-  }
-
-  /** [key, at, ageMs] per decision heard within the TTL, oldest first. */
-  toWire(now: number): number[] {
-    const out: number[] = [];
-    for (const e of this.entries)
-      if (now - e.heard <= this.ttlMs) out.push(e.key, e.at, Math.max(0, now - e.heard));
-    return out;
-  }
-}
-
-/** A cell's side of one route call for split decisions (the RouterDO and the simulator run it). */
-export function relayCellSplits(view: RecentSplits, split: unknown, now: number): number[] {
-  if (Array.isArray(split) && split.length === 2) {
-    const [key, at] = split as unknown[];
-    if (typeof key === "number" && Number.isFinite(key) && Number.isInteger(at) && (at as number) >= 0)
-      view.note({ key, at: at as number }, now);
-  }
-  return view.toWire(now);
-}
-
-/** An isolate's side: relayed split decisions, each good for the TTL from when its cell heard it. */
-export class RelayedSplits {
-  private readonly entries = new Map<BlockKey, { at: number; heard: number }>();
-
-  constructor(
-    readonly capacity: number = CELL_RELAY_SPLITS,
-    readonly ttlMs: number = CELL_RATE_HALF_LIFE_MS,
-  ) {}
-
-  /** Where a fresh relayed decision splits `key`, or undefined. */
-  splitAt(key: BlockKey, now: number): number | undefined {
-    const e = this.entries.get(key);
-    return e !== undefined && now - e.heard <= this.ttlMs ? e.at : undefined;
-  }
-
-  learn(wire: readonly unknown[], now: number): void {
-    const n = Math.min(Math.floor(wire.length / 3), this.capacity);
-    for (let i = 0; i < n; i++) {
-      const [key, at, age] = [wire[3 * i], wire[3 * i + 1], wire[3 * i + 2]];
-      if (typeof key !== "number" || !Number.isFinite(key) || !Number.isInteger(at) || (at as number) < 0)
-        continue;
-      if (typeof age !== "number" || !(age >= 0)) continue;
-      const heard = now - age;
-      const old = this.entries.get(key);
-      if (old !== undefined && old.heard >= heard) continue;
-      this.entries.delete(key);
-      this.entries.set(key, { at: at as number, heard });
-      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     }
   }
 }

@@ -278,15 +278,6 @@ export const CELL_KEEP_FACTOR = 1.5;
 export const CELL_RELAY_FAMILIES = 8;
 
 /**
- * Split decisions a cell relays (cell-families.ts): the last CELL_RELAY_SPLITS
- * first-level families that callers judged hot enough to split, 24 bytes each
- * on every response, each relayed for CELL_RATE_HALF_LIFE_MS after an
- * isolate last made it. A family is split when it fills half a cell, so at
- * most 2K families are split at once; 8 covers K = 4.
- */
-export const CELL_RELAY_SPLITS = 8;
-
-/**
  * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
  * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
  * hint; "" = none. A hint counts only on an object's first `get`: Durable

@@ -195,8 +195,8 @@ export const RETRY_REFUSED = "retry_refused" as const;
  */
 export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decision | typeof RETRY_REFUSED> {
   // A retry stays in its first attempt's cell: that RouterDO holds the failed lease and the failed backend.
-  const { cell, relay } =
-    retryOf !== undefined ? { cell: retryOf.decision.cell, relay: {} } : chooseCell(call);
+  const { cell, placed } =
+    retryOf !== undefined ? { cell: retryOf.decision.cell, placed: undefined } : chooseCell(call);
   const local = localRouterFor(cell.name, cell.version, cell.spec);
   if (retryOf?.decision.via === "local") return decideLocally(call, cell, local, retryOf);
   if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) {
@@ -204,7 +204,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     return decideLocally(call, cell, local, retryOf);
   }
   try {
-    const res = await routeVia(call, cell, retryOf, relay);
+    const res = await routeVia(call, cell, retryOf, placed);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
@@ -213,7 +213,6 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
     if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
     if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
-    if (res.cellSplits !== undefined) call.pool.chooser.learnSplits(res.cellSplits, call.now());
     local.syncEjected(res.ejected);
     return {
       via: "router",
@@ -237,24 +236,12 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
   }
 }
 
-/** What a route call tells its cell to relay (src/routing/cell-families.ts). */
-interface CellRelay {
-  readonly placed?: number;
-  readonly split?: readonly [number, number];
-}
-
-/** The request's cell: the pool's only one, or the cell chooser's pick (and what it decided that the cell relays). */
-function chooseCell(call: RouteCall): { cell: Cell; relay: CellRelay } {
+/** The request's cell: the pool's only one, or the cell chooser's pick (and the family it newly placed, to relay). */
+function chooseCell(call: RouteCall): { cell: Cell; placed: number | undefined } {
   const { cells, chooser } = call.pool;
-  if (cells.length === 1) return { cell: cells[0]!, relay: {} };
+  if (cells.length === 1) return { cell: cells[0]!, placed: undefined };
   const choice = chooser.choose(call.req, call.now());
-  return {
-    cell: cells[choice.cell]!,
-    relay: {
-      ...(choice.placed !== undefined ? { placed: choice.placed } : {}),
-      ...(choice.split !== undefined ? { split: choice.split } : {}),
-    },
-  };
+  return { cell: cells[choice.cell]!, placed: choice.placed };
 }
 
 function decideLocally(
@@ -310,7 +297,7 @@ async function routeVia(
   call: RouteCall,
   cell: Cell,
   retryOf: RetryOf | undefined,
-  relay: CellRelay,
+  placed: number | undefined,
 ): Promise<RouteResult> {
   const stub = routerStub(call.router, cell, call.locationHint);
   const key = `${cell.name}\u0000${cell.version}`;
@@ -340,7 +327,7 @@ async function routeVia(
             cellLoads: {
               cell: cell.index,
               figures: call.pool.chooser.loads.toWire(call.now()),
-              ...relay,
+              ...(placed !== undefined ? { placed } : {}),
             },
           }
         : {}),

@@ -97,14 +97,11 @@ export interface RouteInput {
    * `placed`: the key of the split-off family this request starts in this cell, when the calling
    * isolate had not placed it before (src/routing/cell-families.ts): the cell relays it to every
    * isolate (RouteResult.cellFamilies). 8 bytes, on the first turn a given isolate sees.
-   * `split`: [key, block position] of the request's first family when the calling isolate judged it
-   * hot and split it there; the cell relays it too (RouteResult.cellSplits). 16 bytes.
    */
   readonly cellLoads?: {
     readonly cell: number;
     readonly figures: readonly number[];
     readonly placed?: number;
-    readonly split?: readonly [number, number];
   };
   /**
    * Re-route after `leaseId`'s backend failed before sending a byte: ends that
@@ -158,11 +155,6 @@ export type RouteResult =
        * (src/routing/cell-families.ts). Sent back when the call carried RouteInput.cellLoads.
        */
       readonly cellFamilies?: readonly number[];
-      /**
-       * The last split decisions callers made in this cell, heard within CELL_RATE_HALF_LIFE_MS, at most
-       * CELL_RELAY_SPLITS: [key, block position, ageMs] each (24 bytes). Sent back with cellFamilies.
-       */
-      readonly cellSplits?: readonly number[];
     }
   | {
       readonly ok: false;
