@@ -18,6 +18,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
+import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import { CARRIED_COMPLETES_MAX, ROUTER_CELLS_MAX } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
@@ -120,6 +121,8 @@ export class RouterDO extends DurableObject<Env> {
   private alarmAt: number | undefined;
   /** What this cell knows of every cell's load, relayed between the isolates that call it (cell-loads.ts). */
   private cellView: CellLoads | undefined;
+  /** The families callers newly placed in this cell, relayed on every response (cell-families.ts). */
+  private readonly cellFamilies = new RecentFamilies();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -265,13 +268,19 @@ export class RouterDO extends DurableObject<Env> {
    * A malformed claim (a cell index outside the figures, more cells than a pool may have) is ignored:
    * figures only steer the choice of cell, they never fail a route.
    */
-  private relayLoads(claim: NonNullable<RouteInput["cellLoads"]>, now: number): { cellLoads?: number[] } {
+  private relayLoads(
+    claim: NonNullable<RouteInput["cellLoads"]>,
+    now: number,
+  ): { cellLoads?: number[]; cellFamilies?: number[] } {
     const { cell, figures } = claim;
     const size = figures.length / 2;
     if (!Number.isInteger(size) || size < 1 || size > ROUTER_CELLS_MAX) return {};
     if (!Number.isInteger(cell) || cell < 0 || cell >= size) return {};
     if (this.cellView?.size !== size) this.cellView = new CellLoads(size);
-    return { cellLoads: relayCellLoads(this.cellView, cell, this.leases.size, figures, now) };
+    return {
+      cellLoads: relayCellLoads(this.cellView, cell, this.leases.size, figures, now),
+      cellFamilies: relayCellFamilies(this.cellFamilies, claim.placed),
+    };
   }
 
   /** Ends a lease: releases the in-flight slot and feeds what happened back to the router. */

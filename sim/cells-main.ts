@@ -125,10 +125,11 @@ async function main(argv: string[]): Promise<void> {
     "",
     ...reproduceLines(command),
     `Machine: ${machine()}. ${w.requests.length} requests at ${load}; set: ${setLine}.`,
-    `Worker isolates: ${isolates} (${isolates === 1 ? "every request through one cell chooser" : "each request through one drawn at random, each isolate learning only from its own requests and route responses"}).`,
+    `Worker isolates: ${isolates} (${isolates === 1 ? "every request through one cell chooser" : "each request through one drawn at random, each isolate learning from its own requests and from what its route responses relay"}).`,
     `Fleet: ${backends} × ${fleet.preset} (${fleet.kvCacheTokens} KV tokens each), seed ${seed}. Each cell is a`,
     "routing-core Router over the backends src/routing/cells.ts assigns it; each request's cell is chosen by",
-    "src/routing/cell-chooser.ts from the cells' in-flight figures as their route responses last reported them.",
+    "src/routing/cell-chooser.ts from the cells' in-flight figures as route responses relay them (cell-loads.ts)",
+    "and the conversations any isolate placed, as the cells relay them (cell-families.ts).",
     "",
     table(
       [

@@ -7,10 +7,12 @@
  * cell's requests in flight as route responses reported them, each
  * response relaying every cell's freshest figure that any isolate's call
  * brought it (cell-loads.ts; in the simulator calls are instant, so a
- * figure is as fresh as the decision that took it). Nothing here decides:
+ * figure is as fresh as the decision that took it), and the keys of the
+ * last conversations placed in the cell (cell-families.ts). Nothing here decides:
  * it wires the shipped pieces together.
  */
 import { CellChooser } from "../src/routing/cell-chooser";
+import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import { CellRing } from "../src/routing/cell-ring";
 import { assignCells, cellMembers } from "../src/routing/cells";
@@ -96,6 +98,8 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
     );
     // What each cell knows of every cell's load: its own exactly, the others as callers relayed them (cell-loads.ts).
     const views = routers.map(() => new CellLoads(k));
+    // What each cell relays of the families newly placed in it (cell-families.ts).
+    const placed = routers.map(() => new RecentFamilies());
     const draw = seededRandom(options.seed ?? 1);
     const router: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {
@@ -111,6 +115,7 @@ export function cellsRouterFactory(options: CellsOptions, tally: CellTally): Rou
           relayCellLoads(views[choice.cell]!, choice.cell, cell.totalInflight, sent, ctx.now),
           ctx.now,
         );
+        chooser.learnFamilies(relayCellFamilies(placed[choice.cell]!, choice.placed));
         const t: CellTicket = { cell: choice.cell, ticket };
         return { decision, ticket: t };
       },

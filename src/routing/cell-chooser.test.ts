@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CellChooser, cellKeyDepth } from "./cell-chooser";
+import { RecentFamilies, relayCellFamilies } from "./cell-families";
 import { CellLoads, relayCellLoads } from "./cell-loads";
 import { CellRing } from "./cell-ring";
 import { CELL_KEEP_FACTOR, CELL_MIN_EVIDENCE } from "./defaults";
@@ -166,7 +167,8 @@ describe("CellChooser", () => {
     const c = splitChooser(k);
     const old = turn(1, 0);
     const home = c.ring.home(old.blocks[32]!);
-    expect(c.choose(old, 1_000)).toEqual({ cell: home, reason: "home", level: 1 });
+    // Its first placement by this isolate names it, for the cell to relay (cell-families.ts); later ones do not.
+    expect(c.choose(old, 1_000)).toEqual({ cell: home, reason: "home", level: 1, placed: old.blocks[32] });
     // A conversation with the same home that this isolate has not seen.
     let conv = 2;
     while (c.ring.home(turn(conv, 0).blocks[32]!) !== home) conv++;
@@ -186,6 +188,30 @@ describe("CellChooser", () => {
     expect(strict.choose(turn(1, 1), 1_002).reason).toBe("spill");
   });
 
+  it("a conversation another isolate placed, relayed by its cell, is held to CELL_KEEP_FACTOR here too", () => {
+    const k = 4;
+    const a = splitChooser(k);
+    const b = splitChooser(k);
+    const conv = turn(1, 0);
+    const key = conv.blocks[32]!;
+    const home = a.ring.home(key);
+    const first = a.choose(conv, 1_000);
+    expect(first).toEqual({ cell: home, reason: "home", level: 1, placed: key });
+    const cell = new RecentFamilies();
+    const wire = relayCellFamilies(cell, first.placed);
+    expect(wire).toEqual([key]);
+    // Home at its cap under c, under CELL_KEEP_FACTOR's (as above); b has never seen the conversation.
+    for (const x of [a, b]) for (let j = 0; j < k; j++) x.report(j, j === home ? 15 : 10, 1_001);
+    const unrelayed = splitChooser(k);
+    for (let j = 0; j < k; j++) unrelayed.report(j, j === home ? 15 : 10, 1_001);
+    expect(unrelayed.choose(turn(1, 1), 1_002).reason).toBe("spill");
+    // Once a response from any cell has relayed it, b keeps it home (and names it, new to b, for its cell).
+    b.learnFamilies(wire);
+    expect(b.choose(turn(1, 1), 1_002)).toEqual({ cell: home, reason: "home", level: 1, placed: key });
+    // A whole family is never named: the relay is for split-off ones.
+    expect(chooser(k).choose(request(9, 4, 1, 4), 0).placed).toBeUndefined();
+  });
+
   it("whole families are held to c whatever this isolate saw before", () => {
     const c = chooser(4);
     // Among 300 other families: far below a cell's share, so it stays whole.
@@ -202,6 +228,8 @@ describe("CellChooser", () => {
     const isolates = Array.from({ length: 8 }, () => splitChooser(k));
     const ring = isolates[0]!.ring;
     const views = Array.from({ length: k }, () => new CellLoads(k));
+    // The cells relay the conversations placed in them, so most turns count as continuing in every isolate.
+    const placed = Array.from({ length: k }, () => new RecentFamilies());
     const inflight = new Array<number>(k).fill(0);
     const random = seededRandom(12);
     // 90% of requests are of conversations homed in cell 0: without a bound it would hold 90% of the load.
@@ -229,6 +257,7 @@ describe("CellChooser", () => {
         now,
       );
       isolate.loads.merge(back, now);
+      isolate.learnFamilies(relayCellFamilies(placed[choice.cell]!, choice.placed));
     }
     const total = inflight.reduce((s, x) => s + x, 0);
     expect(spills).toBeGreaterThan(0);

@@ -45,14 +45,19 @@
  *    (bench/results/scale.md, "Cells"). Whole families (a first-level
  *    family, a tenant, a hot prompt) are bound at c as before: they are
  *    where a cell's load can be too large for good. "Placed before" is this
- *    isolate's own memory (its family table), so the gain shrinks as a
- *    conversation's turns spread over more isolates.
+ *    isolate's own memory (its family table) and, since the relay of
+ *    cell-families.ts, every other isolate's: a call that places a family
+ *    new to its isolate names it to the cell, and every route response
+ *    carries the cell's last few such names to whichever isolate called.
+ *    Before the relay the gain shrank as a conversation's turns spread over
+ *    more isolates.
  *
  * A family's share, and where its requests diverge, are learnt from the
  * requests that pass through this isolate; the cells' loads from every route
  * response, each relaying what every isolate told that cell. An isolate that
  * sees a family for the first time places it where every other does.
  */
+import { RelayedFamilies } from "./cell-families";
 import { CellLoads } from "./cell-loads";
 import type { CellRing } from "./cell-ring";
 import {
@@ -90,6 +95,8 @@ export interface CellChoice {
   readonly reason: CellReason;
   /** Family levels descended: 0 for a whole first family, 1 after one split, … */
   readonly level: number;
+  /** A split-off family this isolate placed for the first time (its key): for the route call, to relay (cell-families.ts). */
+  readonly placed?: BlockKey;
 }
 
 export interface CellChooserOptions {
@@ -103,6 +110,8 @@ export interface CellChooserOptions {
 
 export class CellChooser {
   readonly loads: CellLoads;
+  /** Split-off families other isolates placed, as the cells relayed them (bounded at familyMemory keys). */
+  readonly relayed: RelayedFamilies;
   private readonly families = new Map<BlockKey, PrefixFamily>();
   private readonly total: DecayedCount;
   private readonly balanceFactor: number;
@@ -120,6 +129,7 @@ export class CellChooser {
     this.keepFactor = Math.max(options.balanceFactor, options.keepFactor ?? CELL_KEEP_FACTOR);
     this.firstDepth = cellKeyDepth(options.blockTokens);
     this.memory = options.familyMemory ?? CELL_FAMILY_MEMORY;
+    this.relayed = new RelayedFamilies(this.memory);
     this.halfLifeMs = options.halfLifeMs ?? CELL_RATE_HALF_LIFE_MS;
     this.total = new DecayedCount(this.halfLifeMs);
   }
@@ -127,6 +137,11 @@ export class CellChooser {
   /** What a route response said of its cell's load. */
   report(cell: number, inflight: number, now: number): void {
     this.loads.report(cell, inflight, now);
+  }
+
+  /** What a route response relayed of the families placed in its cell (cell-families.ts). */
+  learnFamilies(keys: readonly unknown[]): void {
+    this.relayed.learn(keys);
   }
 
   choose(req: RouteRequest, now: number): CellChoice {
@@ -139,7 +154,7 @@ export class CellChooser {
     let key: BlockKey = depth < 0 ? req.promptTokens : blocks[depth]!;
     let level = 0;
     for (;;) {
-      const known = this.families.has(key);
+      const mine = this.families.has(key);
       const family = this.family(key, depth);
       family.rate.add(now);
       if (depth >= 0) family.observe(blocks);
@@ -151,8 +166,11 @@ export class CellChooser {
         level++;
         continue;
       }
-      // A continuing split-off family is held to the looser bound (step 4); every other to c.
-      return this.place(key, level, known && level > 0 ? this.keepFactor : this.balanceFactor, now);
+      if (level === 0) return this.place(key, level, this.balanceFactor, now);
+      // A continuing split-off family (placed before by this isolate or, relayed, by another) is held to the looser bound (step 4).
+      const known = mine || this.relayed.has(key);
+      const choice = this.place(key, level, known ? this.keepFactor : this.balanceFactor, now);
+      return mine ? choice : { ...choice, placed: key };
     }
   }
 

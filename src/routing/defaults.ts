@@ -268,6 +268,16 @@ export const CELL_SHARE_Z = 2;
 export const CELL_KEEP_FACTOR = 1.5;
 
 /**
+ * Conversations a cell relays to the Worker isolates (cell-families.ts):
+ * every route response of a pool with K > 1 cells carries the keys of the
+ * last CELL_RELAY_FAMILIES families that callers newly placed in the cell,
+ * 8 bytes each, so that every isolate counts a conversation as continuing
+ * (CELL_KEEP_FACTOR) once any isolate placed it. Each isolate keeps what it
+ * is told in a set of at most CELL_FAMILY_MEMORY keys.
+ */
+export const CELL_RELAY_FAMILIES = 8;
+
+/**
  * ROUTER_LOCATION_HINT: where the gateway's Durable Objects (each pool's
  * RouterDO, each key's KeyLimiterDO) are created, as a Cloudflare location
  * hint; "" = none. A hint counts only on an object's first `get`: Durable

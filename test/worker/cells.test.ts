@@ -8,13 +8,16 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { CELL_RELAY_FAMILIES } from "../../src/routing/defaults";
 import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
+import type { RouteResult } from "../../src/worker/router/router-rpc";
 import {
   ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
   chatBody,
   gatewayWithEnv,
+  interceptRoute,
   longPrompt,
   SPARE_MODEL,
   spareUrls,
@@ -149,5 +152,89 @@ describe("ROUTER_CELLS = 2", () => {
     expect(c.cellLoads).toBeUndefined();
     expect(c.cellInflight).toBe(3);
     for (const r of [a, b, c]) await stub.complete(r.leaseId, { ok: true });
+  });
+
+  it("a cell relays the conversations callers newly placed in it, the last CELL_RELAY_FAMILIES, to every caller", async () => {
+    const stub = env.ROUTER.getByName(`relay-families cell 1/2`);
+    const spec = testPoolSpec([{ id: "relay-f", url: spareUrls()[0]! }]);
+    const figures = [0, -1, 0, -1];
+    // Isolate A starts conversation 1001 here; isolate B, calling with nothing to tell, hears of it.
+    const a = await stub.route({
+      fleetVersion: "relay-f1",
+      spec,
+      blocks: [1],
+      promptTokens: 16,
+      cellLoads: { cell: 0, figures, placed: 1001 },
+    });
+    if (!a.ok) throw new Error(a.message);
+    expect(a.cellFamilies).toEqual([1001]);
+    const b = await stub.route({
+      fleetVersion: "relay-f1",
+      blocks: [2],
+      promptTokens: 16,
+      cellLoads: { cell: 0, figures },
+    });
+    if (!b.ok) throw new Error(b.message);
+    expect(b.cellFamilies).toEqual([1001]);
+    // Bounded: after CELL_RELAY_FAMILIES more (and a repeat, kept once) the first is gone; a malformed key is ignored.
+    const leases = [a.leaseId, b.leaseId];
+    for (let i = 0; i <= CELL_RELAY_FAMILIES; i++) {
+      const r = await stub.route({
+        fleetVersion: "relay-f1",
+        blocks: [3 + i],
+        promptTokens: 16,
+        cellLoads: { cell: 0, figures, placed: i === CELL_RELAY_FAMILIES ? 2000 + i - 1 : 2000 + i },
+      });
+      if (!r.ok) throw new Error(r.message);
+      leases.push(r.leaseId);
+    }
+    const bad = await stub.route({
+      fleetVersion: "relay-f1",
+      blocks: [99],
+      promptTokens: 16,
+      cellLoads: { cell: 0, figures, placed: "x" as unknown as number },
+    });
+    if (!bad.ok) throw new Error(bad.message);
+    leases.push(bad.leaseId);
+    expect(bad.cellFamilies).toEqual(
+      [1001, ...Array.from({ length: CELL_RELAY_FAMILIES }, (_, i) => 2000 + i)].slice(-CELL_RELAY_FAMILIES),
+    );
+    // Without a claim (one cell) nothing is relayed.
+    const c = await stub.route({ fleetVersion: "relay-f1", blocks: [100], promptTokens: 16 });
+    if (!c.ok) throw new Error(c.message);
+    expect(c.cellFamilies).toBeUndefined();
+    leases.push(c.leaseId);
+    for (const id of leases) await stub.complete(id, { ok: true });
+  });
+
+  it("the Worker names each conversation new to it once on its route call, and gets the cell's relay back", async () => {
+    // Two cells; conversations under one long system prompt: the isolate's chooser splits the prompt (it is
+    // every request's) and each conversation is a split-off family, new to this isolate on its first turn.
+    const placed: number[] = [];
+    const relayed: number[] = [];
+    const ROUTER = interceptRoute(async (input, real) => {
+      if (input.cellLoads?.placed !== undefined) placed.push(input.cellLoads.placed);
+      const res = (await real(input)) as RouteResult;
+      if (res.ok) relayed.push(...(res.cellFamilies ?? []));
+      return res;
+    });
+    const system = longPrompt("relay-system");
+    for (let i = 0; i < 12; i++)
+      for (let turn = 0; turn < 2; turn++) {
+        const body = JSON.parse(chatBody(system, `conversation ${i}: ${"why ".repeat(40)}`)) as Record<
+          string,
+          unknown
+        >;
+        const res = await gatewayWithEnv({ ...cellsEnv(), ROUTER }, "/v1/chat/completions", {
+          method: "POST",
+          headers: authHeaders(),
+          body: JSON.stringify({ ...body, model: SPARE_MODEL }),
+        });
+        expect(res.status).toBe(200);
+      }
+    expect(placed.length).toBeGreaterThan(0);
+    // Named once each (the second turn is no longer new to this isolate), and relayed back by the cells.
+    expect(new Set(placed).size).toBe(placed.length);
+    for (const key of placed) expect(relayed).toContain(key);
   });
 });

@@ -25,7 +25,8 @@
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
  * cell's load from the route responses: every call carries this isolate's
  * figures of every cell, and every response the cell's (cellLoads), so each
- * cell relays what all isolates told it (src/routing/cell-loads.ts); from then on the
+ * cell relays what all isolates told it (src/routing/cell-loads.ts), and with it the
+ * conversations any isolate newly placed there (src/routing/cell-families.ts); from then on the
  * request lives in that cell: its lease, its retry, its report, and, when the
  * cell does not answer, the local decision among the cell's backends.
  */
@@ -194,7 +195,8 @@ export const RETRY_REFUSED = "retry_refused" as const;
  */
 export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decision | typeof RETRY_REFUSED> {
   // A retry stays in its first attempt's cell: that RouterDO holds the failed lease and the failed backend.
-  const cell = retryOf?.decision.cell ?? chooseCell(call);
+  const { cell, placed } =
+    retryOf !== undefined ? { cell: retryOf.decision.cell, placed: undefined } : chooseCell(call);
   const local = localRouterFor(cell.name, cell.version, cell.spec);
   if (retryOf?.decision.via === "local") return decideLocally(call, cell, local, retryOf);
   if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) {
@@ -202,7 +204,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     return decideLocally(call, cell, local, retryOf);
   }
   try {
-    const res = await routeVia(call, cell, retryOf);
+    const res = await routeVia(call, cell, retryOf, placed);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
@@ -210,6 +212,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     routerDownUntil.delete(cell.name);
     if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
     if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
+    if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
     local.syncEjected(res.ejected);
     return {
       via: "router",
@@ -233,11 +236,12 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
   }
 }
 
-/** The request's cell: the pool's only one, or the cell chooser's pick. */
-function chooseCell(call: RouteCall): Cell {
+/** The request's cell: the pool's only one, or the cell chooser's pick (and the family it newly placed, to relay). */
+function chooseCell(call: RouteCall): { cell: Cell; placed: number | undefined } {
   const { cells, chooser } = call.pool;
-  if (cells.length === 1) return cells[0]!;
-  return cells[chooser.choose(call.req, call.now()).cell]!;
+  if (cells.length === 1) return { cell: cells[0]!, placed: undefined };
+  const choice = chooser.choose(call.req, call.now());
+  return { cell: cells[choice.cell]!, placed: choice.placed };
 }
 
 function decideLocally(
@@ -289,7 +293,12 @@ function endLeaseOf(call: RouteCall, retryOf: RetryOf): void {
 }
 
 /** One route call (two when the RouterDO asks for the spec), within the deadline. */
-async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise<RouteResult> {
+async function routeVia(
+  call: RouteCall,
+  cell: Cell,
+  retryOf: RetryOf | undefined,
+  placed: number | undefined,
+): Promise<RouteResult> {
   const stub = routerStub(call.router, cell, call.locationHint);
   const key = `${cell.name}\u0000${cell.version}`;
   const retry =
@@ -314,7 +323,13 @@ async function routeVia(call: RouteCall, cell: Cell, retryOf?: RetryOf): Promise
       fleetVersion: cell.version,
       ...(withSpec ? { spec: cell.spec } : {}),
       ...(call.pool.cells.length > 1
-        ? { cellLoads: { cell: cell.index, figures: call.pool.chooser.loads.toWire(call.now()) } }
+        ? {
+            cellLoads: {
+              cell: cell.index,
+              figures: call.pool.chooser.loads.toWire(call.now()),
+              ...(placed !== undefined ? { placed } : {}),
+            },
+          }
         : {}),
     };
     // An async wrapper turns the RPC stub's promise-and-pipeline type into a plain promise.

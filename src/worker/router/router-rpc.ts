@@ -94,8 +94,15 @@ export interface RouteInput {
    * With K > 1 cells: which cell this RouterDO is (0-based), and the calling isolate's figures of every
    * cell's load (src/routing/cell-loads.ts, [inflight, ageMs] per cell). The object keeps the freshest
    * it is told of each and answers with them (RouteResult.cellLoads). Absent with one cell.
+   * `placed`: the key of the split-off family this request starts in this cell, when the calling
+   * isolate had not placed it before (src/routing/cell-families.ts): the cell relays it to every
+   * isolate (RouteResult.cellFamilies). 8 bytes, on the first turn a given isolate sees.
    */
-  readonly cellLoads?: { readonly cell: number; readonly figures: readonly number[] };
+  readonly cellLoads?: {
+    readonly cell: number;
+    readonly figures: readonly number[];
+    readonly placed?: number;
+  };
   /**
    * Re-route after `leaseId`'s backend failed before sending a byte: ends that
    * lease with `failure` (and `retryAfterMs` for a 429) and, if the pool's
@@ -142,6 +149,12 @@ export type RouteResult =
        * [inflight, ageMs] per cell): sent back when the call carried RouteInput.cellLoads.
        */
       readonly cellLoads?: readonly number[];
+      /**
+       * The keys of the last families callers newly placed in this cell, at most CELL_RELAY_FAMILIES
+       * (8 × 8 bytes): every isolate then holds a conversation any isolate placed to CELL_KEEP_FACTOR
+       * (src/routing/cell-families.ts). Sent back when the call carried RouteInput.cellLoads.
+       */
+      readonly cellFamilies?: readonly number[];
     }
   | {
       readonly ok: false;
