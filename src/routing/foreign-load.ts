@@ -3,8 +3,10 @@
  * the part of what the engine reports running and waiting that is not this
  * router's own — other clients, other gateways, traffic sent around the
  * gateway. The cost model (cost-model.ts) sees only the router's own
- * leases; this term, added to it by prefix_aware, is the one place the
- * policy reads engine state (FleetView.engineSignals).
+ * leases; this term, added to it by prefix_aware, and the count of foreign
+ * requests its shared-prefix cap adds to its own (`requests`,
+ * shared-prefixes.ts) are where the policy reads engine state
+ * (FleetView.engineSignals), both through foreignRequests.
  *
  * Model, for backend i and its latest reading r (running, waiting, and the
  * router's own requests in flight there when r was taken):
@@ -44,19 +46,23 @@ export const DEFAULT_ENGINE_SIGNAL_MAX_AGE_MS = 3000;
 /** EWMA weight of one routed request's uncached prompt in the mean that sizes a foreign request. */
 const MEAN_ALPHA = 0.05;
 
-/** Requests in `r` that this router did not place, split into queued and running; zero when unusable. */
+/**
+ * Requests in `r` that this router did not place (`total`, the model's `foreign`), split into queued and
+ * running; zero when unusable. The cost term below and the shared-prefix cap
+ * (policies/prefix-aware.ts) both read it: one reading of foreign load, not two.
+ */
 export function foreignRequests(
   r: EngineSignals | undefined,
   now: number,
   maxAgeMs: number,
-): { readonly queued: number; readonly running: number } {
-  const none = { queued: 0, running: 0 };
+): { readonly queued: number; readonly running: number; readonly total: number } {
+  const none = { queued: 0, running: 0, total: 0 };
   if (r === undefined || r.ownInflight === undefined || !(now - r.sampledAt <= maxAgeMs)) return none;
   const total = r.running + r.waiting;
   const foreign = total - r.ownInflight;
   if (!(foreign > 0) || !(total > 0)) return none;
   const queued = (foreign * r.waiting) / total;
-  return { queued, running: foreign - queued };
+  return { queued, running: foreign - queued, total: foreign };
 }
 
 /** extraMs of the model above, for one reading. */
@@ -91,6 +97,16 @@ export class ForeignLoad {
       this.meanUncached = uncachedTokens;
       this.seen = true;
     } else this.meanUncached += MEAN_ALPHA * (uncachedTokens - this.meanUncached);
+  }
+
+  /**
+   * Requests backend i's latest reading holds beyond ours (0 without a usable reading: none, stale, or
+   * without ownInflight), as the shared-prefix cap counts them.
+   */
+  requests(fleet: FleetView, i: number, now: number): number {
+    const read = fleet.engineSignals;
+    if (read === undefined) return 0;
+    return foreignRequests(read(i), now, this.maxAgeMs).total;
   }
 
   /** The foreign-load term of backend i's cost, ms (0 without a usable reading). */

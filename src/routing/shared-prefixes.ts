@@ -20,17 +20,27 @@
  * an invariant in policies/policy-invariants.test.ts): after every placement
  * that is not a `fallback`, a request whose match on the chosen backend ends
  * at a key another of our in-flight requests there also reused found that
- * backend holding fewer than max(⌈c · w_i/Σw_healthy · (T + 1)⌉, F) of our
- * requests. It never binds on an idle fleet: no request is in flight to
- * share with, and below F requests a backend takes any.
+ * backend holding n_i + f_i < max(⌈c · w_i/Σw_healthy · (T + Φ + 1)⌉, F)
+ * requests. n_i and T are our own in flight there and in the fleet; f_i is
+ * what backend i's engine reading, as the policy holds it when it decides,
+ * reports running and waiting beyond ours (foreign-load.ts foreignRequests:
+ * 0 when the reading is missing, stale or without ownInflight), Φ = Σ_j f_j
+ * over every backend, as T counts ours on every backend.
+ * So it bounds every request a backend is serving, ours or not, against its
+ * share of all the requests the fleet is known to serve: a backend another
+ * client floods has that much less room for a hot prefix's overflow, though
+ * it holds few of ours. Without readings (scrape off, stale, or failed)
+ * f = Φ = 0 and it is the cap on our own requests alone. It never binds on an
+ * idle fleet: no request is in flight to share with, and below F requests a
+ * backend takes any.
  */
 import type { BlockKey } from "./types";
 
 /**
- * F: below this many of our requests in flight a backend takes any request of a shared prefix, whatever
- * its share of the fleet: a quiet fleet keeps a prefix's concurrent requests on its home instead of
- * prefilling it again elsewhere (with 16 backends the bounded-load cap is 1 while fewer than 12 requests
- * are in flight). SGLang's cache-aware router has the same kind of absolute threshold beside its relative
+ * F: below this many requests in flight (ours, plus the foreign ones a fresh engine reading reports) a
+ * backend takes any request of a shared prefix, whatever its share of the fleet: a quiet fleet keeps a
+ * prefix's concurrent requests on its home instead of prefilling it again elsewhere (with 16 backends the
+ * bounded-load cap is 1 while fewer than 12 requests are in flight). SGLang's cache-aware router has the same kind of absolute threshold beside its relative
  * one (balance_abs_threshold, 64 by default, with balance_rel_threshold 1.5). Chosen on the tuning set
  * (bench/results/policy-work.md, "maxLoadRatio: replicate hot prefixes").
  */

@@ -6,7 +6,11 @@
  * the load-blind policies and the work bound (../work-bound.ts) for
  * prefix_aware, each checked against a reference computed here; prefix_aware
  * also keeps the request cap for a request that reuses a prefix another of its
- * in-flight requests on the same backend reuses (../shared-prefixes.ts).
+ * in-flight requests on the same backend reuses (../shared-prefixes.ts). With
+ * engine readings (load around the router, taken by a lagged scrape that
+ * sometimes fails) that cap counts the foreign requests each fresh reading
+ * holds, per backend and in the fleet total: the harness checks it against the
+ * readings as the policy held them at each decision, never the live truth.
  */
 import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
@@ -16,6 +20,7 @@ import { seededRandom } from "../seeded-random";
 import { DEFAULT_SHARED_FLOOR } from "../shared-prefixes";
 import {
   type BackendSpec,
+  type EngineSignals,
   POLICY_NAMES,
   type PolicyName,
   type RouteRequest,
@@ -70,6 +75,25 @@ function referenceWorkBound(b: BackendSpec, healthyWeight: number, total: number
 
 type Bound = "requests" | "work";
 
+/**
+ * Load around the router, as a scrape reads it: every `everyMs` each backend's reading is retaken (our
+ * in-flight there plus its foreign requests, split into running and waiting at random), except that a
+ * scrape of a backend fails with probability 0.3 (the old reading ages) and one in ten readings lacks
+ * ownInflight. `pinned` backends get a flood of foreign requests (up to twice our fleet total), the rest a
+ * few. `maxAgeMs` must be the policy's engineSignalMaxAgeMs.
+ */
+interface ForeignTraffic {
+  readonly everyMs: number;
+  readonly maxAgeMs: number;
+  readonly pinned: readonly string[];
+}
+
+/** Requests a reading holds beyond ours, from its definition (foreign-load.ts): 0 when stale or unusable. */
+function referenceForeign(r: EngineSignals | undefined, now: number, maxAgeMs: number): number {
+  if (r === undefined || r.ownInflight === undefined || now - r.sampledAt > maxAgeMs) return 0;
+  return Math.max(0, r.running + r.waiting - r.ownInflight);
+}
+
 interface Trace {
   readonly picks: string[];
   readonly violations: string[];
@@ -78,6 +102,8 @@ interface Trace {
   full: number;
   /** Shared-prefix placements whose cap was the floor F, not the bounded-load cap. */
   floorHeld: number;
+  /** Shared-prefix placements on a backend whose fresh reading held foreign requests. */
+  foreignHeld: number;
 }
 
 /** Random route/complete/health churn; checks the cap and health at every decision. */
@@ -89,12 +115,17 @@ function drive(
   churnHealth = true,
   indexStride = 1,
   bound: Bound = policy === "prefix_aware" ? "work" : "requests",
+  foreign?: ForeignTraffic,
 ): Trace {
   const random = seededRandom(seedValue);
+  const readings = new Map<string, EngineSignals>();
   const router = new Router(FLEET, {
     policy: typeof policy === "string" ? createPolicy(policy) : policy(),
     indexStride,
+    ...(foreign !== undefined ? { engineSignals: (i: number) => readings.get(FLEET[i]!.id) } : {}),
   });
+  let nextScrape = 0;
+  const noForeign = new Map(FLEET.map((b) => [b.id, 0]));
   const make = requestMaker(random, groups);
   const open: RouteTicket[] = [];
   const workOf = new Map<RouteTicket, number>();
@@ -103,11 +134,37 @@ function drive(
   const sharers = new Map(FLEET.map((b) => [b.id, new Map<number, number>()]));
   const held = new Map(FLEET.map((b) => [b.id, 0]));
   const healthy = new Map(FLEET.map((b) => [b.id, true]));
-  const trace: Trace = { picks: [], violations: [], counts: new Map(), full: 0, floorHeld: 0 };
+  const trace: Trace = {
+    picks: [],
+    violations: [],
+    counts: new Map(),
+    full: 0,
+    floorHeld: 0,
+    foreignHeld: 0,
+  };
   let now = 0;
   for (let s = 0; s < steps; s++) {
     now += random() * 5;
     const ctx = { now, random };
+    if (foreign !== undefined && now >= nextScrape) {
+      for (const b of FLEET) {
+        if (random() < 0.3) continue;
+        const own = router.inflight(b.id);
+        const extra = Math.floor(
+          random() * (foreign.pinned.includes(b.id) ? 2 * router.totalInflight + 16 : 4),
+        );
+        const waiting = Math.floor(random() * (own + extra + 1));
+        const reading = { running: own + extra - waiting, waiting, kvUsage: 0.5, sampledAt: now };
+        readings.set(b.id, random() < 0.1 ? reading : { ...reading, ownInflight: own });
+      }
+      nextScrape = now + foreign.everyMs;
+    }
+    // f_b of each backend and their sum, from the readings the policy holds now (0 without any).
+    const f =
+      foreign === undefined
+        ? noForeign
+        : new Map(FLEET.map((b) => [b.id, referenceForeign(readings.get(b.id), now, foreign.maxAgeMs)]));
+    const fleetForeign = [...f.values()].reduce((a, b) => a + b, 0);
     const r = random();
     if (churnHealth && r < 0.01) {
       const b = FLEET[Math.floor(random() * FLEET.length)]!;
@@ -119,6 +176,8 @@ function drive(
       const total = router.totalInflight;
       const hw = FLEET.filter((b) => healthy.get(b.id)).reduce((x, b) => x + b.weight, 0);
       const caps = new Map(FLEET.map((b) => [b.id, referenceCap(b.weight, hw, total)]));
+      // The shared-prefix cap counts foreign requests too: on the backend and in the fleet's total.
+      const shareCaps = new Map(FLEET.map((b) => [b.id, referenceCap(b.weight, hw, total + fleetForeign)]));
       const someUnder = FLEET.some((b) => healthy.get(b.id) && router.inflight(b.id) < caps.get(b.id)!);
       const req = make();
       const output = req.outputTokens ?? 0;
@@ -126,10 +185,12 @@ function drive(
       const fits = (b: BackendSpec, x: number) =>
         held.get(b.id) === 0 || held.get(b.id)! + x <= referenceWorkBound(b, hw, work, x) * (1 + 1e-12);
       // x is smallest where the backend caches most; a backend that fits the whole prompt fits any match.
-      // A backend under its request cap cannot be held back by the shared-prefix cap either.
+      // A backend holding, ours and foreign, less than its shared-prefix cap cannot be held back by it.
       const someFits = FLEET.some(
         (b) =>
-          healthy.get(b.id) && fits(b, req.promptTokens + output) && router.inflight(b.id) < caps.get(b.id)!,
+          healthy.get(b.id) &&
+          fits(b, req.promptTokens + output) &&
+          router.inflight(b.id) + f.get(b.id)! < shareCaps.get(b.id)!,
       );
       if (FLEET.some((b) => healthy.get(b.id) && !fits(b, output))) trace.full++;
       const { decision, ticket } = router.route(req, ctx);
@@ -147,14 +208,15 @@ function drive(
         const matchedBlocks = decision.expectedCachedTokens / 16;
         const key = matchedBlocks > 0 ? req.blocks[matchedBlocks - 1]! : undefined;
         const shared = key !== undefined && (sharers.get(id)!.get(key) ?? 0) > 0;
-        // The request cap on shared prefixes: max(⌈c · w_i/Σw · (T + 1)⌉, F) for a request reusing a prefix
-        // another open request on the same backend reuses.
-        const shareCap = Math.max(caps.get(id)!, DEFAULT_SHARED_FLOOR);
-        if (shared && shareCap > caps.get(id)!) trace.floorHeld++;
-        if (decision.reason !== "fallback" && shared && decision.inflightAtDecision >= shareCap)
-          trace.violations.push(
-            `step ${s}: ${id} at ${decision.inflightAtDecision} >= cap ${shareCap} on a shared prefix`,
-          );
+        // The request cap on shared prefixes, for a request reusing a prefix another open request on the
+        // same backend reuses: n_i + f_i < max(⌈c · w_i/Σw · (T + Φ + 1)⌉, F), f_i the foreign requests
+        // of backend i's fresh reading and Φ their sum over the fleet (both 0 without readings).
+        const shareCap = Math.max(shareCaps.get(id)!, DEFAULT_SHARED_FLOOR);
+        const heldThere = decision.inflightAtDecision + f.get(id)!;
+        if (shared && shareCap > shareCaps.get(id)!) trace.floorHeld++;
+        if (shared && f.get(id)! > 0) trace.foreignHeld++;
+        if (decision.reason !== "fallback" && shared && heldThere >= shareCap)
+          trace.violations.push(`step ${s}: ${id} at ${heldThere} >= cap ${shareCap} on a shared prefix`);
         if (key !== undefined) {
           sharers.get(id)!.set(key, (sharers.get(id)!.get(key) ?? 0) + 1);
           reuseOf.set(ticket, key);
@@ -271,6 +333,42 @@ describe("the invariant harness", () => {
     const violations = drive(() => new IgnoresShareCap(), 1, 4000, 8, true, 1, "work").violations;
     expect(violations.filter((v) => v.endsWith("on a shared prefix")).length).toBeGreaterThan(0);
     expect(violations.filter((v) => !v.endsWith("on a shared prefix"))).toEqual([]);
+  });
+
+  it("prefix_aware keeps the shared-prefix cap counting the foreign requests engines report", () => {
+    const traffic: ForeignTraffic = { everyMs: 250, maxAgeMs: 600, pinned: ["a", "c"] };
+    const policy = () => new PrefixAwarePolicy({ engineSignalMaxAgeMs: traffic.maxAgeMs });
+    for (const [s, groups] of [
+      [1, 8],
+      [2, 8],
+      [3, 8],
+      [1, 1],
+      [2, 1],
+      [5, 1],
+    ] as const) {
+      const trace = drive(policy, s, 4000, groups, true, 1, "work", traffic);
+      expect(trace.violations, `seed ${s}, ${groups} prompts`).toEqual([]);
+      expect(trace.foreignHeld).toBeGreaterThan(100);
+    }
+  });
+
+  it("catches prefix_aware's old shared-prefix cap (our requests only) when engines report foreign ones", () => {
+    class CountsOursOnly extends PrefixAwarePolicy {
+      protected override foreignRequests(): number {
+        return 0;
+      }
+    }
+    const traffic: ForeignTraffic = { everyMs: 250, maxAgeMs: 600, pinned: ["a", "c"] };
+    const policy = () => new CountsOursOnly({ engineSignalMaxAgeMs: traffic.maxAgeMs });
+    // One hot system prompt: every backend's share cap binds in turn, and the old cap let a flooded
+    // backend, holding few of ours, take the overflow.
+    const violations = [1, 2, 3, 4, 5, 6].flatMap(
+      (s) => drive(policy, s, 4000, 1, true, 1, "work", traffic).violations,
+    );
+    expect(violations.filter((v) => v.endsWith("on a shared prefix")).length).toBeGreaterThan(0);
+    expect(violations.filter((v) => !v.endsWith("on a shared prefix"))).toEqual([]);
+    // Without readings the two are one policy: the same decisions.
+    expect(drive(() => new CountsOursOnly(), 4, 3000).picks).toEqual(drive("prefix_aware", 4, 3000).picks);
   });
 
   it("prefix_aware's work bound binds in this harness (the invariant is not vacuous)", () => {

@@ -3,7 +3,7 @@ import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
 import { Router } from "../router";
 import { seededRandom } from "../seeded-random";
 import { DEFAULT_SHARED_FLOOR } from "../shared-prefixes";
-import type { BackendSpec, RouteRequest } from "../types";
+import type { BackendSpec, EngineSignals, RouteRequest } from "../types";
 import { PrefixAwarePolicy } from "./prefix-aware";
 
 const FLEET: BackendSpec[] = ["g0", "g1", "g2", "g3"].map((id) => ({
@@ -154,6 +154,57 @@ describe("prefix_aware", () => {
     const ninth = router.route({ ...prompt(40, 64, 9, 2), outputTokens: 64 }, ctx(111));
     expect(ninth.decision.backendId).not.toBe(home);
     expect(ninth.decision.reason).toBe("spill");
+  });
+
+  it("counts the foreign requests engines report in the shared-prefix cap: a flooded pair gets no overflow", () => {
+    // g2 and g3 each run 40 requests of a client that bypasses the router (their readings say so); g0 and
+    // g1 none. 40 requests of one hot prefix arrive, none completes. Counting ours only, g0 and g1 stop at
+    // max(⌈1.25/4 · (T + 1)⌉, F = 8) = 8 each, then a flooded engine, holding none of ours, takes its 8
+    // (14 of the 40 end up on the flood). Counting theirs too, g2 and g3 hold 40 ≥ F and over their cap,
+    // and g0 and g1 may hold ⌈1.25/4 · (T + 80 + 1)⌉ ≥ 26: the burst stays off the flood. A reading older
+    // than the max age counts nothing: the decisions are those without readings.
+    class CountsOursOnly extends PrefixAwarePolicy {
+      protected override foreignRequests(): number {
+        return 0;
+      }
+    }
+    const flooded = new Set(["g2", "g3"]);
+    const burst = (policy: PrefixAwarePolicy, readingAgeMs?: number) => {
+      let now = 0;
+      const router: Router = new Router(FLEET, {
+        policy,
+        ...(readingAgeMs === undefined
+          ? {}
+          : {
+              engineSignals: (i: number): EngineSignals | undefined => {
+                const id = FLEET[i]!.id;
+                if (!flooded.has(id)) return undefined;
+                const own = router.inflight(id);
+                return {
+                  running: own + 40,
+                  waiting: 0,
+                  kvUsage: 0.5,
+                  sampledAt: now - readingAgeMs,
+                  ownInflight: own,
+                };
+              },
+            }),
+      });
+      const random = seededRandom(2);
+      const homes: string[] = [];
+      for (let k = 0; k < 40; k++) {
+        now = 5 * k;
+        homes.push(
+          router.route({ ...prompt(50, 64, k, 2), outputTokens: 64 }, { now, random }).decision.backendId,
+        );
+      }
+      return homes;
+    };
+    const counted = burst(new PrefixAwarePolicy(), 0);
+    expect(counted.filter((id) => flooded.has(id))).toEqual([]);
+    const oursOnly = burst(new CountsOursOnly(), 0);
+    expect(oursOnly.filter((id) => flooded.has(id)).length).toBeGreaterThanOrEqual(10);
+    expect(burst(new PrefixAwarePolicy(), 3001)).toEqual(burst(new PrefixAwarePolicy()));
   });
 
   it("charges the repeated prefill only while the home computes the prefix", () => {

@@ -27,12 +27,19 @@
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
  * to shared prefixes only (../shared-prefixes.ts). With T our requests in
- * flight, n_i of them on backend i and F the floor (DEFAULT_SHARED_FLOOR):
+ * flight, n_i of them on backend i, f_i the requests backend i's fresh engine
+ * reading holds beyond ours (0 without one; ../foreign-load.ts), Φ = Σ_j f_j
+ * and F the floor (DEFAULT_SHARED_FLOOR):
  *
  *   i may take a request whose match on i ends at key k, when another of our
- *   in-flight requests on i also reused k,  only if  n_i < max(⌈c · w_i/Σw_healthy · (T + 1)⌉, F)
+ *   in-flight requests on i also reused k,
+ *   only if  n_i + f_i < max(⌈c · w_i/Σw_healthy · (T + Φ + 1)⌉, F)
  *
  * (the bounded-load cap of ../bounded-load.ts, in requests, never below F).
+ * Counting foreign requests keeps a hot prefix's overflow off engines that
+ * another client floods, which the cost's foreign term already avoids but
+ * which hold few of ours; without readings f = Φ = 0 and it is the cap on our
+ * own requests alone.
  * The overflow goes to the cheapest backend within both bounds: one that
  * holds the prefix too if any, else a new replica, which prefills it once
  * and then shares later requests with the first home. A conversation's turn
@@ -65,6 +72,7 @@
  * at its bound; `fallback` when no healthy backend can take the request
  * within its bound (it goes to the least work per weight).
  */
+import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
@@ -137,6 +145,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly sharedFloor: number;
+  /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
+  private foreignHere = new Float64Array(0);
+  private foreignTotal = 0;
+  private healthyWeight = 0;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -167,10 +179,17 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.costs.length !== size) {
       this.costs = new Float64Array(size);
       this.work = new Float64Array(size);
+      this.foreignHere = new Float64Array(size);
     }
     const costs = this.costs;
     const work = this.work;
     const fleetWork = this.bound.measure(fleet);
+    this.healthyWeight = fleetWork.healthyWeight;
+    this.foreignTotal = 0;
+    for (let i = 0; i < size; i++) {
+      this.foreignHere[i] = this.foreignRequests(fleet, i, ctx.now);
+      this.foreignTotal += this.foreignHere[i]!;
+    }
     const output = req.outputTokens ?? 0;
     // The least prefill any backend within its bound needs, and where: the home of its prefix.
     let leastUncached = Number.POSITIVE_INFINITY;
@@ -238,14 +257,30 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /** f_i of the header: the requests backend i's fresh engine reading holds beyond ours, 0 without one. */
+  protected foreignRequests(fleet: FleetView, i: number, now: number): number {
+    return this.foreign.requests(fleet, i, now);
+  }
+
   /**
    * The request cap on shared prefixes (see the header): backend i may not take a request that reuses a
-   * prefix another of our in-flight requests there also reuses once it holds max(its bounded-load cap of
-   * requests ⌈c · w_i/Σw_healthy · (T + 1)⌉ (../bounded-load.ts), F) of ours.
+   * prefix another of our in-flight requests there also reuses once it holds, ours and foreign,
+   * max(its bounded-load cap of requests ⌈c · w_i/Σw_healthy · (T + Φ + 1)⌉ (../bounded-load.ts), F).
    */
   protected overShareCap(req: RouteRequest, matched: Int32Array, fleet: FleetView, i: number): boolean {
-    const inflight = fleet.inflight[i]!;
-    if (inflight < this.sharedFloor || inflight < fleet.cap(i)) return false;
+    const held = fleet.inflight[i]! + this.foreignHere[i]!;
+    if (held < this.sharedFloor) return false;
+    // No foreign load anywhere: the fleet's own cap, so without readings the bound is exactly the old one.
+    const cap =
+      this.foreignTotal > 0
+        ? boundedCap(
+            fleet.backends[i]!.weight,
+            this.healthyWeight,
+            fleet.totalInflight + this.foreignTotal,
+            fleet.balanceFactor,
+          )
+        : fleet.cap(i);
+    if (held < cap) return false;
     const key = reuseKey(req.blocks, matched[i]!);
     return key !== undefined && this.shared.sharers(i, key) > 0;
   }
