@@ -10,32 +10,18 @@
 //   (REQUESTS=N as bench/sim-all.sh; MOONCAKE_TRACE for mooncake). An audit only: engine internals via casts.
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
-import { loadSetData } from "../../../sim/eval-sets";
-import { engineFlags } from "../../../sim/flags";
-import { prepareWorkload } from "../../../sim/prepare";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
-import { type FleetConfig, simulatePolicy } from "../../../sim/simulator";
+import { simulatePolicy } from "../../../sim/simulator";
+import { type EngineInside, loadAuditRun, requestsFromEnv } from "../audit-run";
 
 const [spec = "multi-turn", backendsS = "8", loadS = "40", set = "tuning", seedS = "2", preset = "qwen3-30b-a3b-h100-vllm"] =
   process.argv.slice(2);
 const backends = Number(backendsS);
 const load = Number(loadS);
 const seed = Number(seedS);
-const isTrace = spec === "mooncake";
-const data = await loadSetData(spec, {
-  rate: isTrace ? 1 : load,
-  seed,
-  speed: isTrace ? load : 1,
-  ...(set === "none" ? {} : { set: set as "tuning" | "scoring" }),
-  ...(process.env.REQUESTS !== undefined ? { requests: Number(process.env.REQUESTS) } : {}),
-});
-const w = prepareWorkload(data.workload, { prefixTokens: 32768, maxTokens: "clients", seed });
-const fleet: FleetConfig = { backends, seed, ...engineFlags(preset, undefined) };
+const { w, fleet } = await loadAuditRun({ spec, backends, load, set, seed, preset, requests: requestsFromEnv() });
 const bt = w.blockTokens;
 
-interface EngineInside {
-  pool: { numFree: number; numBlocks: number };
-}
 const policy = new PrefixAwarePolicy();
 /** The patch's accounting, when applied: the memory held as the cost model charges it. */
 const withPatch = policy.model as unknown as { memoryHeld?: (i: number, pinned?: number) => number };

@@ -7,29 +7,20 @@
 // Engine internals are read through casts: an audit only, nothing here is used by the router or the simulator.
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
-import { loadSetData } from "../../../sim/eval-sets";
-import { engineFlags } from "../../../sim/flags";
 import type { EngineModel } from "../../../sim/model/engine-model";
 import { routerFactory, viewOf } from "../../../sim/policies";
-import { prepareWorkload } from "../../../sim/prepare";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
-import { type FleetConfig, type RouterFactory, simulatePolicy } from "../../../sim/simulator";
+import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
+import { type EngineInside, loadAuditRun } from "../audit-run";
 
 const [backendsS = "8", speedS = "2", preset = "qwen3-30b-a3b-h100-vllm"] = process.argv.slice(2);
 const backends = Number(backendsS);
 const speed = Number(speedS);
 const seed = 1;
-const data = await loadSetData("mooncake", { rate: 1, seed, speed, set: "tuning" });
-const w = prepareWorkload(data.workload, { prefixTokens: 32768, maxTokens: "clients", seed });
-const fleet: FleetConfig = { backends, seed, ...engineFlags(preset, undefined) };
+const { w, fleet } = await loadAuditRun({ spec: "mooncake", backends, load: speed, set: "tuning", seed, preset });
 const bt = w.blockTokens;
 const n = w.requests.length;
 
-interface EngineInside {
-  pool: { numFree: number; numBlocks: number; longestPrefix(keys: readonly number[]): number };
-  scheduler: { waiting: { promptTokens: number }[]; waitHead: number; admitted: number };
-  batch: { size: number };
-}
 /** One engine's state as a request arrives: its queue, its free KV, and what the request would need there. */
 interface EngineAt {
   waiting: number;

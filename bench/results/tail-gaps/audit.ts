@@ -11,37 +11,21 @@
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import type { FleetView, RouteRequest } from "../../../src/routing/types";
-import { loadSetData } from "../../../sim/eval-sets";
-import { engineFlags } from "../../../sim/flags";
 import type { EngineModel } from "../../../sim/model/engine-model";
 import { routerFactory, type SimPolicyName, viewOf } from "../../../sim/policies";
-import { prepareWorkload } from "../../../sim/prepare";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
-import { type FleetConfig, type RouterFactory, simulatePolicy } from "../../../sim/simulator";
+import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
+import { type EngineInside, loadAuditRun, requestsFromEnv } from "../audit-run";
 
 const [spec = "generated-shared-prefix", backendsS = "8", loadS = "45", set = "tuning", seedS = "2", preset = "qwen3-30b-a3b-h100-vllm", peer = "sglang"] =
   process.argv.slice(2);
 const backends = Number(backendsS);
 const load = Number(loadS);
 const seed = Number(seedS);
-const isTrace = spec === "mooncake";
-const data = await loadSetData(spec, {
-  rate: isTrace ? 1 : load,
-  seed,
-  speed: isTrace ? load : 1,
-  ...(set === "none" ? {} : { set: set as "tuning" | "scoring" }),
-  ...(process.env.REQUESTS !== undefined ? { requests: Number(process.env.REQUESTS) } : {}),
-});
-const w = prepareWorkload(data.workload, { prefixTokens: 32768, maxTokens: "clients", seed });
-const fleet: FleetConfig = { backends, seed, ...engineFlags(preset, undefined) };
+const { w, fleet } = await loadAuditRun({ spec, backends, load, set, seed, preset, requests: requestsFromEnv() });
 const bt = w.blockTokens;
 const n = w.requests.length;
 
-interface EngineInside {
-  pool: { numFree: number; numBlocks: number; longestPrefix(keys: readonly number[]): number };
-  scheduler: { waiting: { promptTokens: number }[]; waitHead: number; admitted: number };
-  batch: { size: number };
-}
 interface Rec {
   backend: number;
   reason: string;

@@ -1,0 +1,48 @@
+// The set-up the decision audits under bench/results/ share: one run of the race's workloads as the
+// simulator prepares it (loads, sets and key window as bench/sim-all.sh gives them), and the engine model's
+// internals an audit reads through a cast. An audit only: nothing here is used by the router or the simulator.
+import { loadSetData } from "../../sim/eval-sets";
+import { engineFlags } from "../../sim/flags";
+import { prepareWorkload } from "../../sim/prepare";
+import type { FleetConfig } from "../../sim/simulator";
+
+/** What an audit reads inside one engine model (sim/model/): its block pool, its scheduler, its batch. */
+export interface EngineInside {
+  pool: { numFree: number; numBlocks: number; longestPrefix(keys: readonly number[]): number };
+  scheduler: { waiting: { promptTokens: number }[]; waitHead: number; admitted: number };
+  batch: { size: number };
+}
+
+export interface AuditRunSpec {
+  /** A workload of the race, or "mooncake" (MOONCAKE_TRACE). */
+  readonly spec: string;
+  readonly backends: number;
+  /** req/s for a synthetic workload, the replay speed for mooncake. */
+  readonly load: number;
+  /** "none": a seed in neither set. */
+  readonly set: string;
+  readonly seed: number;
+  readonly preset: string;
+  /** As bench/sim-all.sh's --requests (multi-turn: 10000); undefined: the workload's default. */
+  readonly requests?: number;
+}
+
+/** The prepared requests and the fleet of one audited run (the 32k key window and max_tokens as clients send it). */
+export async function loadAuditRun(a: AuditRunSpec) {
+  const isTrace = a.spec === "mooncake";
+  const data = await loadSetData(a.spec, {
+    rate: isTrace ? 1 : a.load,
+    seed: a.seed,
+    speed: isTrace ? a.load : 1,
+    ...(a.set === "none" ? {} : { set: a.set as "tuning" | "scoring" }),
+    ...(a.requests !== undefined ? { requests: a.requests } : {}),
+  });
+  const w = prepareWorkload(data.workload, { prefixTokens: 32768, maxTokens: "clients", seed: a.seed });
+  const fleet: FleetConfig = { backends: a.backends, seed: a.seed, ...engineFlags(a.preset, undefined) };
+  return { w, fleet };
+}
+
+/** REQUESTS=N from the environment, as the audits take it. */
+export function requestsFromEnv(): number | undefined {
+  return process.env.REQUESTS !== undefined ? Number(process.env.REQUESTS) : undefined;
+}
