@@ -4,7 +4,7 @@
 import { loadSetData } from "../../sim/eval-sets";
 import { engineFlags } from "../../sim/flags";
 import { prepareWorkload } from "../../sim/prepare";
-import type { FleetConfig } from "../../sim/simulator";
+import type { FleetConfig, RouterFactory } from "../../sim/simulator";
 
 /** What an audit reads inside one engine model (sim/model/): its block pool, its scheduler, its batch. */
 export interface EngineInside {
@@ -45,4 +45,26 @@ export async function loadAuditRun(a: AuditRunSpec) {
 /** REQUESTS=N from the environment, as the audits take it. */
 export function requestsFromEnv(): number | undefined {
   return process.env.REQUESTS !== undefined ? Number(process.env.REQUESTS) : undefined;
+}
+
+/** Wraps a router factory so that each request's TTFT (from its completion outcome) lands in `ttft[i]`. */
+export function withTtft(make: RouterFactory, ttft: Float64Array): RouterFactory {
+  return (specs, readings) => {
+    const r = make(specs, readings);
+    const index = new Map<unknown, number>();
+    let k = 0;
+    return {
+      route(req, ctx) {
+        const out = r.route(req, ctx);
+        index.set(out.ticket, k++); // every request goes through the router in arrival order (no second client)
+        return out;
+      },
+      ...(r.firstToken ? { firstToken: r.firstToken.bind(r) } : {}),
+      complete(ticket, outcome, ctx) {
+        ttft[index.get(ticket)!] = outcome.ttftMs ?? Number.NaN;
+        index.delete(ticket);
+        r.complete(ticket, outcome, ctx);
+      },
+    };
+  };
 }

@@ -11,7 +11,7 @@ import type { EngineModel } from "../../../sim/model/engine-model";
 import { routerFactory, viewOf } from "../../../sim/policies";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
-import { type EngineInside, loadAuditRun } from "../audit-run";
+import { type EngineInside, loadAuditRun, withTtft } from "../audit-run";
 
 const [backendsS = "8", speedS = "2", preset = "qwen3-30b-a3b-h100-vllm"] = process.argv.slice(2);
 const backends = Number(backendsS);
@@ -77,27 +77,6 @@ function engineAt(e: EngineModel, i: number, now: number): EngineAt {
   };
 }
 
-/** Wraps a router factory so that each request's TTFT (from its completion outcome) lands in `ttft[i]`. */
-function withTtft(make: RouterFactory, ttft: Float64Array): RouterFactory {
-  return (specs, readings) => {
-    const r = make(specs, readings);
-    const index = new Map<unknown, number>();
-    let k = 0;
-    return {
-      route(req, ctx) {
-        const out = r.route(req, ctx);
-        index.set(out.ticket, k++); // every request goes through the router in arrival order (no second client)
-        return out;
-      },
-      ...(r.firstToken ? { firstToken: r.firstToken.bind(r) } : {}),
-      complete(ticket, outcome, ctx) {
-        ttft[index.get(ticket)!] = outcome.ttftMs ?? Number.NaN;
-        index.delete(ticket);
-        r.complete(ticket, outcome, ctx);
-      },
-    };
-  };
-}
 
 interface Run {
   recs: Rec[];

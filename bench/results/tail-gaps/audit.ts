@@ -15,7 +15,7 @@ import type { EngineModel } from "../../../sim/model/engine-model";
 import { routerFactory, type SimPolicyName, viewOf } from "../../../sim/policies";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
-import { type EngineInside, loadAuditRun, requestsFromEnv } from "../audit-run";
+import { type EngineInside, loadAuditRun, withTtft, requestsFromEnv } from "../audit-run";
 
 const [spec = "generated-shared-prefix", backendsS = "8", loadS = "45", set = "tuning", seedS = "2", preset = "qwen3-30b-a3b-h100-vllm", peer = "sglang"] =
   process.argv.slice(2);
@@ -48,26 +48,6 @@ interface Rec {
   all?: { cost: number[]; inflight: number[]; wait: number[]; held: number[] };
 }
 
-function withTtft(make: RouterFactory, ttft: Float64Array): RouterFactory {
-  return (specs, readings) => {
-    const r = make(specs, readings);
-    const index = new Map<unknown, number>();
-    let k = 0;
-    return {
-      route(req, ctx) {
-        const out = r.route(req, ctx);
-        index.set(out.ticket, k++);
-        return out;
-      },
-      ...(r.firstToken ? { firstToken: r.firstToken.bind(r) } : {}),
-      complete(ticket, outcome, ctx) {
-        ttft[index.get(ticket)!] = outcome.ttftMs ?? Number.NaN;
-        index.delete(ticket);
-        r.complete(ticket, outcome, ctx);
-      },
-    };
-  };
-}
 
 function run(name: SimPolicyName) {
   const recs: Rec[] = new Array(n);
