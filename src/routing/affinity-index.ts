@@ -37,6 +37,7 @@
  *   them since (then they are that request's now).
  */
 import { LruBlockSet } from "./lru-block-set";
+import { TailReuse } from "./tail-reuse";
 import type { BlockKey, RouteOutcome } from "./types";
 
 /** What `settle` needs, captured at route time. Opaque to callers. */
@@ -93,8 +94,27 @@ export class BackendAffinity {
    */
   private tailCarry = 0;
 
+  /** How likely an entry at the oldest end is to be reused: the price of evicting it (tail-reuse.ts). */
+  private readonly tail: TailReuse;
+
   constructor(capacityBlocks: number) {
     this.blocks = new LruBlockSet(capacityBlocks);
+    this.tail = new TailReuse(capacityBlocks);
+  }
+
+  /**
+   * The share of entries reaching the oldest end of this backend's set that are reused before they are
+   * evicted (tail-reuse.ts): the chance that an entry a new request evicts here would have been reused.
+   */
+  tailReuse(): number {
+    this.tail.observeEvictions(this.blocks.roomEvictions);
+    return this.tail.share;
+  }
+
+  /** The set's capacity changed (LruBlockSet.setCapacity): the tail's window follows it. */
+  setCapacity(capacityBlocks: number): void {
+    this.blocks.setCapacity(capacityBlocks);
+    this.tail.setWindow(capacityBlocks);
   }
 
   /** Longest prefix of `blocks` we believe is cached here, in blocks. */
@@ -114,9 +134,13 @@ export class BackendAffinity {
     const reserved = unkeyed - deferred;
     if (reserved > 0) this.blocks.reserve(reserved);
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
+    const oldest = this.blocks.oldestStamp;
+    const next = this.blocks.nextStamp;
+    this.tail.observeEvictions(this.blocks.roomEvictions);
     // The pins come after the whole touch (as pin() after touchChain), in one call that reuses its nodes.
     const firstStamp = this.blocks.touchAndPinChain(blocks, blocks.length, previousStamps);
     const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;
+    this.tail.observeHits(previousStamps, matched, oldest, next);
     const nodes = this.blocks.chainNodesOf(blocks.length);
     const receipt: AffinityReceipt = {
       blocks,

@@ -62,6 +62,7 @@ export class LruBlockSet {
   private tail = NIL;
   private freeHead = NIL;
   private clock = 1;
+  private evictedForRoom = 0;
   private shift = 28;
   private f64 = new Float64Array(0);
   private i32 = new Int32Array(0);
@@ -100,6 +101,22 @@ export class LruBlockSet {
   /** The stamp the next touch will get; every stamp handed out so far is below it. */
   get nextStamp(): number {
     return this.clock;
+  }
+
+  /**
+   * Stamp of the least recent entry (the LRU tail), or `nextStamp` when empty: with `nextStamp` it spans
+   * the stamps the set holds, so a caller can tell whether a stamp lies near the oldest end.
+   */
+  get oldestStamp(): number {
+    return this.tail === NIL ? this.clock : this.f64[(this.tail << 2) + 1]!;
+  }
+
+  /**
+   * Entries evicted so far to make room for others (inserts, `occupy`, `reserve`), counted since the set
+   * was made; not those removed on evidence (`evictThrough`, `removeIfStamp`) or by a smaller capacity.
+   */
+  get roomEvictions(): number {
+    return this.evictedForRoom;
   }
 
   /** Bytes held by the typed arrays (the whole footprint but a few fields). */
@@ -317,6 +334,7 @@ export class LruBlockSet {
         continue;
       }
       this.remove(t);
+      this.evictedForRoom++;
       spared = 0;
     }
   }

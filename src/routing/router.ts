@@ -122,7 +122,7 @@ export class Router {
       };
       if (old !== undefined) {
         inflight.push(f.inflight[old.index]!);
-        if (slot.affinity.blocks.capacity !== capacity) slot.affinity.blocks.setCapacity(capacity);
+        if (slot.affinity.blocks.capacity !== capacity) slot.affinity.setCapacity(capacity);
       } else {
         inflight.push(0);
       }
