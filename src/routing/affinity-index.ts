@@ -37,7 +37,7 @@
  *   them since (then they are that request's now).
  */
 import { LruBlockSet } from "./lru-block-set";
-import { TailReuse } from "./tail-reuse";
+import { ghostCapacity, TailReuse } from "./tail-reuse";
 import type { BlockKey, RouteOutcome } from "./types";
 
 /** What `settle` needs, captured at route time. Opaque to callers. */
@@ -99,6 +99,7 @@ export class BackendAffinity {
 
   constructor(capacityBlocks: number) {
     this.blocks = new LruBlockSet(capacityBlocks);
+    this.blocks.trackEvictions(ghostCapacity(capacityBlocks));
     this.tail = new TailReuse(capacityBlocks);
   }
 
@@ -111,9 +112,10 @@ export class BackendAffinity {
     return this.tail.share;
   }
 
-  /** The set's capacity changed (LruBlockSet.setCapacity): the tail's window follows it. */
+  /** The set's capacity changed (LruBlockSet.setCapacity): the ghosts and the tail's window follow it. */
   setCapacity(capacityBlocks: number): void {
     this.blocks.setCapacity(capacityBlocks);
+    this.blocks.trackEvictions(ghostCapacity(capacityBlocks));
     this.tail.setWindow(capacityBlocks);
   }
 
@@ -134,13 +136,12 @@ export class BackendAffinity {
     const reserved = unkeyed - deferred;
     if (reserved > 0) this.blocks.reserve(reserved);
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
-    const oldest = this.blocks.oldestStamp;
-    const next = this.blocks.nextStamp;
+    // The blocks it misses that this set evicted lately: they came back (before the touch re-inserts them).
+    this.tail.observeReturns(this.blocks.returned(blocks, matched, blocks.length));
     this.tail.observeEvictions(this.blocks.roomEvictions);
     // The pins come after the whole touch (as pin() after touchChain), in one call that reuses its nodes.
     const firstStamp = this.blocks.touchAndPinChain(blocks, blocks.length, previousStamps);
     const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;
-    this.tail.observeHits(previousStamps, matched, oldest, next);
     const nodes = this.blocks.chainNodesOf(blocks.length);
     const receipt: AffinityReceipt = {
       blocks,

@@ -63,6 +63,9 @@ export class LruBlockSet {
   private freeHead = NIL;
   private clock = 1;
   private evictedForRoom = 0;
+  /** Keys recently evicted to make room (`trackEvictions`), undefined when not tracked. */
+  private ghosts: LruBlockSet | undefined;
+  private readonly ghostKey: BlockKey[] = [0];
   private shift = 28;
   private f64 = new Float64Array(0);
   private i32 = new Int32Array(0);
@@ -112,11 +115,41 @@ export class LruBlockSet {
   }
 
   /**
-   * Entries evicted so far to make room for others (inserts, `occupy`, `reserve`), counted since the set
-   * was made; not those removed on evidence (`evictThrough`, `removeIfStamp`) or by a smaller capacity.
+   * Keyed entries evicted so far to make room for others (inserts, `occupy`, `reserve`), counted since the
+   * set was made; not anonymous ones, nor those removed on evidence (`evictThrough`, `removeIfStamp`) or by
+   * a smaller capacity.
    */
   get roomEvictions(): number {
     return this.evictedForRoom;
+  }
+
+  /**
+   * From now on, remembers the keys of the last `capacity` keyed entries evicted to make room (a ghost
+   * list, as ARC keeps one: Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache", FAST
+   * 2003), so `returned` can tell that a missed block is one this set let go. Costs one more set of
+   * `capacity` entries at most.
+   */
+  trackEvictions(capacity: number): void {
+    this.ghosts = new LruBlockSet(capacity);
+  }
+
+  /**
+   * How many of blocks[from..count), taken in order until the first that is not, are among the keys
+   * recently evicted to make room (`trackEvictions`; 0 without it). Each one found is forgotten there, so
+   * a block is counted once per eviction.
+   */
+  returned(blocks: readonly BlockKey[], from: number, count: number): number {
+    const g = this.ghosts;
+    if (g === undefined) return 0;
+    let n = 0;
+    for (let j = from; j < count; j++) {
+      const key = blocks[j]!;
+      const stamp = g.stampOf(key);
+      if (stamp < 0) break;
+      g.removeIfStamp(key, stamp);
+      n++;
+    }
+    return n;
   }
 
   /** Bytes held by the typed arrays (the whole footprint but a few fields). */
@@ -333,8 +366,15 @@ export class LruBlockSet {
         this.f64[(t << 2) + 1] = this.clock++;
         continue;
       }
+      const key = this.f64[t << 2]!;
       this.remove(t);
-      this.evictedForRoom++;
+      if (!Number.isNaN(key)) {
+        this.evictedForRoom++;
+        if (this.ghosts !== undefined) {
+          this.ghostKey[0] = key;
+          this.ghosts.touchChain(this.ghostKey, 1);
+        }
+      }
       spared = 0;
     }
   }
