@@ -112,6 +112,14 @@ export class BackendAffinity {
     return this.tail.share;
   }
 
+  /**
+   * A request whose longest match here is `matched` blocks went to another backend: the blocks it asked
+   * for that this set lately evicted still came back (tail-reuse.ts), wherever they are served now.
+   */
+  noteReturns(blocks: readonly BlockKey[], matched: number): void {
+    this.tail.observeReturns(this.blocks.returned(blocks, matched, blocks.length));
+  }
+
   /** The set's capacity changed (LruBlockSet.setCapacity): the ghosts and the tail's window follow it. */
   setCapacity(capacityBlocks: number): void {
     this.blocks.setCapacity(capacityBlocks);

@@ -22,8 +22,9 @@
  * saved. It plays the part of Preble's weighting of the tree nodes a request
  * would evict by their recent hit counts (Srivatsa et al., "Preble: Efficient
  * Distributed Prompt Scheduling for LLM Serving", 2024, E2 scheduler), at the
- * resolution a gateway has. Counted on the backend a request went to only: a
- * block that returns to another backend is not seen, so p is a lower bound.
+ * resolution a gateway has. Counted on every backend whatever the request's
+ * destination (router.ts noteReturns): a conversation whose history backend i
+ * evicted is usually placed elsewhere next, since i no longer matches it.
  *
  * Counts are halved whenever their sum passes the set's capacity, so p follows
  * about one cache's worth of recent churn. With nothing evicted yet, p = 0.
