@@ -97,4 +97,14 @@ describe("BackendAffinity.tailReuse", () => {
     expect(hot.blocks.roomEvictions).toBeGreaterThan(100);
     expect(hot.tailReuse()).toBeGreaterThan(0.5);
   });
+
+  it("counts a return on a backend that evicted the blocks even when the request goes elsewhere", () => {
+    const a = new BackendAffinity(20);
+    serve(a, chain(1, 10));
+    serve(a, chain(100, 20)); // evicts all of chain(1, 10)
+    const before = a.tailReuse();
+    a.noteReturns(chain(1, 10), a.matched(chain(1, 10)));
+    expect(a.tailReuse()).toBeGreaterThan(before);
+    expect(a.matched(chain(1, 10))).toBe(0); // only counted: nothing is touched here
+  });
 });
