@@ -37,7 +37,6 @@
  *   them since (then they are that request's now).
  */
 import { LruBlockSet } from "./lru-block-set";
-import { ghostCapacity, TailReuse } from "./tail-reuse";
 import type { BlockKey, RouteOutcome } from "./types";
 
 /** What `settle` needs, captured at route time. Opaque to callers. */
@@ -94,37 +93,8 @@ export class BackendAffinity {
    */
   private tailCarry = 0;
 
-  /** How likely an entry at the oldest end is to be reused: the price of evicting it (tail-reuse.ts). */
-  private readonly tail: TailReuse;
-
   constructor(capacityBlocks: number) {
     this.blocks = new LruBlockSet(capacityBlocks);
-    this.blocks.trackEvictions(ghostCapacity(capacityBlocks));
-    this.tail = new TailReuse(capacityBlocks);
-  }
-
-  /**
-   * The share of entries reaching the oldest end of this backend's set that are reused before they are
-   * evicted (tail-reuse.ts): the chance that an entry a new request evicts here would have been reused.
-   */
-  tailReuse(): number {
-    this.tail.observeEvictions(this.blocks.roomEvictions);
-    return this.tail.share;
-  }
-
-  /**
-   * A request whose longest match here is `matched` blocks went to another backend: the blocks it asked
-   * for that this set lately evicted still came back (tail-reuse.ts), wherever they are served now.
-   */
-  noteReturns(blocks: readonly BlockKey[], matched: number): void {
-    this.tail.observeReturns(this.blocks.returned(blocks, matched, blocks.length));
-  }
-
-  /** The set's capacity changed (LruBlockSet.setCapacity): the ghosts and the tail's window follow it. */
-  setCapacity(capacityBlocks: number): void {
-    this.blocks.setCapacity(capacityBlocks);
-    this.blocks.trackEvictions(ghostCapacity(capacityBlocks));
-    this.tail.setWindow(capacityBlocks);
   }
 
   /** Longest prefix of `blocks` we believe is cached here, in blocks. */
@@ -144,9 +114,6 @@ export class BackendAffinity {
     const reserved = unkeyed - deferred;
     if (reserved > 0) this.blocks.reserve(reserved);
     const previousStamps = matched > 0 ? new Float64Array(matched) : EMPTY;
-    // The blocks it misses that this set evicted lately: they came back (before the touch re-inserts them).
-    this.tail.observeReturns(this.blocks.returned(blocks, matched, blocks.length));
-    this.tail.observeEvictions(this.blocks.roomEvictions);
     // The pins come after the whole touch (as pin() after touchChain), in one call that reuses its nodes.
     const firstStamp = this.blocks.touchAndPinChain(blocks, blocks.length, previousStamps);
     const pendingAt = matched > 0 ? this.pendingMask(previousStamps) : EMPTY_MASK;

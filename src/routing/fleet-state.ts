@@ -53,16 +53,6 @@ export class FleetState implements FleetView {
     return out;
   }
 
-  freeCacheTokens(i: number): number {
-    const set = this.affinity[i]!.blocks;
-    const free = set.capacity - set.reserved - set.size;
-    return free > 0 ? free * this.indexStride * this.blockTokens : 0;
-  }
-
-  tailReuse(i: number): number {
-    return this.affinity[i]!.tailReuse();
-  }
-
   /** Backend i's match in blocks, from the memo when this decision already computed it. */
   matchedOn(i: number, blocks: readonly BlockKey[]): number {
     if (blocks === this.memoBlocks) return this.memo[i]!;

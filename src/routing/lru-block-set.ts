@@ -62,10 +62,6 @@ export class LruBlockSet {
   private tail = NIL;
   private freeHead = NIL;
   private clock = 1;
-  private evictedForRoom = 0;
-  /** Keys recently evicted to make room (`trackEvictions`), undefined when not tracked. */
-  private ghosts: LruBlockSet | undefined;
-  private readonly ghostKey: BlockKey[] = [0];
   private shift = 28;
   private f64 = new Float64Array(0);
   private i32 = new Int32Array(0);
@@ -104,52 +100,6 @@ export class LruBlockSet {
   /** The stamp the next touch will get; every stamp handed out so far is below it. */
   get nextStamp(): number {
     return this.clock;
-  }
-
-  /**
-   * Stamp of the least recent entry (the LRU tail), or `nextStamp` when empty: with `nextStamp` it spans
-   * the stamps the set holds, so a caller can tell whether a stamp lies near the oldest end.
-   */
-  get oldestStamp(): number {
-    return this.tail === NIL ? this.clock : this.f64[(this.tail << 2) + 1]!;
-  }
-
-  /**
-   * Keyed entries evicted so far to make room for others (inserts, `occupy`, `reserve`), counted since the
-   * set was made; not anonymous ones, nor those removed on evidence (`evictThrough`, `removeIfStamp`) or by
-   * a smaller capacity.
-   */
-  get roomEvictions(): number {
-    return this.evictedForRoom;
-  }
-
-  /**
-   * From now on, remembers the keys of the last `capacity` keyed entries evicted to make room (a ghost
-   * list, as ARC keeps one: Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache", FAST
-   * 2003), so `returned` can tell that a missed block is one this set let go. Costs one more set of
-   * `capacity` entries at most.
-   */
-  trackEvictions(capacity: number): void {
-    this.ghosts = new LruBlockSet(capacity);
-  }
-
-  /**
-   * How many of blocks[from..count), taken in order until the first that is not, are among the keys
-   * recently evicted to make room (`trackEvictions`; 0 without it). Each one found is forgotten there, so
-   * a block is counted once per eviction.
-   */
-  returned(blocks: readonly BlockKey[], from: number, count: number): number {
-    const g = this.ghosts;
-    if (g === undefined) return 0;
-    let n = 0;
-    for (let j = from; j < count; j++) {
-      const key = blocks[j]!;
-      const stamp = g.stampOf(key);
-      if (stamp < 0) break;
-      g.removeIfStamp(key, stamp);
-      n++;
-    }
-    return n;
   }
 
   /** Bytes held by the typed arrays (the whole footprint but a few fields). */
@@ -366,15 +316,7 @@ export class LruBlockSet {
         this.f64[(t << 2) + 1] = this.clock++;
         continue;
       }
-      const key = this.f64[t << 2]!;
       this.remove(t);
-      if (!Number.isNaN(key)) {
-        this.evictedForRoom++;
-        if (this.ghosts !== undefined) {
-          this.ghostKey[0] = key;
-          this.ghosts.touchChain(this.ghostKey, 1);
-        }
-      }
       spared = 0;
     }
   }

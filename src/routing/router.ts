@@ -122,7 +122,7 @@ export class Router {
       };
       if (old !== undefined) {
         inflight.push(f.inflight[old.index]!);
-        if (slot.affinity.blocks.capacity !== capacity) slot.affinity.setCapacity(capacity);
+        if (slot.affinity.blocks.capacity !== capacity) slot.affinity.blocks.setCapacity(capacity);
       } else {
         inflight.push(0);
       }
@@ -284,7 +284,6 @@ export class Router {
     f.totalInflight++;
     slot.routed++;
     const receipt = this.record(slot, req, matched);
-    if (all !== undefined) this.noteReturns(req, all, i);
     this.policy.onRouted?.(req, i, f, ctx);
     const decision: RouteDecision = {
       backendId: slot.spec.id,
@@ -397,16 +396,6 @@ export class Router {
     const slot = this.byId.get(id);
     if (slot === undefined) throw new Error(`${what}: unknown backend id "${id}"`);
     return slot;
-  }
-
-  /**
-   * The blocks a request asks for that other backends lately evicted came back to them too, wherever
-   * this one sends it (tail-reuse.ts): counted on every backend but `chosen` (whose `record` counts them).
-   */
-  private noteReturns(req: RouteRequest, matched: Int32Array, chosen: number): void {
-    const anchors = this.fleet.anchors(req.blocks);
-    for (let j = 0; j < this.slots.length; j++)
-      if (j !== chosen) this.slots[j]!.affinity.noteReturns(anchors, matched[j]! / this.indexStride);
   }
 
   /** Touches the request's keys on its backend's index, with the cache its prompt fills past them. */

@@ -167,17 +167,6 @@ export interface FleetView {
    * scraped, or expired). Absent when the router reads no engine state.
    */
   readonly engineSignals?: (i: number) => EngineSignals | undefined;
-  /**
-   * KV tokens the affinity index believes backend i can still cache without evicting anything: its
-   * capacity less what it holds (keyed and anonymous entries) and sets aside for requests in flight.
-   * Absent in views without an index.
-   */
-  freeCacheTokens?(i: number): number;
-  /**
-   * The chance that a block backend i evicts next (the oldest end of its index) would have been reused
-   * (tail-reuse.ts), in [0, 1]. Absent in views without an index.
-   */
-  tailReuse?(i: number): number;
 }
 
 /**

@@ -39,12 +39,6 @@
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
- * What a placement evicts is priced too (../tail-reuse.ts): a request writes the tokens it misses on
- * backend i into i's cache, and what does not fit in the free part the index sees evicts i's least
- * recently used blocks. Backend i is charged p_i × max(0, uncached_i − free_i) tokens of prefill at its
- * rate, p_i the share of entries reaching the oldest end of i's index that were reused before eviction:
- * a tail of finished conversations costs nothing, a tail still being hit costs its prefill again.
- *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -100,8 +94,6 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly workSlack?: number;
   /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
   readonly sharedFloor?: number;
-  /** Charge what a placement evicts, priced by the reuse at the index's oldest end (../tail-reuse.ts). Default true. */
-  readonly evictionPrice?: boolean;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -145,7 +137,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly sharedFloor: number;
-  private readonly evictionPrice: boolean;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
@@ -155,7 +146,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
     this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
-    this.evictionPrice = options.evictionPrice ?? true;
     if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
       throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
@@ -212,8 +202,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.foreign.costMs(fleet, i, ctx.now, this.model) +
-        this.evictionMs(fleet, i, uncached);
+        this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -247,25 +236,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       }
     }
     return { index: best, reason };
-  }
-
-  /**
-   * What writing `uncached` tokens into backend i's cache evicts, priced (see the header): the overflow
-   * past the index's free capacity, times the chance that a block at i's oldest end is reused, as prefill
-   * at i's rate. 0 while it fits, or when i's tail is not being reused.
-   */
-  private evictionMs(fleet: FleetView, i: number, uncached: number): number {
-    if (
-      !this.evictionPrice ||
-      uncached <= 0 ||
-      fleet.freeCacheTokens === undefined ||
-      fleet.tailReuse === undefined
-    )
-      return 0;
-    const overflow = uncached - fleet.freeCacheTokens(i);
-    if (overflow <= 0) return 0;
-    const p = fleet.tailReuse(i);
-    return p > 0 ? this.model.prefillMs(i, p * overflow) : 0;
   }
 
   /**
