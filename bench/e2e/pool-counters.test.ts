@@ -29,6 +29,19 @@ describe("poolStateOf", () => {
     expect(describePoolState(s)).toContain("out of rotation at the end: emu-2");
   });
 
+  it("reads the speed the policy learned, as means over the backends", () => {
+    const backends = [
+      { id: "emu-1", healthy: true, prefillTokensPerSec: 30_000, ttftFloorMs: 40 },
+      { id: "emu-2", healthy: true, prefillTokensPerSec: 40_000, ttftFloorMs: 60 },
+    ];
+    const s = poolStateOf({ pools: { m: { ok: true, counters, backends } } }, "m");
+    expect(s.learnedPrefillTokensPerSec).toBe(35_000);
+    expect(s.learnedTtftFloorMs).toBe(50);
+    expect(describePoolState(s)).toContain(
+      "learned prefill rate at the end 35000 tok/s (wall), TTFT floor 50.0 ms",
+    );
+  });
+
   it("throws on a pool the RouterDO could not report, or another model", () => {
     expect(() => poolStateOf({ pools: { m: { ok: false, error: "timeout" } } }, "m")).toThrow(
       /no readable pool/,

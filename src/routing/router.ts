@@ -364,7 +364,7 @@ export class Router {
       indexBytes += s.affinity.blocks.bytes();
       indexBlocks += keyed;
       const h = this.health.get(s.spec.id);
-      const rate = this.policy.prefillTokensPerSec?.(i);
+      const speed = this.policy.learnedSpeed?.(i);
       return {
         id: s.spec.id,
         healthy: !h.ejected,
@@ -377,7 +377,9 @@ export class Router {
         indexBlocks: keyed,
         indexCapacityBlocks: s.affinity.blocks.capacity * stride,
         routed: s.routed,
-        ...(rate !== undefined ? { prefillTokensPerSec: rate } : {}),
+        ...(speed !== undefined
+          ? { prefillTokensPerSec: speed.prefillTokensPerSec, ttftFloorMs: speed.ttftFloorMs }
+          : {}),
       };
     });
     return {

@@ -186,6 +186,7 @@ export function poolSnapshot(
       inflight: router.inflight(b.id),
       consecutiveFailures: b.faults,
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
+      ...(b.ttftFloorMs !== undefined ? { ttftFloorMs: b.ttftFloorMs } : {}),
     })),
     counters: {
       retried: usage.retried,
