@@ -74,6 +74,18 @@ describe("PrefillCostModel", () => {
     expect(m.ttftFloorMs(1)).toBe(0); // per backend: b has seen nothing
   });
 
+  it("corrects only samples of requests alone: a busy TTFT near the floor is no bound once the floor is taken off", () => {
+    const m = model();
+    const short = m.routed(0, 100, 0, 0, 0);
+    m.observe(0, short, 100, 60); // floor 50
+    const before = m.prefillTokensPerSec(0);
+    // Busy, 2,000 tokens in 52 ms (it joined a prefill already under way): 38,500 tok/s as a bound,
+    // 1,000,000 less the floor.
+    const busy = m.routed(0, 2_000, 0, 2, 1000);
+    m.observe(0, busy, 2_000, 52);
+    expect(m.prefillTokensPerSec(0)).toBeCloseTo(before + 0.2 * (2_000 / 52 - before / 1000) * 1000, 6);
+  });
+
   it("lowers the floor on any short request, raises it only on one that had the backend alone", () => {
     const m = model();
     const alone = m.routed(0, 100, 0, 0, 0);

@@ -333,7 +333,11 @@ export class PrefillCostModel {
       } else if (slot.alone || floor < s.floorMs) s.floorMs += this.alpha * (floor - s.floorMs);
       return;
     }
-    const prefillMs = ttftMs - s.floorMs;
+    // The floor is an estimate, not a bound: less it, a sample is no longer sure to be a lower bound of
+    // the rate, and the envelope would keep its noisiest high (a TTFT near the floor: 19× the engine's
+    // rate on Mooncake). So only a request alone, whose sample moves the estimate both ways and is
+    // averaged, is corrected; any other keeps uncached / TTFT, a bound whatever the floor.
+    const prefillMs = slot.alone ? ttftMs - s.floorMs : ttftMs;
     if (!(prefillMs > 0)) return;
     const sample = Math.min(uncachedTokens / prefillMs / s.share, this.defaultRate * 100);
     if (slot.alone || sample > this.ratePerShare)
