@@ -47,9 +47,7 @@ export interface SimRouter {
   /** The first token of a routed request streamed back (Dynamo's router moves it from prefill to decode). */
   firstToken?(ticket: unknown, ctx: RouteContext): void;
   /** What the router reports about itself (the routing core's Router.stats): read once, after the run. */
-  stats?(now?: number): {
-    readonly backends: readonly { readonly prefillTokensPerSec?: number; readonly ttftFloorMs?: number }[];
-  };
+  stats?(now?: number): { readonly backends: readonly { readonly prefillTokensPerSec?: number }[] };
 }
 
 /** The engines' state, as a router may read it. */
@@ -139,8 +137,6 @@ export interface PolicyResult {
    * the backends (absent for policies that learn none): the e2e replay's RouterDO reports the same figure.
    */
   readonly learnedPrefillTokensPerSec?: number;
-  /** The fixed part of a TTFT the router had learned at the end (no prefill rate explains it), ms, mean over the backends. */
-  readonly learnedTtftFloorMs?: number;
   /** Wall ms this run took. */
   readonly wallMs: number;
 }
@@ -335,9 +331,9 @@ export function simulatePolicy(
     if (fair > 0) maxLoadRatio = Math.max(maxLoadRatio, inflightAvg[i]! / fair);
   }
   const mine = requestFigures(reqs, cached, ttft, e2e, (i) => around[i] === -1);
-  const learned = router.stats?.(lastDone).backends ?? [];
-  const rates = learned.flatMap((b) => (b.prefillTokensPerSec !== undefined ? [b.prefillTokensPerSec] : []));
-  const floors = learned.flatMap((b) => (b.ttftFloorMs !== undefined ? [b.ttftFloorMs] : []));
+  const rates = (router.stats?.(lastDone).backends ?? []).flatMap((b) =>
+    b.prefillTokensPerSec !== undefined ? [b.prefillTokensPerSec] : [],
+  );
   const theirs =
     fleet.secondClient === undefined
       ? undefined
@@ -374,7 +370,6 @@ export function simulatePolicy(
     ...(rates.length > 0
       ? { learnedPrefillTokensPerSec: rates.reduce((a, r) => a + r, 0) / rates.length }
       : {}),
-    ...(floors.length > 0 ? { learnedTtftFloorMs: floors.reduce((a, r) => a + r, 0) / floors.length } : {}),
     wallMs: clock() - wall0,
   };
 }

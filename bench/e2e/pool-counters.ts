@@ -22,8 +22,6 @@ export interface GatewayPoolState {
    * the backends (absent for policies that learn none): set it beside the emulators' configured rate × speed.
    */
   readonly learnedPrefillTokensPerSec?: number;
-  /** The fixed part of a TTFT the policy had learned (no prefill rate explains it), ms, mean over the backends. */
-  readonly learnedTtftFloorMs?: number;
 }
 
 function count(v: unknown, what: string): number {
@@ -38,7 +36,7 @@ export function poolStateOf(body: unknown, model: string): GatewayPoolState {
     | {
         ok?: boolean;
         counters?: Record<string, unknown>;
-        backends?: { id: string; healthy: boolean; prefillTokensPerSec?: unknown; ttftFloorMs?: unknown }[];
+        backends?: { id: string; healthy: boolean; prefillTokensPerSec?: unknown }[];
       }
     | undefined;
   if (pool?.ok !== true || pool.counters === undefined || !Array.isArray(pool.backends))
@@ -47,10 +45,6 @@ export function poolStateOf(body: unknown, model: string): GatewayPoolState {
   const rates = pool.backends
     .filter((b) => b.prefillTokensPerSec !== undefined)
     .map((b) => count(b.prefillTokensPerSec, `${b.id}.prefillTokensPerSec`));
-  const floors = pool.backends
-    .filter((b) => b.ttftFloorMs !== undefined)
-    .map((b) => count(b.ttftFloorMs, `${b.id}.ttftFloorMs`));
-  const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
   return {
     ejections: count(c.ejections, "ejections"),
     restorations: count(c.restorations, "restorations"),
@@ -58,8 +52,9 @@ export function poolStateOf(body: unknown, model: string): GatewayPoolState {
     observed: count(c.observed, "observed"),
     retried: count(c.retried, "retried"),
     outOfRotation: pool.backends.filter((b) => !b.healthy).map((b) => b.id),
-    ...(rates.length > 0 ? { learnedPrefillTokensPerSec: mean(rates) } : {}),
-    ...(floors.length > 0 ? { learnedTtftFloorMs: mean(floors) } : {}),
+    ...(rates.length > 0
+      ? { learnedPrefillTokensPerSec: rates.reduce((a, r) => a + r, 0) / rates.length }
+      : {}),
   };
 }
 
@@ -82,7 +77,5 @@ export function describePoolState(s: GatewayPoolState): string {
     s.learnedPrefillTokensPerSec !== undefined
       ? `; learned prefill rate at the end ${Math.round(s.learnedPrefillTokensPerSec)} tok/s (wall)`
       : "";
-  const floor =
-    s.learnedTtftFloorMs !== undefined ? `, TTFT floor ${s.learnedTtftFloorMs.toFixed(1)} ms (mean)` : "";
-  return `ejections ${s.ejections}, restorations ${s.restorations}, leases expired ${s.expired}, local decisions observed ${s.observed}, retries ${s.retried}; out of rotation at the end: ${out}${rate}${floor}`;
+  return `ejections ${s.ejections}, restorations ${s.restorations}, leases expired ${s.expired}, local decisions observed ${s.observed}, retries ${s.retried}; out of rotation at the end: ${out}${rate}`;
 }

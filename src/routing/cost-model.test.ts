@@ -56,55 +56,6 @@ describe("PrefillCostModel", () => {
     expect(m.prefillTokensPerSec(1)).toBeGreaterThan(18_000);
   });
 
-  it("learns the fixed part of a TTFT from short requests and the rate from what is left of long ones", () => {
-    // An engine prefilling 40,000 tok/s behind 50 ms that no rate explains (network, HTTP, first step).
-    const m = model();
-    const ttft = (tokens: number) => 50 + tokens / 40;
-    for (let k = 0; k < 60; k++) {
-      const tokens = k % 2 === 0 ? 400 : 12_000;
-      const s = m.routed(0, tokens, 0, 0, k * 10_000);
-      m.released(0, s, k * 10_000 + ttft(tokens));
-      m.observe(0, s, tokens, ttft(tokens));
-    }
-    expect(m.ttftFloorMs(0)).toBeGreaterThan(45);
-    expect(m.ttftFloorMs(0)).toBeLessThan(51);
-    // tokens / TTFT alone would settle at 12,000 / 350 ms = 34,300 tok/s.
-    expect(m.prefillTokensPerSec(0)).toBeGreaterThan(38_500);
-    expect(m.prefillTokensPerSec(0)).toBeLessThan(41_000);
-    expect(m.ttftFloorMs(1)).toBe(0); // per backend: b has seen nothing
-  });
-
-  it("corrects only samples of requests alone: a busy TTFT near the floor is no bound once the floor is taken off", () => {
-    const m = model();
-    const short = m.routed(0, 100, 0, 0, 0);
-    m.observe(0, short, 100, 60); // floor 50
-    const before = m.prefillTokensPerSec(0);
-    // Busy, 2,000 tokens in 52 ms (it joined a prefill already under way): 38,500 tok/s as a bound,
-    // 1,000,000 less the floor.
-    const busy = m.routed(0, 2_000, 0, 2, 1000);
-    m.observe(0, busy, 2_000, 52);
-    expect(m.prefillTokensPerSec(0)).toBeCloseTo(before + 0.2 * (2_000 / 52 - before / 1000) * 1000, 6);
-  });
-
-  it("lowers the floor on any short request, raises it only on one that had the backend alone", () => {
-    const m = model();
-    const alone = m.routed(0, 100, 0, 0, 0);
-    m.observe(0, alone, 100, 60); // 10 ms of prefill at 10 tok/ms: floor 50
-    expect(m.ttftFloorMs(0)).toBeCloseTo(50, 9);
-    for (let k = 0; k < 20; k++) {
-      const busy = m.routed(0, 100, 0, 2, 1000 + k);
-      m.observe(0, busy, 100, 500); // queued behind others: says nothing about the floor
-    }
-    expect(m.ttftFloorMs(0)).toBeCloseTo(50, 9);
-    const fast = m.routed(0, 100, 0, 2, 5000);
-    m.observe(0, fast, 100, 30); // busy yet faster: the floor is at most 20
-    expect(m.ttftFloorMs(0)).toBeCloseTo(50 + 0.2 * (20 - 50), 9);
-    // A busy first sample is no measure of it.
-    const busyFirst = m.routed(1, 100, 0, 3, 0);
-    m.observe(1, busyFirst, 100, 400);
-    expect(m.ttftFloorMs(1)).toBe(0);
-  });
-
   it("keeps one pooled rate per unit of weight: a slow first sample on one backend does not single it out", () => {
     const m = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000 });
     m.setBackends([

@@ -17,21 +17,9 @@
  *   gateway cannot see (the engine's running set, batch budget, memory)
  *   only ever makes a sample too slow: so a sample from a request that had
  *   the backend to itself moves the estimate both ways, any other one can
- *   only raise it (an upper envelope; see observe()).
- * - floor_i: the part of a TTFT that no prefill rate explains — the hop to
- *   the backend and back, its HTTP and tokenizer work, the first decode
- *   step. A gateway's TTFT includes it, an engine's own prefill time does
- *   not; tokens / TTFT would then make every uncached token look dearer the
- *   further the backend is (through a gateway on shared cores: 30–100 ms,
- *   the learned rate 27% under the engine's, bench/results/policy-work.md
- *   "TTFT floor"). Samples under `minSampleTokens` uncached tokens are
- *   mostly this part: they measure it (TTFT less their small prefill at the
- *   current rate), with the rate's rule mirrored — a request alone on the
- *   backend moves it both ways, any other only lowers it (whatever waited
- *   ahead, TTFT ≥ floor + own prefill). Longer samples teach the rate from
- *   TTFT − floor. Per backend: network paths differ by host. It is only
- *   subtracted from samples, never charged in the cost (every backend pays
- *   it alike, and a charge would let one slow sample single a backend out).
+ *   only raise it (an upper envelope; see observe()). Samples under
+ *   `minSampleTokens` uncached tokens are mostly network and the first
+ *   decode step, and are skipped.
  * - kv_i: KV tokens our in-flight requests hold on i (uncached prompt +
  *   expected output). An engine admits a request only when its blocks fit,
  *   so past capacity a request waits for memory (memoryWait_i): until the
@@ -82,10 +70,6 @@ interface BackendCostState {
   decodeMs: number;
   /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
   open: PrefillSlot[];
-  /** The fixed part of a TTFT here (network, request handling, first decode step), ms; 0 until measured. */
-  floorMs: number;
-  /** A short sample has measured floorMs (the first one sets it, later ones are averaged in). */
-  floorSeen: boolean;
 }
 
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
@@ -146,8 +130,6 @@ export class PrefillCostModel {
         residenceMs: 0,
         decodeMs: 0,
         open: [],
-        floorMs: 0,
-        floorSeen: false,
       };
       s.share = share;
       s.capacity = b.kvCacheTokens;
@@ -178,11 +160,6 @@ export class PrefillCostModel {
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;
-  }
-
-  /** The fixed part of a TTFT on backend i that no prefill rate explains, ms, as learned; 0 until seen. */
-  ttftFloorMs(i: number): number {
-    return this.states[i]!.floorMs;
   }
 
   /** Time backend i takes to prefill `tokens` tokens, ms. */
@@ -309,37 +286,18 @@ export class PrefillCostModel {
   }
 
   /**
-   * Learns from one observed TTFT: i's floor from a short request, the prefill
-   * rate from a longer one. uncached / (TTFT − floor) is a lower bound of the
-   * rate whatever happened ahead of the request (TTFT ≥ floor + its own
+   * Learns i's prefill rate from one observed TTFT. uncached / TTFT is a lower
+   * bound of the rate whatever happened ahead of the request (TTFT ≥ its own
    * prefill), so it may always raise the estimate; it may lower it only when
    * the request had the backend to itself, where the bound is tight. (TTFT
    * minus our *predicted* wait is no better: an overestimated wait makes the
-   * sample look fast.) The floor mirrors it: TTFT less the request's own
-   * prefill is an upper bound of the floor, tight when alone.
+   * sample look fast.)
    */
   observe(i: number, slot: PrefillSlot, uncachedTokens: number, ttftMs: number): void {
-    if (!(ttftMs > 0)) return;
+    if (uncachedTokens < this.minSampleTokens || !(ttftMs > 0)) return;
     const s = this.states[i];
     if (s === undefined) return;
-    if (uncachedTokens < this.minSampleTokens) {
-      const floor = Math.max(0, ttftMs - uncachedTokens / this.rateOf(s));
-      if (!s.floorSeen) {
-        // The first sample sets it only when it is tight (alone); a busy one is at least a bound on it.
-        if (slot.alone) {
-          s.floorMs = floor;
-          s.floorSeen = true;
-        }
-      } else if (slot.alone || floor < s.floorMs) s.floorMs += this.alpha * (floor - s.floorMs);
-      return;
-    }
-    // The floor is an estimate, not a bound: less it, a sample is no longer sure to be a lower bound of
-    // the rate, and the envelope would keep its noisiest high (a TTFT near the floor: 19× the engine's
-    // rate on Mooncake). So only a request alone, whose sample moves the estimate both ways and is
-    // averaged, is corrected; any other keeps uncached / TTFT, a bound whatever the floor.
-    const prefillMs = slot.alone ? ttftMs - s.floorMs : ttftMs;
-    if (!(prefillMs > 0)) return;
-    const sample = Math.min(uncachedTokens / prefillMs / s.share, this.defaultRate * 100);
+    const sample = Math.min(uncachedTokens / ttftMs / s.share, this.defaultRate * 100);
     if (slot.alone || sample > this.ratePerShare)
       this.ratePerShare += this.alpha * (sample - this.ratePerShare);
   }

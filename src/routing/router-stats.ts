@@ -24,8 +24,6 @@ export interface BackendStats {
    * policies only): what an uncached token is judged to cost here.
    */
   readonly prefillTokensPerSec?: number;
-  /** The fixed part of a TTFT here that no prefill rate explains, ms, as the policy learned it (with the rate). */
-  readonly ttftFloorMs?: number;
 }
 
 export interface RouterStats {

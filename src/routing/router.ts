@@ -364,7 +364,7 @@ export class Router {
       indexBytes += s.affinity.blocks.bytes();
       indexBlocks += keyed;
       const h = this.health.get(s.spec.id);
-      const speed = this.policy.learnedSpeed?.(i);
+      const rate = this.policy.prefillTokensPerSec?.(i);
       return {
         id: s.spec.id,
         healthy: !h.ejected,
@@ -377,9 +377,7 @@ export class Router {
         indexBlocks: keyed,
         indexCapacityBlocks: s.affinity.blocks.capacity * stride,
         routed: s.routed,
-        ...(speed !== undefined
-          ? { prefillTokensPerSec: speed.prefillTokensPerSec, ttftFloorMs: speed.ttftFloorMs }
-          : {}),
+        ...(rate !== undefined ? { prefillTokensPerSec: rate } : {}),
       };
     });
     return {

@@ -174,14 +174,6 @@ export interface FleetView {
  * their own state (counters, peer baselines' trees) and update it in the
  * hooks, which the Router calls after the pick is committed.
  */
-/** A cost-based policy's view of one backend's speed, learned from TTFTs. */
-export interface LearnedSpeed {
-  /** Prefill rate, tokens/s. */
-  readonly prefillTokensPerSec: number;
-  /** The fixed part of a TTFT no prefill rate explains (network, request handling, first decode step), ms. */
-  readonly ttftFloorMs: number;
-}
-
 export interface RoutingPolicy {
   readonly name: string;
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick;
@@ -189,6 +181,6 @@ export interface RoutingPolicy {
   onCompleted?(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void;
   /** Backends were added/removed/reweighted; indexes into FleetView changed. */
   onBackendsChanged?(backends: readonly BackendSpec[]): void;
-  /** What the policy has learned of backend `index`'s speed from the TTFTs it saw; absent when it learns none. */
-  learnedSpeed?(index: number): LearnedSpeed | undefined;
+  /** The prefill rate the policy has learned for backend `index`, tokens/s; absent when it learns none. */
+  prefillTokensPerSec?(index: number): number | undefined;
 }

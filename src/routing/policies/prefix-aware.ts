@@ -74,7 +74,6 @@ import type {
   BackendSpec,
   BlockKey,
   FleetView,
-  LearnedSpeed,
   PolicyPick,
   RouteContext,
   RouteOutcome,
@@ -291,12 +290,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   /** What the cost model has learned: an operator sees what an uncached token is judged to cost. */
-  learnedSpeed(index: number): LearnedSpeed | undefined {
-    if (index < 0 || index >= this.model.size) return undefined;
-    return {
-      prefillTokensPerSec: this.model.prefillTokensPerSec(index),
-      ttftFloorMs: this.model.ttftFloorMs(index),
-    };
+  prefillTokensPerSec(index: number): number | undefined {
+    return index >= 0 && index < this.model.size ? this.model.prefillTokensPerSec(index) : undefined;
   }
 
   private sync(backends: readonly BackendSpec[]): void {

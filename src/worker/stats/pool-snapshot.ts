@@ -91,8 +91,6 @@ export interface BackendSnapshot {
   readonly consecutiveFailures: number;
   /** The prefill rate the first arm's policy has learned here, tokens/s (cost-based policies only). */
   readonly prefillTokensPerSec?: number;
-  /** The fixed part of a TTFT here that no prefill rate explains, ms, as that policy learned it. */
-  readonly ttftFloorMs?: number;
 }
 
 export interface PoolCounters {

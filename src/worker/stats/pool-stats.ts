@@ -186,7 +186,6 @@ export function poolSnapshot(
       inflight: router.inflight(b.id),
       consecutiveFailures: b.faults,
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
-      ...(b.ttftFloorMs !== undefined ? { ttftFloorMs: b.ttftFloorMs } : {}),
     })),
     counters: {
       retried: usage.retried,
