@@ -46,6 +46,8 @@ export interface SimRouter {
   complete(ticket: unknown, outcome: RouteOutcome, ctx: RouteContext): void;
   /** The first token of a routed request streamed back (Dynamo's router moves it from prefill to decode). */
   firstToken?(ticket: unknown, ctx: RouteContext): void;
+  /** What the router reports about itself (the routing core's Router.stats): read once, after the run. */
+  stats?(now?: number): { readonly backends: readonly { readonly prefillTokensPerSec?: number }[] };
 }
 
 /** The engines' state, as a router may read it. */
@@ -130,6 +132,11 @@ export interface PolicyResult {
   readonly reasons: Readonly<Record<RouteReason, number>>;
   /** With a second client: what its requests met. */
   readonly secondClient?: SecondClientResult;
+  /**
+   * The prefill rate the router had learned at the end of the run, tokens/s of model time, mean over
+   * the backends (absent for policies that learn none): the e2e replay's RouterDO reports the same figure.
+   */
+  readonly learnedPrefillTokensPerSec?: number;
   /** Wall ms this run took. */
   readonly wallMs: number;
 }
@@ -324,6 +331,9 @@ export function simulatePolicy(
     if (fair > 0) maxLoadRatio = Math.max(maxLoadRatio, inflightAvg[i]! / fair);
   }
   const mine = requestFigures(reqs, cached, ttft, e2e, (i) => around[i] === -1);
+  const rates = (router.stats?.(lastDone).backends ?? []).flatMap((b) =>
+    b.prefillTokensPerSec !== undefined ? [b.prefillTokensPerSec] : [],
+  );
   const theirs =
     fleet.secondClient === undefined
       ? undefined
@@ -357,6 +367,9 @@ export function simulatePolicy(
             ttftP99Ms: percentile(theirs.ttft, 99),
           },
         }),
+    ...(rates.length > 0
+      ? { learnedPrefillTokensPerSec: rates.reduce((a, r) => a + r, 0) / rates.length }
+      : {}),
     wallMs: clock() - wall0,
   };
 }

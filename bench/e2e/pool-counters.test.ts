@@ -27,6 +27,27 @@ describe("poolStateOf", () => {
       outOfRotation: ["emu-2"],
     });
     expect(describePoolState(s)).toContain("out of rotation at the end: emu-2");
+    expect(s.learnedPrefillTokensPerSec).toBeUndefined();
+  });
+
+  it("reads the prefill rate the policy learned, as the mean over the backends", () => {
+    const backends = [
+      { id: "emu-1", healthy: true, prefillTokensPerSec: 30_000 },
+      { id: "emu-2", healthy: true, prefillTokensPerSec: 40_000 },
+    ];
+    const s = poolStateOf({ pools: { m: { ok: true, counters, backends } } }, "m");
+    expect(s.learnedPrefillTokensPerSec).toBe(35_000);
+    expect(describePoolState(s)).toContain("learned prefill rate at the end 35000 tok/s (wall)");
+    expect(() =>
+      poolStateOf(
+        {
+          pools: {
+            m: { ok: true, counters, backends: [{ id: "e", healthy: true, prefillTokensPerSec: "1" }] },
+          },
+        },
+        "m",
+      ),
+    ).toThrow(/prefillTokensPerSec/);
   });
 
   it("throws on a pool the RouterDO could not report, or another model", () => {

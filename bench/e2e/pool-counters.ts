@@ -17,6 +17,11 @@ export interface GatewayPoolState {
   readonly retried: number;
   /** Backends ejected by outlier detection when the stats were read. */
   readonly outOfRotation: readonly string[];
+  /**
+   * The prefill rate the policy had learned from the TTFTs it saw, tokens/s per wall second, mean over
+   * the backends (absent for policies that learn none): set it beside the emulators' configured rate × speed.
+   */
+  readonly learnedPrefillTokensPerSec?: number;
 }
 
 function count(v: unknown, what: string): number {
@@ -28,11 +33,18 @@ function count(v: unknown, what: string): number {
 export function poolStateOf(body: unknown, model: string): GatewayPoolState {
   const pools = (body as { pools?: Record<string, unknown> } | null)?.pools;
   const pool = pools?.[model] as
-    | { ok?: boolean; counters?: Record<string, unknown>; backends?: { id: string; healthy: boolean }[] }
+    | {
+        ok?: boolean;
+        counters?: Record<string, unknown>;
+        backends?: { id: string; healthy: boolean; prefillTokensPerSec?: unknown }[];
+      }
     | undefined;
   if (pool?.ok !== true || pool.counters === undefined || !Array.isArray(pool.backends))
     throw new Error(`/admin/stats: no readable pool for model ${model}: ${JSON.stringify(pool ?? null)}`);
   const c = pool.counters;
+  const rates = pool.backends
+    .filter((b) => b.prefillTokensPerSec !== undefined)
+    .map((b) => count(b.prefillTokensPerSec, `${b.id}.prefillTokensPerSec`));
   return {
     ejections: count(c.ejections, "ejections"),
     restorations: count(c.restorations, "restorations"),
@@ -40,6 +52,9 @@ export function poolStateOf(body: unknown, model: string): GatewayPoolState {
     observed: count(c.observed, "observed"),
     retried: count(c.retried, "retried"),
     outOfRotation: pool.backends.filter((b) => !b.healthy).map((b) => b.id),
+    ...(rates.length > 0
+      ? { learnedPrefillTokensPerSec: rates.reduce((a, r) => a + r, 0) / rates.length }
+      : {}),
   };
 }
 
@@ -58,5 +73,9 @@ export async function readPoolState(
 
 export function describePoolState(s: GatewayPoolState): string {
   const out = s.outOfRotation.length > 0 ? s.outOfRotation.join(", ") : "none";
-  return `ejections ${s.ejections}, restorations ${s.restorations}, leases expired ${s.expired}, local decisions observed ${s.observed}, retries ${s.retried}; out of rotation at the end: ${out}`;
+  const rate =
+    s.learnedPrefillTokensPerSec !== undefined
+      ? `; learned prefill rate at the end ${Math.round(s.learnedPrefillTokensPerSec)} tok/s (wall)`
+      : "";
+  return `ejections ${s.ejections}, restorations ${s.restorations}, leases expired ${s.expired}, local decisions observed ${s.observed}, retries ${s.retried}; out of rotation at the end: ${out}${rate}`;
 }

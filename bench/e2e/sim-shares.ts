@@ -60,8 +60,12 @@ async function main(argv: readonly string[]): Promise<void> {
   for (const r of report.policies) {
     const shares = r.requestShare.map((s, i) => `${ids[i]} ${(100 * s).toFixed(1)}%`).join(", ");
     const idle = r.requestShare.filter((s) => s === 0).length;
+    const rate =
+      r.learnedPrefillTokensPerSec !== undefined
+        ? `, learned prefill rate at the end ${Math.round(r.learnedPrefillTokensPerSec)} tok/s (model time)`
+        : "";
     console.log(
-      `${r.policy}: hit ${(100 * r.hitRate).toFixed(1)}%, TTFT p50 ${r.ttftP50Ms.toFixed(1)} / p99 ${r.ttftP99Ms.toFixed(1)} ms, backends with no request ${idle}`,
+      `${r.policy}: hit ${(100 * r.hitRate).toFixed(1)}%, TTFT p50 ${r.ttftP50Ms.toFixed(1)} / p99 ${r.ttftP99Ms.toFixed(1)} ms, backends with no request ${idle}${rate}`,
     );
     console.log(`  ${shares}`);
   }

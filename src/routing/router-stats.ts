@@ -19,6 +19,11 @@ export interface BackendStats {
   readonly indexCapacityBlocks: number;
   /** Requests routed here since the backend joined. */
   readonly routed: number;
+  /**
+   * The prefill rate the policy has learned for this backend from the TTFTs it saw, tokens/s (cost-based
+   * policies only): what an uncached token is judged to cost here.
+   */
+  readonly prefillTokensPerSec?: number;
 }
 
 export interface RouterStats {

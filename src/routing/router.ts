@@ -364,6 +364,7 @@ export class Router {
       indexBytes += s.affinity.blocks.bytes();
       indexBlocks += keyed;
       const h = this.health.get(s.spec.id);
+      const rate = this.policy.prefillTokensPerSec?.(i);
       return {
         id: s.spec.id,
         healthy: !h.ejected,
@@ -376,6 +377,7 @@ export class Router {
         indexBlocks: keyed,
         indexCapacityBlocks: s.affinity.blocks.capacity * stride,
         routed: s.routed,
+        ...(rate !== undefined ? { prefillTokensPerSec: rate } : {}),
       };
     });
     return {

@@ -181,4 +181,6 @@ export interface RoutingPolicy {
   onCompleted?(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void;
   /** Backends were added/removed/reweighted; indexes into FleetView changed. */
   onBackendsChanged?(backends: readonly BackendSpec[]): void;
+  /** The prefill rate the policy has learned for backend `index`, tokens/s; absent when it learns none. */
+  prefillTokensPerSec?(index: number): number | undefined;
 }

@@ -391,5 +391,9 @@ describe("prefix_aware", () => {
     }
     const rates = FLEET.map((_, i) => policy.model.prefillTokensPerSec(i));
     expect(Math.min(...rates)).toBeLessThan(6000);
+    // What it learned is in the Router's stats, for the operator (and the e2e report).
+    expect(router.stats().backends.map((b) => b.prefillTokensPerSec)).toEqual(rates);
+    const plain = new Router(FLEET, { policy: "least_outstanding" });
+    expect(plain.stats().backends.every((b) => b.prefillTokensPerSec === undefined)).toBe(true);
   });
 });

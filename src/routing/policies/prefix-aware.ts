@@ -324,6 +324,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.sync(backends);
   }
 
+  /** What the cost model has learned: an operator sees what an uncached token is judged to cost. */
+  prefillTokensPerSec(index: number): number | undefined {
+    return index >= 0 && index < this.model.size ? this.model.prefillTokensPerSec(index) : undefined;
+  }
+
   private sync(backends: readonly BackendSpec[]): void {
     if (this.syncedTo === backends) return;
     this.model.setBackends(backends);

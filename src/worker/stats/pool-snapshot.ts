@@ -89,6 +89,8 @@ export interface BackendSnapshot {
   readonly throttled: boolean;
   readonly inflight: number;
   readonly consecutiveFailures: number;
+  /** The prefill rate the first arm's policy has learned here, tokens/s (cost-based policies only). */
+  readonly prefillTokensPerSec?: number;
 }
 
 export interface PoolCounters {

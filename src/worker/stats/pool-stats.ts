@@ -185,6 +185,7 @@ export function poolSnapshot(
       // Every arm's requests in flight there: the backend's real load.
       inflight: router.inflight(b.id),
       consecutiveFailures: b.faults,
+      ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
     })),
     counters: {
       retried: usage.retried,
