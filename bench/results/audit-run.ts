@@ -43,8 +43,33 @@ export async function loadAuditRun(a: AuditRunSpec) {
 }
 
 /** REQUESTS=N from the environment, as the audits take it. */
-export function requestsFromEnv(): number | undefined {
+function requestsFromEnv(): number | undefined {
   return process.env.REQUESTS !== undefined ? Number(process.env.REQUESTS) : undefined;
+}
+
+/**
+ * The run named on the command line as WORKLOAD BACKENDS LOAD SET SEED PRESET (each defaulting to
+ * `defaults`), REQUESTS=N from the environment, loaded; `extra` holds the arguments past the sixth.
+ */
+export async function loadAuditRunFromArgv(defaults: {
+  spec: string;
+  backends: number;
+  load: number;
+  set: string;
+  seed: number;
+  preset: string;
+}) {
+  const [spec, backends, load, set, seed, preset, ...extra] = process.argv.slice(2);
+  const a: AuditRunSpec = {
+    spec: spec ?? defaults.spec,
+    backends: backends !== undefined ? Number(backends) : defaults.backends,
+    load: load !== undefined ? Number(load) : defaults.load,
+    set: set ?? defaults.set,
+    seed: seed !== undefined ? Number(seed) : defaults.seed,
+    preset: preset ?? defaults.preset,
+    requests: requestsFromEnv(),
+  };
+  return { ...a, ...(await loadAuditRun(a)), extra };
 }
 
 /** Wraps a router factory so that each request's TTFT (from its completion outcome) lands in `ttft[i]`. */

@@ -12,14 +12,16 @@ import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { simulatePolicy } from "../../../sim/simulator";
-import { type EngineInside, loadAuditRun, requestsFromEnv } from "../audit-run";
+import { type EngineInside, loadAuditRunFromArgv } from "../audit-run";
 
-const [spec = "multi-turn", backendsS = "8", loadS = "40", set = "tuning", seedS = "2", preset = "qwen3-30b-a3b-h100-vllm"] =
-  process.argv.slice(2);
-const backends = Number(backendsS);
-const load = Number(loadS);
-const seed = Number(seedS);
-const { w, fleet } = await loadAuditRun({ spec, backends, load, set, seed, preset, requests: requestsFromEnv() });
+const { spec, backends, load, set, seed, preset, w, fleet } = await loadAuditRunFromArgv({
+  spec: "multi-turn",
+  backends: 8,
+  load: 40,
+  set: "tuning",
+  seed: 2,
+  preset: "qwen3-30b-a3b-h100-vllm",
+});
 const bt = w.blockTokens;
 
 const policy = new PrefixAwarePolicy();

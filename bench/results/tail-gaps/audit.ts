@@ -15,14 +15,17 @@ import type { EngineModel } from "../../../sim/model/engine-model";
 import { routerFactory, type SimPolicyName, viewOf } from "../../../sim/policies";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
-import { type EngineInside, loadAuditRun, withTtft, requestsFromEnv } from "../audit-run";
+import { type EngineInside, loadAuditRunFromArgv, withTtft } from "../audit-run";
 
-const [spec = "generated-shared-prefix", backendsS = "8", loadS = "45", set = "tuning", seedS = "2", preset = "qwen3-30b-a3b-h100-vllm", peer = "sglang"] =
-  process.argv.slice(2);
-const backends = Number(backendsS);
-const load = Number(loadS);
-const seed = Number(seedS);
-const { w, fleet } = await loadAuditRun({ spec, backends, load, set, seed, preset, requests: requestsFromEnv() });
+const { spec, backends, load, set, seed, preset, w, fleet, extra } = await loadAuditRunFromArgv({
+  spec: "generated-shared-prefix",
+  backends: 8,
+  load: 45,
+  set: "tuning",
+  seed: 2,
+  preset: "qwen3-30b-a3b-h100-vllm",
+});
+const peer = extra[0] ?? "sglang";
 const bt = w.blockTokens;
 const n = w.requests.length;
 
