@@ -367,9 +367,7 @@ export function simulatePolicy(
             ttftP99Ms: percentile(theirs.ttft, 99),
           },
         }),
-    ...(rates.length > 0
-      ? { learnedPrefillTokensPerSec: rates.reduce((a, r) => a + r, 0) / rates.length }
-      : {}),
+    ...(rates.length > 0 ? { learnedPrefillTokensPerSec: mean(rates) } : {}),
     wallMs: clock() - wall0,
   };
 }

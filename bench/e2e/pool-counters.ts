@@ -7,6 +7,7 @@
  * Placement alone does not explain a backend that served nothing; these do
  * or rule it out.
  */
+import { mean } from "../../sim/stats";
 
 export interface GatewayPoolState {
   readonly ejections: number;
@@ -52,9 +53,7 @@ export function poolStateOf(body: unknown, model: string): GatewayPoolState {
     observed: count(c.observed, "observed"),
     retried: count(c.retried, "retried"),
     outOfRotation: pool.backends.filter((b) => !b.healthy).map((b) => b.id),
-    ...(rates.length > 0
-      ? { learnedPrefillTokensPerSec: rates.reduce((a, r) => a + r, 0) / rates.length }
-      : {}),
+    ...(rates.length > 0 ? { learnedPrefillTokensPerSec: mean(rates) } : {}),
   };
 }
 
