@@ -170,6 +170,21 @@ describe("LruBlockSet anonymous entries and reserved capacity", () => {
     expect(s.reserved).toBe(0);
     expect(() => s.reserve(0.5)).toThrow(/reserve/);
   });
+
+  it("shrinking the capacity under a reservation keeps the list in stamp order", () => {
+    const s = new LruBlockSet(200);
+    const keys = Array.from({ length: 200 }, (_, i) => i + 1);
+    for (const k of keys) s.touchChain([k], 1);
+    s.pin([60], 1, 1);
+    s.reserve(50);
+    s.setCapacity(150);
+    expect(s.size).toBe(100);
+    // Eviction by stamp walks from the least recent: it must reach every entry at least that old.
+    const stamps = keys.filter((k) => s.has(k)).map((k) => s.stampOf(k)).sort((a, b) => a - b);
+    const t = stamps[79]!;
+    expect(s.evictThrough(t)).toBe(80);
+    expect(s.size).toBe(20);
+  });
 });
 
 describe("LruBlockSet pinned entries", () => {

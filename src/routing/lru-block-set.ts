@@ -348,8 +348,10 @@ export class LruBlockSet {
   setCapacity(capacityBlocks: number): void {
     if (!Number.isInteger(capacityBlocks) || capacityBlocks < 1)
       throw new RangeError(`capacityBlocks must be a positive integer, got ${capacityBlocks}`);
-    while (this.count > capacityBlocks) this.remove(this.tail);
     this.cap = capacityBlocks;
+    // The same eviction every other shrink uses (it counts the reservation and spares pinned entries), so
+    // the rebuild below re-inserts no more than fits and never evicts half-way through.
+    this.makeRoom(this.room());
     if (this.slots > capacityBlocks) this.compact(Math.max(this.count, Math.min(capacityBlocks, MIN_SLOTS)));
   }
 
