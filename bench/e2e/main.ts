@@ -9,41 +9,18 @@ import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { clientMaxTokens, hintStats, MAX_TOKENS_MODELS } from "../../sim/client-max-tokens";
 import { describeSet } from "../../sim/eval-sets";
-import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
-import type { EngineConfig } from "../../sim/model/types";
 import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
 import { describeSecondClient, secondClientTargets } from "../../sim/second-client";
-import { isTraceSpec, loadWorkload } from "../../sim/workloads/index";
-import { generatedSharedPrefix } from "../../sim/workloads/shared-prefix";
-import type { Workload } from "../../sim/workloads/types";
-import { type E2eArgs, parseE2eArgs } from "./args";
+import { isTraceSpec } from "../../sim/workloads/index";
+import { parseE2eArgs } from "./args";
 import type { ArmResult } from "./arm-result";
 import { DIRECT, PASSTHROUGH, runArm } from "./arms";
 import { runCost } from "./cost";
 import { bundleWorker } from "./gateway";
+import { replayWindow } from "./replay-window";
 import { type E2eReport, renderMarkdown, writeReport } from "./report";
-import { buildItems, selectWindow } from "./requests";
+import { buildItems } from "./requests";
 import { predict } from "./sim-prediction";
-
-async function workloadFor(a: E2eArgs): Promise<Workload> {
-  const shaped = a.systemTokens ?? a.questionTokens ?? a.outputTokens;
-  if (a.workload === "generated-shared-prefix" && shaped !== undefined)
-    return generatedSharedPrefix({
-      rate: a.rate,
-      seed: a.seed,
-      ...(a.systemTokens !== undefined ? { systemPromptTokens: a.systemTokens } : {}),
-      ...(a.questionTokens !== undefined ? { questionTokens: a.questionTokens } : {}),
-      ...(a.outputTokens !== undefined ? { outputTokens: a.outputTokens } : {}),
-    });
-  // Traces load whole at speed 1 (model time): --requests caps the window (main), and the replay compresses
-  // time itself (requests.ts).
-  return loadWorkload(a.workload, {
-    rate: a.rate,
-    seed: a.seed,
-    speed: 1,
-    ...(a.requests !== undefined && !isTraceSpec(a.workload) ? { requests: a.requests } : {}),
-  });
-}
 
 function machine(): string {
   const c = cpus();
@@ -57,18 +34,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const engine: EngineConfig = {
-    ...DEFAULT_ENGINE_CONFIG,
-    ...(a.kvCacheTokens !== undefined ? { kvCacheTokens: a.kvCacheTokens } : {}),
-  };
-  const workload = await workloadFor(a);
-  const cap = a.maxOutputTokens;
+  const { engine, workload, window } = await replayWindow(a);
   const isTrace = isTraceSpec(a.workload);
-  const window = selectWindow(workload.requests, {
-    speed: a.speed,
-    durationMs: a.durationS * 1000,
-    maxRequests: isTrace && a.requests !== undefined ? Math.min(a.maxRequests, a.requests) : a.maxRequests,
-  }).map((r) => (cap !== undefined && r.outputTokens > cap ? { ...r, outputTokens: cap } : r));
   if (window.length === 0) throw new Error(`no request of ${a.workload} falls in the window`);
   // A trace's window is its first requests in arrival order: the tuning half's, unless it runs past the middle.
   const set = describeSet(

@@ -9,7 +9,7 @@ import type { MaxTokensModelName } from "../../sim/client-max-tokens";
 import type { EngineConfig } from "../../sim/model/types";
 import { isSimPolicy, type SimPolicyName } from "../../sim/policies";
 import { prepareWorkload } from "../../sim/prepare";
-import { runPolicies } from "../../sim/run";
+import { runPolicies, type SimReport } from "../../sim/run";
 import type { SecondClient } from "../../sim/second-client";
 import type { PolicyResult } from "../../sim/simulator";
 import type { WorkloadRequest } from "../../sim/workloads/types";
@@ -27,7 +27,8 @@ export interface Prediction {
   readonly oracleHitRate: number;
 }
 
-export function predict(
+/** The simulator's whole report for the replay's requests (every figure of each policy). */
+export function predictionReport(
   name: string,
   requests: readonly WorkloadRequest[],
   policies: readonly string[],
@@ -42,14 +43,14 @@ export function predict(
   prefixTokens: number,
   /** How the replay's clients set max_tokens: the simulated router must be told what the gateway's was. */
   maxTokens: MaxTokensModelName,
-): Prediction {
+): SimReport {
   const w = prepareWorkload(
     { name, blockTokens: fleet.engine.blockTokens, requests, malformed: 0 },
     { prefixTokens, maxTokens, seed: fleet.seed },
   );
   const { kvCacheTokens, blockTokens: _blockTokens, ...engine } = fleet.engine;
   const names = policies.filter((p): p is SimPolicyName => isSimPolicy(p));
-  const report = runPolicies(
+  return runPolicies(
     w,
     {
       backends: fleet.backends,
@@ -62,6 +63,18 @@ export function predict(
     },
     names,
   );
+}
+
+/** The figures the e2e report sets beside its measurements. */
+export function predict(
+  name: string,
+  requests: readonly WorkloadRequest[],
+  policies: readonly string[],
+  fleet: Parameters<typeof predictionReport>[3],
+  prefixTokens: number,
+  maxTokens: MaxTokensModelName,
+): Prediction {
+  const report = predictionReport(name, requests, policies, fleet, prefixTokens, maxTokens);
   return {
     oracleHitRate: report.oracle.hitRate,
     policies: report.policies.map((r) => ({

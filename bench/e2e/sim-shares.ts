@@ -7,55 +7,30 @@
  *   npx tsx bench/e2e/sim-shares.ts --workload mooncake --speed 2 --duration 300 --backends 16 \
  *     --max-output-tokens 32 --arms prefix_aware
  */
-import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
-import type { EngineConfig } from "../../sim/model/types";
-import { isSimPolicy, type SimPolicyName } from "../../sim/policies";
-import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "../../sim/prepare";
-import { runPolicies } from "../../sim/run";
-import { isTraceSpec, loadWorkload } from "../../sim/workloads/index";
+import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
 import { parseE2eArgs } from "./args";
 import { emulatorIds } from "./backend-ids";
-import { selectWindow } from "./requests";
+import { replayWindow } from "./replay-window";
+import { predictionReport } from "./sim-prediction";
 
 async function main(argv: readonly string[]): Promise<void> {
   const a = parseE2eArgs(argv);
-  const engine: EngineConfig = {
-    ...DEFAULT_ENGINE_CONFIG,
-    ...(a.kvCacheTokens !== undefined ? { kvCacheTokens: a.kvCacheTokens } : {}),
-  };
-  const workload = await loadWorkload(a.workload, {
-    rate: a.rate,
-    seed: a.seed,
-    speed: 1,
-    ...(a.requests !== undefined && !isTraceSpec(a.workload) ? { requests: a.requests } : {}),
-  });
-  const isTrace = isTraceSpec(a.workload);
-  const cap = a.maxOutputTokens;
-  const window = selectWindow(workload.requests, {
-    speed: a.speed,
-    durationMs: a.durationS * 1000,
-    maxRequests: isTrace && a.requests !== undefined ? Math.min(a.maxRequests, a.requests) : a.maxRequests,
-  }).map((r) => (cap !== undefined && r.outputTokens > cap ? { ...r, outputTokens: cap } : r));
-  const w = prepareWorkload(
-    { name: workload.name, blockTokens: engine.blockTokens, requests: window, malformed: 0 },
-    { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens: a.maxTokens, seed: a.seed },
-  );
-  const { kvCacheTokens, blockTokens: _bt, ...rest } = engine;
-  const ids = emulatorIds(a.backends);
-  const names = a.arms.filter((p): p is SimPolicyName => isSimPolicy(p));
-  const report = runPolicies(
-    w,
+  const { engine, workload, window } = await replayWindow(a);
+  const report = predictionReport(
+    workload.name,
+    window,
+    a.arms,
     {
       backends: a.backends,
-      ids,
-      kvCacheTokens,
-      engine: rest,
+      engine,
       seed: a.seed,
-      ...(a.scrapeMs > 0 ? { scrapeMs: a.scrapeMs } : {}),
+      scrapeMs: a.scrapeMs,
       ...(a.secondClient !== undefined ? { secondClient: a.secondClient } : {}),
     },
-    names,
+    DEFAULT_PREFIX_TOKENS,
+    a.maxTokens,
   );
+  const ids = emulatorIds(a.backends);
   console.log(`${window.length} requests; oracle hit ${(100 * report.oracle.hitRate).toFixed(1)}%`);
   for (const r of report.policies) {
     const shares = r.requestShare.map((s, i) => `${ids[i]} ${(100 * s).toFixed(1)}%`).join(", ");
