@@ -180,7 +180,10 @@ describe("LruBlockSet anonymous entries and reserved capacity", () => {
     s.setCapacity(150);
     expect(s.size).toBe(100);
     // Eviction by stamp walks from the least recent: it must reach every entry at least that old.
-    const stamps = keys.filter((k) => s.has(k)).map((k) => s.stampOf(k)).sort((a, b) => a - b);
+    const stamps = keys
+      .filter((k) => s.has(k))
+      .map((k) => s.stampOf(k))
+      .sort((a, b) => a - b);
     const t = stamps[79]!;
     expect(s.evictThrough(t)).toBe(80);
     expect(s.size).toBe(20);
