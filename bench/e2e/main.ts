@@ -17,7 +17,7 @@ import type { ArmResult } from "./arm-result";
 import { DIRECT, PASSTHROUGH, runArm } from "./arms";
 import { runCost } from "./cost";
 import { bundleWorker } from "./gateway";
-import { replayWindow } from "./replay-window";
+import { predictionFleet, replayWindow } from "./replay-window";
 import { type E2eReport, renderMarkdown, writeReport } from "./report";
 import { buildItems } from "./requests";
 import { predict } from "./sim-prediction";
@@ -87,13 +87,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         workload.name,
         window,
         a.arms.filter((x) => x !== DIRECT && x !== PASSTHROUGH),
-        {
-          backends: a.backends,
-          engine,
-          seed: a.seed,
-          scrapeMs: a.scrapeMs,
-          ...(a.secondClient !== undefined ? { secondClient: a.secondClient } : {}),
-        },
+        predictionFleet(a, engine),
         DEFAULT_PREFIX_TOKENS,
         a.maxTokens,
       )

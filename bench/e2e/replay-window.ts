@@ -53,3 +53,14 @@ export async function replayWindow(a: E2eArgs): Promise<ReplayWindow> {
   }).map((r) => (cap !== undefined && r.outputTokens > cap ? { ...r, outputTokens: cap } : r));
   return { engine, workload, window };
 }
+
+/** The fleet the simulator's prediction replays the window on: the replay's size, engines, seed, scrape and second client. */
+export function predictionFleet(a: E2eArgs, engine: EngineConfig) {
+  return {
+    backends: a.backends,
+    engine,
+    seed: a.seed,
+    scrapeMs: a.scrapeMs,
+    ...(a.secondClient !== undefined ? { secondClient: a.secondClient } : {}),
+  };
+}

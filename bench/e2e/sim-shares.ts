@@ -10,7 +10,7 @@
 import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
 import { parseE2eArgs } from "./args";
 import { emulatorIds } from "./backend-ids";
-import { replayWindow } from "./replay-window";
+import { predictionFleet, replayWindow } from "./replay-window";
 import { predictionReport } from "./sim-prediction";
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -20,13 +20,7 @@ async function main(argv: readonly string[]): Promise<void> {
     workload.name,
     window,
     a.arms,
-    {
-      backends: a.backends,
-      engine,
-      seed: a.seed,
-      scrapeMs: a.scrapeMs,
-      ...(a.secondClient !== undefined ? { secondClient: a.secondClient } : {}),
-    },
+    predictionFleet(a, engine),
     DEFAULT_PREFIX_TOKENS,
     a.maxTokens,
   );
