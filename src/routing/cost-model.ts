@@ -2,7 +2,7 @@
  * Expected time to first token on each backend, as prefix_aware scores it:
  *
  *   cost_i = max(queueWait_i, memoryWait_i) + (uncached_i + kvWeight · kv_i) / rate_i
- *            + decodeMsPerInflight · inflight_i
+ *            + inflightMs_i · inflight_i
  *
  * - queueWait_i: a virtual prefill queue, the gateway's view of NVIDIA
  *   Dynamo's "active prefill tokens" (ai-dynamo/dynamo kv_router/sequence.rs)
@@ -32,20 +32,30 @@
  *   later of the two waits. Below capacity, a small linear term (kvWeight)
  *   prefers the backend with less decode work in flight — Dynamo's "active
  *   decode blocks", weighted lower than prefill.
- * - decodeMsPerInflight: requests in flight slow every engine step a little
- *   and fill the running set; a small term that decides between backends
- *   with equal matches and equal queues, divided by the backend's relative
- *   weight like the rate.
+ * - inflightMs_i: what each of our requests in flight on i costs a new one:
+ *   every running sequence makes each engine step a little longer. Learned
+ *   per backend from completions (decode time per output token against our
+ *   requests in flight when each was sent; ./inflight-step-cost.ts); until
+ *   `inflightSamples` completions are seen there, the prior
+ *   `decodeMsPerInflight` divided by the backend's relative weight like the
+ *   rate. A small term that decides between backends with equal matches and
+ *   equal queues. (A constant was wrong both ways: on a mixture of experts a
+ *   busy step costs about the same whatever its batch, and 2 ms a request
+ *   pushed prefix homes' requests off them; bench/results/policy-work.md,
+ *   "Learned in-flight cost".)
  *
  * The measurements behind these choices: bench/results/routing-tuning.md.
  */
+import { InflightStepCost } from "./inflight-step-cost";
 import type { BackendSpec } from "./types";
 
 export interface CostModelOptions {
   /** Prefill rate before any outcome is seen, tokens/s. Default 10,000. */
   readonly defaultPrefillTokensPerSec?: number;
-  /** Cost of each request already in flight on a backend, ms. Default 2. */
+  /** Cost of each request already in flight on a backend until learned there, ms. Default 2. */
   readonly decodeMsPerInflight?: number;
+  /** Completions on a backend before its in-flight cost is learned, and the window of that estimate. Default 32. */
+  readonly inflightSamples?: number;
   /** EWMA weight of a new rate sample. Default 0.2. */
   readonly ewmaAlpha?: number;
   /** Uncached tokens below which a TTFT says too little about prefill speed. Default 1024. */
@@ -55,6 +65,9 @@ export interface CostModelOptions {
 }
 
 export const DEFAULT_PREFILL_TOKENS_PER_SEC = 10_000;
+/** The prior of the in-flight cost (the constant it was before it was learned), ms per request. */
+export const DEFAULT_DECODE_MS_PER_INFLIGHT = 2;
+export const DEFAULT_INFLIGHT_SAMPLES = 32;
 
 interface BackendCostState {
   busyUntil: number;
@@ -70,6 +83,11 @@ interface BackendCostState {
   decodeMs: number;
   /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
   open: PrefillSlot[];
+  /** What one more request in flight adds to an engine step here, learned from completions. */
+  stepCost: InflightStepCost;
+  /** ∫ (our requests in flight here) dt up to `areaAt`, request·ms: how many a request shared the backend with. */
+  inflightArea: number;
+  areaAt: number;
 }
 
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
@@ -86,11 +104,15 @@ export interface PrefillSlot {
   readonly alone: boolean;
   /** KV tokens it holds until it completes. */
   readonly kvTokens: number;
+  /** The backend's in-flight area (request·ms) when it was sent: with the area at its end, the mean number of our requests it ran with. */
+  readonly area: number;
 }
 
 export class PrefillCostModel {
   readonly defaultRate: number;
+  /** The in-flight cost before it is learned, ms per request (at mean weight). */
   readonly decodeMsPerInflight: number;
+  private readonly inflightSamples: number;
   private readonly alpha: number;
   private readonly minSampleTokens: number;
   readonly kvWeight: number;
@@ -110,7 +132,11 @@ export class PrefillCostModel {
       throw new RangeError(`defaultPrefillTokensPerSec must be a finite number > 0, got ${tps}`);
     this.defaultRate = tps / 1000;
     this.ratePerShare = this.defaultRate;
-    this.decodeMsPerInflight = options.decodeMsPerInflight ?? 2;
+    this.decodeMsPerInflight = options.decodeMsPerInflight ?? DEFAULT_DECODE_MS_PER_INFLIGHT;
+    if (!(this.decodeMsPerInflight >= 0) || !Number.isFinite(this.decodeMsPerInflight))
+      throw new RangeError(`decodeMsPerInflight must be a finite number >= 0, got ${this.decodeMsPerInflight}`);
+    this.inflightSamples = options.inflightSamples ?? DEFAULT_INFLIGHT_SAMPLES;
+    new InflightStepCost(this.inflightSamples); // validates it here, at construction, not at the first backend
     this.alpha = options.ewmaAlpha ?? 0.2;
     this.minSampleTokens = options.minSampleTokens ?? 1024;
     this.kvWeight = options.kvWeight ?? 0.05;
@@ -130,6 +156,9 @@ export class PrefillCostModel {
         residenceMs: 0,
         decodeMs: 0,
         open: [],
+        stepCost: new InflightStepCost(this.inflightSamples),
+        inflightArea: 0,
+        areaAt: 0,
       };
       s.share = share;
       s.capacity = b.kvCacheTokens;
@@ -157,6 +186,20 @@ export class PrefillCostModel {
     return this.states[i]!.decodeMs;
   }
 
+  /**
+   * What each of our requests in flight on backend i costs a new request there, ms: learned from its
+   * completions once there are enough, else the prior scaled by its relative weight.
+   */
+  inflightMs(i: number): number {
+    const s = this.states[i]!;
+    return s.stepCost.msPerRequest() ?? this.decodeMsPerInflight / s.share;
+  }
+
+  /** True once backend i's in-flight cost is learned (inflightMs is no longer the prior). */
+  inflightLearned(i: number): boolean {
+    return this.states[i]!.stepCost.msPerRequest() !== undefined;
+  }
+
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;
@@ -172,7 +215,7 @@ export class PrefillCostModel {
     return (
       this.startWaitMs(s, uncachedTokens + outputTokens, now) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
-      (this.decodeMsPerInflight * inflight) / s.share
+      (s.stepCost.msPerRequest() ?? this.decodeMsPerInflight / s.share) * inflight
     );
   }
 
@@ -245,6 +288,7 @@ export class PrefillCostModel {
     now: number,
   ): PrefillSlot {
     const s = this.states[i]!;
+    advanceArea(s, now);
     const kvTokens = uncachedTokens + outputTokens;
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
@@ -259,6 +303,7 @@ export class PrefillCostModel {
       service,
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
+      area: s.inflightArea,
     };
     insertByEnd(s.open, slot);
     return slot;
@@ -267,11 +312,14 @@ export class PrefillCostModel {
   /**
    * The request ended (any outcome): its prefill is no longer ahead of anyone.
    * Gives back the part of its slot still in the future; the slots queued
-   * behind it move up by as much.
+   * behind it move up by as much. With its TTFT (a success), its decode time
+   * is learned; with its output tokens too, what the requests in flight
+   * with it cost each step.
    */
-  released(i: number, slot: PrefillSlot, now: number, ttftMs?: number): void {
+  released(i: number, slot: PrefillSlot, now: number, ttftMs?: number, outputTokens?: number): void {
     const s = this.states[i];
     if (s === undefined) return;
+    advanceArea(s, now);
     removeByEnd(s.open, slot);
     const start = slot.end - slot.service;
     const left = Math.max(0, slot.end - Math.max(now, start));
@@ -282,6 +330,10 @@ export class PrefillCostModel {
     if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {
       const decode = stay - ttftMs;
       s.decodeMs = s.decodeMs === 0 ? decode : s.decodeMs + this.alpha * (decode - s.decodeMs);
+      // Our requests in flight with it, on average over its stay (itself included): the batch it decoded
+      // in is better told by that than by the count when it was sent, which a long decode outlives.
+      if (outputTokens !== undefined && stay > 0)
+        s.stepCost.observe((s.inflightArea - slot.area) / stay, decode, outputTokens);
     }
   }
 
@@ -304,6 +356,14 @@ export class PrefillCostModel {
 
   private rateOf(s: BackendCostState): number {
     return this.ratePerShare * s.share;
+  }
+}
+
+/** Brings the backend's in-flight area to `now`: `open` holds our requests in flight there. */
+function advanceArea(s: BackendCostState, now: number): void {
+  if (now > s.areaAt) {
+    s.inflightArea += s.open.length * (now - s.areaAt);
+    s.areaAt = now;
   }
 }
 
