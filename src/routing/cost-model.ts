@@ -134,7 +134,9 @@ export class PrefillCostModel {
     this.ratePerShare = this.defaultRate;
     this.decodeMsPerInflight = options.decodeMsPerInflight ?? DEFAULT_DECODE_MS_PER_INFLIGHT;
     if (!(this.decodeMsPerInflight >= 0) || !Number.isFinite(this.decodeMsPerInflight))
-      throw new RangeError(`decodeMsPerInflight must be a finite number >= 0, got ${this.decodeMsPerInflight}`);
+      throw new RangeError(
+        `decodeMsPerInflight must be a finite number >= 0, got ${this.decodeMsPerInflight}`,
+      );
     this.inflightSamples = options.inflightSamples ?? DEFAULT_INFLIGHT_SAMPLES;
     new InflightStepCost(this.inflightSamples); // validates it here, at construction, not at the first backend
     this.alpha = options.ewmaAlpha ?? 0.2;

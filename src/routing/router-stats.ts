@@ -24,6 +24,11 @@ export interface BackendStats {
    * policies only): what an uncached token is judged to cost here.
    */
   readonly prefillTokensPerSec?: number;
+  /**
+   * What each request in flight here is judged to cost a new one, ms (cost-based policies only): learned
+   * from completions once there are enough, the configured prior before.
+   */
+  readonly inflightMs?: number;
 }
 
 export interface RouterStats {

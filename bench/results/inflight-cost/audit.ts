@@ -10,7 +10,7 @@
 //   npx tsx bench/results/inflight-cost/audit.ts [WORKLOAD BACKENDS LOAD SET SEED PRESET]
 // Engine internals are read through casts: an audit only, nothing here is used by the router or the simulator.
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
-import { Router } from "../../../src/routing/router";
+import { Router, type RouteTicket } from "../../../src/routing/router";
 import { StepCost } from "../../../sim/model/step-time";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { engineConfig, simulatePolicy } from "../../../sim/simulator";
@@ -69,7 +69,7 @@ const res = simulatePolicy(
         return out;
       },
       complete(ticket, outcome, ctx) {
-        r.complete(ticket, outcome, ctx);
+        r.complete(ticket as RouteTicket, outcome, ctx);
         const b = at.get(ticket)!;
         at.delete(ticket);
         completions[b]!++;
