@@ -188,21 +188,21 @@ describe("PrefillCostModel's in-flight cost", () => {
   it("charges the prior per request in flight, scaled by weight, until it has learned", () => {
     const m = new PrefillCostModel({ kvWeight: 0 });
     m.setBackends(fleet);
-    expect(m.inflightLearned(0)).toBe(false);
+    expect(m.inflightLearned).toBe(false);
     expect(m.inflightMs(0)).toBe(2 / 0.5);
     expect(m.inflightMs(1)).toBe(2 / 1.5);
     expect(m.cost(0, 0, 10, 0) - m.cost(0, 0, 0, 0)).toBeCloseTo(40, 9);
   });
 
-  it("learns from completions what a request in flight adds to a step, and costs that", () => {
+  it("learns from completions what a request in flight adds to a step, pooled per unit of weight, and costs that", () => {
     const m = new PrefillCostModel({ kvWeight: 0 });
     m.setBackends(fleet);
     const now = serve(m, 5);
-    expect(m.inflightLearned(0)).toBe(true);
+    expect(m.inflightLearned).toBe(true);
     expect(m.inflightMs(0)).toBeCloseTo(0.15, 2);
     expect(m.cost(0, 0, 10, now) - m.cost(0, 0, 0, now)).toBeCloseTo(1.5, 1);
-    // The other backend saw nothing: still the prior.
-    expect(m.inflightMs(1)).toBe(2 / 1.5);
+    // One estimate for the pool, per unit of weight: the weight-3 backend is taken as 3x as fast.
+    expect(m.inflightMs(1)).toBeCloseTo(m.inflightMs(0) / 3, 9);
   });
 
   it("regresses on the requests it ran with over its stay, not the count when it was sent", () => {
@@ -233,7 +233,7 @@ describe("PrefillCostModel's in-flight cost", () => {
       if (k % 2 === 0) m.released(0, s, k * 1_000 + 500);
       else m.released(0, s, k * 1_000 + 500, 10);
     }
-    expect(m.inflightLearned(0)).toBe(false);
+    expect(m.inflightLearned).toBe(false);
   });
 
   it("fails loudly on a bad prior or window", () => {

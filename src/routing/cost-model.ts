@@ -34,14 +34,14 @@
  *   decode blocks", weighted lower than prefill.
  * - inflightMs_i: what each of our requests in flight on i costs a new one:
  *   every running sequence makes each engine step a little longer. Learned
- *   per backend from completions (decode time per output token against our
- *   requests in flight when each was sent; ./inflight-step-cost.ts); until
- *   `inflightSamples` completions are seen there, the prior
- *   `decodeMsPerInflight` divided by the backend's relative weight like the
- *   rate. A small term that decides between backends with equal matches and
- *   equal queues. (A constant was wrong both ways: on a mixture of experts a
- *   busy step costs about the same whatever its batch, and 2 ms a request
- *   pushed prefix homes' requests off them; bench/results/policy-work.md,
+ *   from completions (decode time per output token against the mean number
+ *   of our requests in flight with each; ./inflight-step-cost.ts), one
+ *   estimate per unit of weight for the pool like the rate; until
+ *   `inflightSamples` completions are seen, the prior `decodeMsPerInflight`.
+ *   Divided by the backend's relative weight, like the rate. A small term
+ *   that decides between backends with equal matches and equal queues. (The
+ *   constant it replaces, 2 ms, is 4-14x what a running request adds to a
+ *   step in the simulator's engine model; bench/results/policy-work.md,
  *   "Learned in-flight cost".)
  *
  * The measurements behind these choices: bench/results/routing-tuning.md.
@@ -54,7 +54,7 @@ export interface CostModelOptions {
   readonly defaultPrefillTokensPerSec?: number;
   /** Cost of each request already in flight on a backend until learned there, ms. Default 2. */
   readonly decodeMsPerInflight?: number;
-  /** Completions on a backend before its in-flight cost is learned, and the window of that estimate. Default 32. */
+  /** Completions (in the pool) before the in-flight cost is learned, and the window of that estimate. Default 64. */
   readonly inflightSamples?: number;
   /** EWMA weight of a new rate sample. Default 0.2. */
   readonly ewmaAlpha?: number;
@@ -67,7 +67,7 @@ export interface CostModelOptions {
 export const DEFAULT_PREFILL_TOKENS_PER_SEC = 10_000;
 /** The prior of the in-flight cost (the constant it was before it was learned), ms per request. */
 export const DEFAULT_DECODE_MS_PER_INFLIGHT = 2;
-export const DEFAULT_INFLIGHT_SAMPLES = 32;
+export const DEFAULT_INFLIGHT_SAMPLES = 64;
 
 interface BackendCostState {
   busyUntil: number;
@@ -83,8 +83,6 @@ interface BackendCostState {
   decodeMs: number;
   /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
   open: PrefillSlot[];
-  /** What one more request in flight adds to an engine step here, learned from completions. */
-  stepCost: InflightStepCost;
   /** ∫ (our requests in flight here) dt up to `areaAt`, request·ms: how many a request shared the backend with. */
   inflightArea: number;
   areaAt: number;
@@ -123,6 +121,13 @@ export class PrefillCostModel {
    * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
+  /**
+   * What one more request in flight adds to an engine step, per unit of share (a weight-2 backend's steps
+   * are taken as twice as fast): one estimate for the pool like the rate. Learned per backend, the
+   * backends that had not yet learned kept the prior beside the learned ones, and a decision then
+   * weighed 2 ms a request on one against 0.4 ms on another (bench/results/policy-work.md).
+   */
+  private readonly stepCost: InflightStepCost;
   private byId = new Map<string, BackendCostState>();
   private states: BackendCostState[] = [];
 
@@ -138,7 +143,7 @@ export class PrefillCostModel {
         `decodeMsPerInflight must be a finite number >= 0, got ${this.decodeMsPerInflight}`,
       );
     this.inflightSamples = options.inflightSamples ?? DEFAULT_INFLIGHT_SAMPLES;
-    new InflightStepCost(this.inflightSamples); // validates it here, at construction, not at the first backend
+    this.stepCost = new InflightStepCost(this.inflightSamples);
     this.alpha = options.ewmaAlpha ?? 0.2;
     this.minSampleTokens = options.minSampleTokens ?? 1024;
     this.kvWeight = options.kvWeight ?? 0.05;
@@ -158,7 +163,6 @@ export class PrefillCostModel {
         residenceMs: 0,
         decodeMs: 0,
         open: [],
-        stepCost: new InflightStepCost(this.inflightSamples),
         inflightArea: 0,
         areaAt: 0,
       };
@@ -193,13 +197,16 @@ export class PrefillCostModel {
    * completions once there are enough, else the prior scaled by its relative weight.
    */
   inflightMs(i: number): number {
-    const s = this.states[i]!;
-    return s.stepCost.msPerRequest() ?? this.decodeMsPerInflight / s.share;
+    return this.inflightMsOf(this.states[i]!);
   }
 
-  /** True once backend i's in-flight cost is learned (inflightMs is no longer the prior). */
-  inflightLearned(i: number): boolean {
-    return this.states[i]!.stepCost.msPerRequest() !== undefined;
+  /** True once the in-flight cost is learned (inflightMs is no longer the prior). */
+  get inflightLearned(): boolean {
+    return this.stepCost.msPerRequest() !== undefined;
+  }
+
+  private inflightMsOf(s: BackendCostState): number {
+    return (this.stepCost.msPerRequest() ?? this.decodeMsPerInflight) / s.share;
   }
 
   /** Prefill rate of backend i, tokens/s. */
@@ -217,7 +224,7 @@ export class PrefillCostModel {
     return (
       this.startWaitMs(s, uncachedTokens + outputTokens, now) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
-      (s.stepCost.msPerRequest() ?? this.decodeMsPerInflight / s.share) * inflight
+      this.inflightMsOf(s) * inflight
     );
   }
 
@@ -335,7 +342,7 @@ export class PrefillCostModel {
       // Our requests in flight with it, on average over its stay (itself included): the batch it decoded
       // in is better told by that than by the count when it was sent, which a long decode outlives.
       if (outputTokens !== undefined && stay > 0)
-        s.stepCost.observe((s.inflightArea - slot.area) / stay, decode, outputTokens);
+        this.stepCost.observe((s.inflightArea - slot.area) / stay, decode * s.share, outputTokens);
     }
   }
 

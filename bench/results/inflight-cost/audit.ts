@@ -47,10 +47,10 @@ const fmt = (x: number) => x.toFixed(3);
 
 function checkpoint(label: string): void {
   const ms = Array.from({ length: a.backends }, (_, b) => model.inflightMs(b));
-  const learned = Array.from({ length: a.backends }, (_, b) => model.inflightLearned(b)).filter(Boolean).length;
+  const learned = model.inflightLearned ? "yes" : "no";
   const mean = ms.reduce((s, x) => s + x, 0) / ms.length;
   rows.push(
-    `| ${label} | ${learned}/${a.backends} | ${fmt(mean)} | ${fmt(Math.min(...ms))} | ${fmt(Math.max(...ms))} | ${trueCount > 0 ? fmt(trueSum / trueCount) : "—"} | ${trueCount > 0 ? (batchSum / trueCount).toFixed(1) : "—"} |`,
+    `| ${label} | ${learned} | ${fmt(mean)} | ${fmt(Math.min(...ms))} | ${fmt(Math.max(...ms))} | ${trueCount > 0 ? fmt(trueSum / trueCount) : "—"} | ${trueCount > 0 ? (batchSum / trueCount).toFixed(1) : "—"} |`,
   );
 }
 
@@ -73,7 +73,7 @@ const res = simulatePolicy(
         const b = at.get(ticket)!;
         at.delete(ticket);
         completions[b]!++;
-        series[b]!.push(model.inflightLearned(b) ? model.inflightMs(b) : Number.NaN);
+        series[b]!.push(model.inflightLearned ? model.inflightMs(b) : Number.NaN);
         done++;
         if (done % Math.max(1, Math.floor(n / 10)) === 0) checkpoint(`${Math.round((100 * done) / n)}%`);
       },
@@ -108,7 +108,7 @@ const range = (xs: number[]) => (xs.some((x) => x === 0) ? `never on ${xs.filter
 console.log(`# In-flight cost: learned against the engine model — ${a.spec}, ${a.backends} backends, load ${a.load}, ${a.set} s${a.seed}, ${a.preset}\n`);
 console.log(`Command: \`npx tsx bench/results/inflight-cost/audit.ts ${a.spec} ${a.backends} ${a.load} ${a.set} ${a.seed} ${a.preset}\`\n`);
 console.log(`${n} requests; prefix_aware TTFT p50 ${res.ttftP50Ms.toFixed(1)} ms, p99 ${res.ttftP99Ms.toFixed(1)} ms; the prior is ${model.decodeMsPerInflight} ms.\n`);
-console.log("| completed | backends learned | learned ms/request (mean) | min | max | true marginal step ms (run so far) | mean decode batch |");
+console.log("| completed | learned | learned ms/request (mean) | min | max | true marginal step ms (run so far) | mean decode batch |");
 console.log("|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);
 console.log(`\nTrue marginal over the run ${fmt(truth)} ms. At the end ${within2}/${a.backends} backends within a factor 2 of it.`);

@@ -420,7 +420,7 @@ describe("prefix_aware", () => {
         );
       now = done + 1_000;
     }
-    expect(policy.model.inflightLearned(0)).toBe(true);
+    expect(policy.model.inflightLearned).toBe(true);
     expect(router.stats().backends[0]!.inflightMs).toBe(policy.inflightMs(0));
     expect(policy.inflightMs(0)!).toBeCloseTo(0.5, 1);
   });
