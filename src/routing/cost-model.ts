@@ -2,7 +2,7 @@
  * Expected time to first token on each backend, as prefix_aware scores it:
  *
  *   cost_i = max(queueWait_i, memoryWait_i) + (uncached_i + kvWeight · kv_i) / rate_i
- *            + inflightMs_i · inflight_i
+ *            + decodeMsPerInflight · inflight_i
  *
  * - queueWait_i: a virtual prefill queue, the gateway's view of NVIDIA
  *   Dynamo's "active prefill tokens" (ai-dynamo/dynamo kv_router/sequence.rs)
@@ -32,17 +32,20 @@
  *   later of the two waits. Below capacity, a small linear term (kvWeight)
  *   prefers the backend with less decode work in flight — Dynamo's "active
  *   decode blocks", weighted lower than prefill.
- * - inflightMs_i: what each of our requests in flight on i costs a new one:
- *   every running sequence makes each engine step a little longer. Learned
- *   from completions (decode time per output token against the mean number
- *   of our requests in flight with each; ./inflight-step-cost.ts), one
- *   estimate per unit of weight for the pool like the rate; until
- *   `inflightSamples` completions are seen, the prior `decodeMsPerInflight`.
- *   Divided by the backend's relative weight, like the rate. A small term
- *   that decides between backends with equal matches and equal queues. (The
- *   constant it replaces, 2 ms, is 4-14x what a running request adds to a
- *   step in the simulator's engine model; bench/results/policy-work.md,
- *   "Learned in-flight cost".)
+ * - decodeMsPerInflight: requests in flight slow every engine step a little
+ *   and fill the running set; a small term that decides between backends
+ *   with equal matches and equal queues, divided by the backend's relative
+ *   weight like the rate. It is a constant, 2 ms, and too high for what it
+ *   says: a running request adds 0.1-0.7 ms to a step on the simulator's
+ *   dense presets, 0.1-2 ms on the MoE by batch. What it is really worth is
+ *   learned beside it (learnedInflightMs: decode time per output token
+ *   against the mean number of our requests in flight with each, one
+ *   estimate per unit of weight for the pool like the rate;
+ *   ./inflight-step-cost.ts) and shown in the stats, but not charged: with
+ *   the learned figure in its place a tuning-set run (multi-turn MoE) lost
+ *   its balance far more often, the 2 ms standing in for the memory our
+ *   ledger does not count (bench/results/policy-work.md, "Learned in-flight
+ *   cost").
  *
  * The measurements behind these choices: bench/results/routing-tuning.md.
  */
@@ -52,7 +55,7 @@ import type { BackendSpec } from "./types";
 export interface CostModelOptions {
   /** Prefill rate before any outcome is seen, tokens/s. Default 10,000. */
   readonly defaultPrefillTokensPerSec?: number;
-  /** Cost of each request already in flight on a backend until learned there, ms. Default 2. */
+  /** Cost of each request already in flight on a backend, ms (at mean weight). Default 2. */
   readonly decodeMsPerInflight?: number;
   /** Completions (in the pool) before the in-flight cost is learned, and the window of that estimate. Default 64. */
   readonly inflightSamples?: number;
@@ -65,7 +68,7 @@ export interface CostModelOptions {
 }
 
 export const DEFAULT_PREFILL_TOKENS_PER_SEC = 10_000;
-/** The prior of the in-flight cost (the constant it was before it was learned), ms per request. */
+/** The in-flight cost charged, ms per request at mean weight. */
 export const DEFAULT_DECODE_MS_PER_INFLIGHT = 2;
 export const DEFAULT_INFLIGHT_SAMPLES = 64;
 
@@ -108,7 +111,6 @@ export interface PrefillSlot {
 
 export class PrefillCostModel {
   readonly defaultRate: number;
-  /** The in-flight cost before it is learned, ms per request (at mean weight). */
   readonly decodeMsPerInflight: number;
   private readonly inflightSamples: number;
   private readonly alpha: number;
@@ -123,9 +125,8 @@ export class PrefillCostModel {
   private ratePerShare: number;
   /**
    * What one more request in flight adds to an engine step, per unit of share (a weight-2 backend's steps
-   * are taken as twice as fast): one estimate for the pool like the rate. Learned per backend, the
-   * backends that had not yet learned kept the prior beside the learned ones, and a decision then
-   * weighed 2 ms a request on one against 0.4 ms on another (bench/results/policy-work.md).
+   * are taken as twice as fast): one estimate for the pool like the rate, so every backend has a figure
+   * from the same moment (~8 completions each on 8 backends).
    */
   private readonly stepCost: InflightStepCost;
   private byId = new Map<string, BackendCostState>();
@@ -193,20 +194,13 @@ export class PrefillCostModel {
   }
 
   /**
-   * What each of our requests in flight on backend i costs a new request there, ms: learned from its
-   * completions once there are enough, else the prior scaled by its relative weight.
+   * What one more of our requests in flight adds to an engine step on backend i, ms, as learned from
+   * completions (scaled by its relative weight); undefined until enough are seen. Shown, not charged
+   * (see the header).
    */
-  inflightMs(i: number): number {
-    return this.inflightMsOf(this.states[i]!);
-  }
-
-  /** True once the in-flight cost is learned (inflightMs is no longer the prior). */
-  get inflightLearned(): boolean {
-    return this.stepCost.msPerRequest() !== undefined;
-  }
-
-  private inflightMsOf(s: BackendCostState): number {
-    return (this.stepCost.msPerRequest() ?? this.decodeMsPerInflight) / s.share;
+  learnedInflightMs(i: number): number | undefined {
+    const pooled = this.stepCost.msPerRequest();
+    return pooled === undefined ? undefined : pooled / this.states[i]!.share;
   }
 
   /** Prefill rate of backend i, tokens/s. */
@@ -224,7 +218,7 @@ export class PrefillCostModel {
     return (
       this.startWaitMs(s, uncachedTokens + outputTokens, now) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
-      this.inflightMsOf(s) * inflight
+      (this.decodeMsPerInflight * inflight) / s.share
     );
   }
 

@@ -23,7 +23,7 @@
  *   sizes it knows) at backend i's learned prefill rate.
  * - the rest run: each slows every engine step and holds a slot, as one of
  *   the router's own in-flight requests does (decodeMs_i: the cost model's
- *   in-flight cost on backend i, cost-model.ts inflightMs).
+ *   decodeMsPerInflight per unit of relative weight).
  *
  * A reading older than maxAgeMs, or without ownInflight (the router could
  * not tell its own load, which it already counts, from the rest), adds
@@ -33,7 +33,7 @@
  * reported, make the engine's count the smaller one).
  */
 import type { PrefillCostModel } from "./cost-model";
-import type { EngineSignals, FleetView } from "./types";
+import type { BackendSpec, EngineSignals, FleetView } from "./types";
 
 export interface ForeignLoadOptions {
   /** Engine readings older than this are ignored, ms. Default DEFAULT_ENGINE_SIGNAL_MAX_AGE_MS. */
@@ -82,6 +82,8 @@ export class ForeignLoad {
   /** Mean uncached prompt tokens of the requests this router placed (0 until the first). */
   private meanUncached = 0;
   private seen = false;
+  private weightsOf: readonly BackendSpec[] | undefined;
+  private meanWeight = 1;
 
   constructor(options: ForeignLoadOptions = {}) {
     const age = options.engineSignalMaxAgeMs ?? DEFAULT_ENGINE_SIGNAL_MAX_AGE_MS;
@@ -114,7 +116,16 @@ export class ForeignLoad {
     const r = read(i);
     if (r === undefined) return 0;
     const prefillMs = this.meanUncached / (model.prefillTokensPerSec(i) / 1000);
-    const decodeMs = model.inflightMs(i);
+    const decodeMs =
+      (model.decodeMsPerInflight * this.meanWeightOf(fleet.backends)) / fleet.backends[i]!.weight;
     return foreignLoadMs(r, now, this.maxAgeMs, prefillMs, decodeMs);
+  }
+
+  private meanWeightOf(backends: readonly BackendSpec[]): number {
+    if (this.weightsOf !== backends) {
+      this.meanWeight = backends.reduce((a, b) => a + b.weight, 0) / Math.max(1, backends.length);
+      this.weightsOf = backends;
+    }
+    return this.meanWeight;
   }
 }

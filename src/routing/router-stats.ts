@@ -25,10 +25,12 @@ export interface BackendStats {
    */
   readonly prefillTokensPerSec?: number;
   /**
-   * What each request in flight here is judged to cost a new one, ms (cost-based policies only): learned
-   * from completions once there are enough, the configured prior before.
+   * What one more request in flight adds to an engine step here, ms, as the policy has learned it from
+   * completions (decode time per output token against requests in flight; cost-based policies only,
+   * absent until enough are seen): what a request in flight really costs the others, beside the
+   * constant the cost model charges (decodeMsPerInflight).
    */
-  readonly inflightMs?: number;
+  readonly learnedInflightMs?: number;
 }
 
 export interface RouterStats {

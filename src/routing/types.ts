@@ -183,6 +183,6 @@ export interface RoutingPolicy {
   onBackendsChanged?(backends: readonly BackendSpec[]): void;
   /** The prefill rate the policy has learned for backend `index`, tokens/s; absent when it learns none. */
   prefillTokensPerSec?(index: number): number | undefined;
-  /** What the policy judges each request in flight on backend `index` to cost a new one, ms; absent when it has no such term. */
-  inflightMs?(index: number): number | undefined;
+  /** What the policy has learned one more request in flight adds to a step on backend `index`, ms; absent before, or when it learns none. */
+  learnedInflightMs?(index: number): number | undefined;
 }

@@ -395,14 +395,14 @@ describe("prefix_aware", () => {
     expect(router.stats().backends.map((b) => b.prefillTokensPerSec)).toEqual(rates);
     const plain = new Router(FLEET, { policy: "least_outstanding" });
     expect(plain.stats().backends.every((b) => b.prefillTokensPerSec === undefined)).toBe(true);
-    expect(plain.stats().backends.every((b) => b.inflightMs === undefined)).toBe(true);
+    expect(plain.stats().backends.every((b) => b.learnedInflightMs === undefined)).toBe(true);
   });
 
   it("learns a backend's in-flight cost from completions' decode time and output tokens, and shows it", () => {
     const policy = new PrefixAwarePolicy({ inflightSamples: 8 });
     const router = new Router([FLEET[0]!], { policy });
     const random = seededRandom(3);
-    expect(router.stats().backends[0]!.inflightMs).toBe(2);
+    expect(router.stats().backends[0]!.learnedInflightMs).toBeUndefined();
     // Rounds of k = 1..6 requests in flight together, each decoding 50 tokens on an engine whose step is
     // 10 ms + 0.5 ms per request running.
     let now = 0;
@@ -420,8 +420,7 @@ describe("prefix_aware", () => {
         );
       now = done + 1_000;
     }
-    expect(policy.model.inflightLearned).toBe(true);
-    expect(router.stats().backends[0]!.inflightMs).toBe(policy.inflightMs(0));
-    expect(policy.inflightMs(0)!).toBeCloseTo(0.5, 1);
+    expect(router.stats().backends[0]!.learnedInflightMs).toBe(policy.learnedInflightMs(0));
+    expect(policy.learnedInflightMs(0)!).toBeCloseTo(0.5, 1);
   });
 });

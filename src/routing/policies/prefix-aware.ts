@@ -330,9 +330,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return index >= 0 && index < this.model.size ? this.model.prefillTokensPerSec(index) : undefined;
   }
 
-  /** What each request in flight on backend i is judged to cost a new one, ms (learned, or the prior). */
-  inflightMs(index: number): number | undefined {
-    return index >= 0 && index < this.model.size ? this.model.inflightMs(index) : undefined;
+  /** What one more request in flight adds to an engine step on backend i, ms, as learned (undefined before). */
+  learnedInflightMs(index: number): number | undefined {
+    return index >= 0 && index < this.model.size ? this.model.learnedInflightMs(index) : undefined;
   }
 
   private sync(backends: readonly BackendSpec[]): void {

@@ -91,8 +91,8 @@ export interface BackendSnapshot {
   readonly consecutiveFailures: number;
   /** The prefill rate the first arm's policy has learned here, tokens/s (cost-based policies only). */
   readonly prefillTokensPerSec?: number;
-  /** What each request in flight here is judged to cost a new one, ms, as the first arm's policy has it (learned or its prior). */
-  readonly inflightMs?: number;
+  /** What one more request in flight adds to a step here, ms, as the first arm's policy has learned it (absent before). */
+  readonly learnedInflightMs?: number;
 }
 
 export interface PoolCounters {
