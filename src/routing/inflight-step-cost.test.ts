@@ -45,6 +45,13 @@ describe("InflightStepCost", () => {
     expect(c.msPerRequest()).toBeUndefined();
   });
 
+  it("keeps its last figure through a window whose counts stop spreading (a drain, a steady load)", () => {
+    const c = new InflightStepCost(32);
+    feed(c, 400, 7, 0.15);
+    feed(c, 400, 7, 0.15, 1); // one request at a time for a long while: the spread decays away
+    expect(c.msPerRequest()!).toBeCloseTo(0.15, 1);
+  });
+
   it("is bounded: never below 0, never above the mean step over the mean count", () => {
     const falling = new InflightStepCost(8);
     feed(falling, 100, 30, -2);

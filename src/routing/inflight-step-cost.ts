@@ -22,9 +22,11 @@
  * weighs 1/k while k < `samples`, then 1/`samples`, Welford's update), so
  * the figure follows a backend whose contexts or batch change.
  *
- * Until `samples` completions are seen, or while the in-flight counts they
- * were sent at spread by less than one request (a slope through one point
- * says nothing), there is no figure (the cost model keeps its prior). The
+ * Until `samples` completions are seen, and until the in-flight counts they
+ * ran with spread by one request or more (a slope through one point says
+ * nothing), there is no figure. Once there is one, a window whose counts
+ * stop spreading (a steady load, or a pool draining to one request at a
+ * time) keeps the last figure it could tell. The
  * figure is bounded: at least 0 (a step never gets faster with more work),
  * at most the mean step time ÷ the mean count (a line with a step time of
  * its own ≥ 0 at zero requests can rise no faster), so a noisy slope can
@@ -40,6 +42,8 @@ export class InflightStepCost {
   /** Weighted variance of the in-flight counts, and their covariance with the step time. */
   private varN = 0;
   private covNStep = 0;
+  /** The last figure the window could tell; undefined until the first. */
+  private last: number | undefined;
 
   constructor(samples: number) {
     if (!Number.isInteger(samples) || samples < 2)
@@ -63,6 +67,8 @@ export class InflightStepCost {
     this.meanStep += a * ds;
     this.varN = (1 - a) * (this.varN + a * dn * dn);
     this.covNStep = (1 - a) * (this.covNStep + a * dn * ds);
+    if (this.k >= this.samples && this.varN >= 1)
+      this.last = Math.min(Math.max(0, this.covNStep / this.varN), this.meanStep / this.meanN);
   }
 
   /** Completions seen. */
@@ -72,8 +78,6 @@ export class InflightStepCost {
 
   /** ms one more request in flight adds to a step, as learned; undefined until there is enough to learn from. */
   msPerRequest(): number | undefined {
-    if (this.k < this.samples || this.varN < 1) return undefined;
-    const slope = this.covNStep / this.varN;
-    return Math.min(Math.max(0, slope), this.meanStep / this.meanN);
+    return this.last;
   }
 }
