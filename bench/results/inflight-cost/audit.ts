@@ -108,8 +108,9 @@ const firstNear = series.map((xs) => xs.findIndex((x) => x >= truth / 2 && x <= 
 const range = (xs: number[]) => (xs.some((x) => x === 0) ? `never on ${xs.filter((x) => x === 0).length}` : `${Math.min(...xs)}–${Math.max(...xs)}`);
 
 console.log(`# In-flight cost: learned against the engine model — ${a.spec}, ${a.backends} backends, load ${a.load}, ${a.set} s${a.seed}, ${a.preset}\n`);
-console.log(`Command: \`npx tsx bench/results/inflight-cost/audit.ts ${a.spec} ${a.backends} ${a.load} ${a.set} ${a.seed} ${a.preset}\`\n`);
-console.log(`${n} requests; prefix_aware TTFT p50 ${res.ttftP50Ms.toFixed(1)} ms, p99 ${res.ttftP99Ms.toFixed(1)} ms; the prior is ${model.decodeMsPerInflight} ms.\n`);
+const env = `${a.spec === "mooncake" ? "MOONCAKE_TRACE=/work/shared/traces/mooncake_conversation.jsonl " : ""}${a.requests !== undefined ? `REQUESTS=${a.requests} ` : ""}`;
+console.log(`Command: \`${env}npx tsx bench/results/inflight-cost/audit.ts ${a.spec} ${a.backends} ${a.load} ${a.set} ${a.seed} ${a.preset}\`\n`);
+console.log(`${n} requests; prefix_aware TTFT p50 ${res.ttftP50Ms.toFixed(1)} ms, p99 ${res.ttftP99Ms.toFixed(1)} ms; the cost charges the constant, ${model.decodeMsPerInflight} ms.\n`);
 console.log("| completed | learned | learned ms/request (mean) | min | max | true marginal step ms (run so far) | mean decode batch |");
 console.log("|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);
