@@ -160,3 +160,83 @@ describe("PrefillCostModel", () => {
     expect(m.prefillTokensPerSec(1)).toBe(15_000);
   });
 });
+
+describe("PrefillCostModel's in-flight cost", () => {
+  const fleet: BackendSpec[] = [
+    { id: "a", weight: 1, kvCacheTokens: 1_000_000 },
+    { id: "b", weight: 3, kvCacheTokens: 1_000_000 },
+  ];
+
+  /**
+   * Backend 0 serves `rounds` rounds of k = 1..8 requests sent together and finishing together, on an engine
+   * whose step takes 7 + 0.15 ms per running request: each decodes 100 tokens after a 10 ms first token.
+   */
+  function serve(m: PrefillCostModel, rounds: number, t0 = 0): number {
+    let now = t0;
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 1; k <= 8; k++) {
+        const slots = Array.from({ length: k }, (_, j) => m.routed(0, 100, 100, j, now));
+        const decode = 99 * (7 + 0.15 * k);
+        now += 10 + decode;
+        for (const s of slots) m.released(0, s, now, 10, 100);
+        now += 1_000;
+      }
+    }
+    return now;
+  }
+
+  it("has no learned figure before enough completions; charges the constant per request, scaled by weight", () => {
+    const m = new PrefillCostModel({ kvWeight: 0 });
+    m.setBackends(fleet);
+    expect(m.learnedInflightMs(0)).toBeUndefined();
+    expect(m.cost(0, 0, 10, 0) - m.cost(0, 0, 0, 0)).toBeCloseTo(40, 9); // 2 ms ÷ share 0.5, × 10
+    expect(m.cost(1, 0, 10, 0) - m.cost(1, 0, 0, 0)).toBeCloseTo(20 / 1.5, 9);
+  });
+
+  it("learns from completions what a request in flight adds to a step, pooled per unit of weight", () => {
+    const m = new PrefillCostModel({ kvWeight: 0 });
+    m.setBackends(fleet);
+    const now = serve(m, 5);
+    expect(m.learnedInflightMs(0)!).toBeCloseTo(0.15, 2);
+    // One estimate for the pool, per unit of weight: the weight-3 backend is taken as 3x as fast.
+    expect(m.learnedInflightMs(1)!).toBeCloseTo(m.learnedInflightMs(0)! / 3, 9);
+    // Shown, not charged: the cost still counts the constant (policy-work.md, "Learned in-flight cost").
+    expect(m.cost(0, 0, 10, now) - m.cost(0, 0, 0, now)).toBeCloseTo(40, 9);
+  });
+
+  it("regresses on the requests it ran with over its stay, not the count when it was sent", () => {
+    // Every request is sent to an empty backend, then 7 more join it at once: by the count at sending all
+    // ran alone (no slope to see), yet they ran in batches of 8 and 1.
+    const m = new PrefillCostModel({ kvWeight: 0, inflightSamples: 8 });
+    m.setBackends(fleet);
+    let now = 0;
+    for (let r = 0; r < 40; r++) {
+      const crowd = r % 2 === 0;
+      const first = m.routed(0, 100, 100, 0, now);
+      const joiners = crowd ? Array.from({ length: 7 }, (_, j) => m.routed(0, 100, 100, j + 1, now + 1)) : [];
+      const k = crowd ? 8 : 1;
+      now += 10 + 99 * (7 + 0.5 * k);
+      m.released(0, first, now, 10, 100);
+      for (const s of joiners) m.released(0, s, now, 10, 100);
+      now += 1_000;
+    }
+    expect(m.learnedInflightMs(0)!).toBeGreaterThan(0.35);
+    expect(m.learnedInflightMs(0)!).toBeLessThan(0.65);
+  });
+
+  it("learns nothing from failures or from completions without output tokens", () => {
+    const m = new PrefillCostModel({ kvWeight: 0, inflightSamples: 2 });
+    m.setBackends(fleet);
+    for (let k = 0; k < 20; k++) {
+      const s = m.routed(0, 100, 100, k % 5, k * 1_000);
+      if (k % 2 === 0) m.released(0, s, k * 1_000 + 500);
+      else m.released(0, s, k * 1_000 + 500, 10);
+    }
+    expect(m.learnedInflightMs(0)).toBeUndefined();
+  });
+
+  it("fails loudly on a bad in-flight cost or window", () => {
+    expect(() => new PrefillCostModel({ decodeMsPerInflight: -1 })).toThrow(RangeError);
+    expect(() => new PrefillCostModel({ inflightSamples: 1 })).toThrow(RangeError);
+  });
+});

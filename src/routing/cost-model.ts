@@ -35,17 +35,30 @@
  * - decodeMsPerInflight: requests in flight slow every engine step a little
  *   and fill the running set; a small term that decides between backends
  *   with equal matches and equal queues, divided by the backend's relative
- *   weight like the rate.
+ *   weight like the rate. It is a constant, 2 ms, and too high for what it
+ *   says: a running request adds 0.1-0.7 ms to a step on the simulator's
+ *   dense presets, 0.1-2 ms on the MoE by batch. What it is really worth is
+ *   learned beside it (learnedInflightMs: decode time per output token
+ *   against the mean number of our requests in flight with each, one
+ *   estimate per unit of weight for the pool like the rate;
+ *   ./inflight-step-cost.ts) and shown in the stats, but not charged: with
+ *   the learned figure in its place a tuning-set run (multi-turn MoE) lost
+ *   its balance far more often, the 2 ms standing in for the memory our
+ *   ledger does not count (bench/results/policy-work.md, "Learned in-flight
+ *   cost").
  *
  * The measurements behind these choices: bench/results/routing-tuning.md.
  */
+import { InflightStepCost } from "./inflight-step-cost";
 import type { BackendSpec } from "./types";
 
 export interface CostModelOptions {
   /** Prefill rate before any outcome is seen, tokens/s. Default 10,000. */
   readonly defaultPrefillTokensPerSec?: number;
-  /** Cost of each request already in flight on a backend, ms. Default 2. */
+  /** Cost of each request already in flight on a backend, ms (at mean weight). Default 2. */
   readonly decodeMsPerInflight?: number;
+  /** Completions (in the pool) before the in-flight cost is learned, and the window of that estimate. Default 64. */
+  readonly inflightSamples?: number;
   /** EWMA weight of a new rate sample. Default 0.2. */
   readonly ewmaAlpha?: number;
   /** Uncached tokens below which a TTFT says too little about prefill speed. Default 1024. */
@@ -55,6 +68,9 @@ export interface CostModelOptions {
 }
 
 export const DEFAULT_PREFILL_TOKENS_PER_SEC = 10_000;
+/** The in-flight cost charged, ms per request at mean weight. */
+export const DEFAULT_DECODE_MS_PER_INFLIGHT = 2;
+export const DEFAULT_INFLIGHT_SAMPLES = 64;
 
 interface BackendCostState {
   busyUntil: number;
@@ -70,6 +86,9 @@ interface BackendCostState {
   decodeMs: number;
   /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
   open: PrefillSlot[];
+  /** ∫ (our requests in flight here) dt up to `areaAt`, request·ms: how many a request shared the backend with. */
+  inflightArea: number;
+  areaAt: number;
 }
 
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
@@ -86,11 +105,14 @@ export interface PrefillSlot {
   readonly alone: boolean;
   /** KV tokens it holds until it completes. */
   readonly kvTokens: number;
+  /** The backend's in-flight area (request·ms) when it was sent: with the area at its end, the mean number of our requests it ran with. */
+  readonly area: number;
 }
 
 export class PrefillCostModel {
   readonly defaultRate: number;
   readonly decodeMsPerInflight: number;
+  private readonly inflightSamples: number;
   private readonly alpha: number;
   private readonly minSampleTokens: number;
   readonly kvWeight: number;
@@ -101,6 +123,12 @@ export class PrefillCostModel {
    * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
+  /**
+   * What one more request in flight adds to an engine step, per unit of share (a weight-2 backend's steps
+   * are taken as twice as fast): one estimate for the pool like the rate, so every backend has a figure
+   * from the same moment (~8 completions each on 8 backends).
+   */
+  private readonly stepCost: InflightStepCost;
   private byId = new Map<string, BackendCostState>();
   private states: BackendCostState[] = [];
 
@@ -110,7 +138,13 @@ export class PrefillCostModel {
       throw new RangeError(`defaultPrefillTokensPerSec must be a finite number > 0, got ${tps}`);
     this.defaultRate = tps / 1000;
     this.ratePerShare = this.defaultRate;
-    this.decodeMsPerInflight = options.decodeMsPerInflight ?? 2;
+    this.decodeMsPerInflight = options.decodeMsPerInflight ?? DEFAULT_DECODE_MS_PER_INFLIGHT;
+    if (!(this.decodeMsPerInflight >= 0) || !Number.isFinite(this.decodeMsPerInflight))
+      throw new RangeError(
+        `decodeMsPerInflight must be a finite number >= 0, got ${this.decodeMsPerInflight}`,
+      );
+    this.inflightSamples = options.inflightSamples ?? DEFAULT_INFLIGHT_SAMPLES;
+    this.stepCost = new InflightStepCost(this.inflightSamples);
     this.alpha = options.ewmaAlpha ?? 0.2;
     this.minSampleTokens = options.minSampleTokens ?? 1024;
     this.kvWeight = options.kvWeight ?? 0.05;
@@ -130,6 +164,8 @@ export class PrefillCostModel {
         residenceMs: 0,
         decodeMs: 0,
         open: [],
+        inflightArea: 0,
+        areaAt: 0,
       };
       s.share = share;
       s.capacity = b.kvCacheTokens;
@@ -155,6 +191,16 @@ export class PrefillCostModel {
   /** How long our requests decode on backend i (first token → completion), ms, as learned; 0 until seen. */
   decodeMs(i: number): number {
     return this.states[i]!.decodeMs;
+  }
+
+  /**
+   * What one more of our requests in flight adds to an engine step on backend i, ms, as learned from
+   * completions (scaled by its relative weight); undefined until enough are seen. Shown, not charged
+   * (see the header).
+   */
+  learnedInflightMs(i: number): number | undefined {
+    const pooled = this.stepCost.msPerRequest();
+    return pooled === undefined ? undefined : pooled / this.states[i]!.share;
   }
 
   /** Prefill rate of backend i, tokens/s. */
@@ -245,6 +291,7 @@ export class PrefillCostModel {
     now: number,
   ): PrefillSlot {
     const s = this.states[i]!;
+    advanceArea(s, now);
     const kvTokens = uncachedTokens + outputTokens;
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
@@ -259,6 +306,7 @@ export class PrefillCostModel {
       service,
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
+      area: s.inflightArea,
     };
     insertByEnd(s.open, slot);
     return slot;
@@ -267,11 +315,14 @@ export class PrefillCostModel {
   /**
    * The request ended (any outcome): its prefill is no longer ahead of anyone.
    * Gives back the part of its slot still in the future; the slots queued
-   * behind it move up by as much.
+   * behind it move up by as much. With its TTFT (a success), its decode time
+   * is learned; with its output tokens too, what the requests in flight
+   * with it cost each step.
    */
-  released(i: number, slot: PrefillSlot, now: number, ttftMs?: number): void {
+  released(i: number, slot: PrefillSlot, now: number, ttftMs?: number, outputTokens?: number): void {
     const s = this.states[i];
     if (s === undefined) return;
+    advanceArea(s, now);
     removeByEnd(s.open, slot);
     const start = slot.end - slot.service;
     const left = Math.max(0, slot.end - Math.max(now, start));
@@ -282,6 +333,10 @@ export class PrefillCostModel {
     if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {
       const decode = stay - ttftMs;
       s.decodeMs = s.decodeMs === 0 ? decode : s.decodeMs + this.alpha * (decode - s.decodeMs);
+      // Our requests in flight with it, on average over its stay (itself included): the batch it decoded
+      // in is better told by that than by the count when it was sent, which a long decode outlives.
+      if (outputTokens !== undefined && stay > 0)
+        this.stepCost.observe((s.inflightArea - slot.area) / stay, decode * s.share, outputTokens);
     }
   }
 
@@ -304,6 +359,14 @@ export class PrefillCostModel {
 
   private rateOf(s: BackendCostState): number {
     return this.ratePerShare * s.share;
+  }
+}
+
+/** Brings the backend's in-flight area to `now`: `open` holds our requests in flight there. */
+function advanceArea(s: BackendCostState, now: number): void {
+  if (now > s.areaAt) {
+    s.inflightArea += s.open.length * (now - s.areaAt);
+    s.areaAt = now;
   }
 }
 

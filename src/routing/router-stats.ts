@@ -24,6 +24,13 @@ export interface BackendStats {
    * policies only): what an uncached token is judged to cost here.
    */
   readonly prefillTokensPerSec?: number;
+  /**
+   * What one more request in flight adds to an engine step here, ms, as the policy has learned it from
+   * completions (decode time per output token against requests in flight; cost-based policies only,
+   * absent until enough are seen): what a request in flight really costs the others, beside the
+   * constant the cost model charges (decodeMsPerInflight).
+   */
+  readonly learnedInflightMs?: number;
 }
 
 export interface RouterStats {

@@ -365,6 +365,7 @@ export class Router {
       indexBlocks += keyed;
       const h = this.health.get(s.spec.id);
       const rate = this.policy.prefillTokensPerSec?.(i);
+      const perInflight = this.policy.learnedInflightMs?.(i);
       return {
         id: s.spec.id,
         healthy: !h.ejected,
@@ -378,6 +379,7 @@ export class Router {
         indexCapacityBlocks: s.affinity.blocks.capacity * stride,
         routed: s.routed,
         ...(rate !== undefined ? { prefillTokensPerSec: rate } : {}),
+        ...(perInflight !== undefined ? { learnedInflightMs: perInflight } : {}),
       };
     });
     return {

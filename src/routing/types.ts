@@ -183,4 +183,6 @@ export interface RoutingPolicy {
   onBackendsChanged?(backends: readonly BackendSpec[]): void;
   /** The prefill rate the policy has learned for backend `index`, tokens/s; absent when it learns none. */
   prefillTokensPerSec?(index: number): number | undefined;
+  /** What the policy has learned one more request in flight adds to a step on backend `index`, ms; absent before, or when it learns none. */
+  learnedInflightMs?(index: number): number | undefined;
 }

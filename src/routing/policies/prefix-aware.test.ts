@@ -395,5 +395,32 @@ describe("prefix_aware", () => {
     expect(router.stats().backends.map((b) => b.prefillTokensPerSec)).toEqual(rates);
     const plain = new Router(FLEET, { policy: "least_outstanding" });
     expect(plain.stats().backends.every((b) => b.prefillTokensPerSec === undefined)).toBe(true);
+    expect(plain.stats().backends.every((b) => b.learnedInflightMs === undefined)).toBe(true);
+  });
+
+  it("learns a backend's in-flight cost from completions' decode time and output tokens, and shows it", () => {
+    const policy = new PrefixAwarePolicy({ inflightSamples: 8 });
+    const router = new Router([FLEET[0]!], { policy });
+    const random = seededRandom(3);
+    expect(router.stats().backends[0]!.learnedInflightMs).toBeUndefined();
+    // Rounds of k = 1..6 requests in flight together, each decoding 50 tokens on an engine whose step is
+    // 10 ms + 0.5 ms per request running.
+    let now = 0;
+    for (let r = 0; r < 40; r++) {
+      const k = 1 + (r % 6);
+      const open = Array.from({ length: k }, (_, j) =>
+        router.route(prompt(r * 10 + j, 8, r, 0), { now, random }),
+      );
+      const done = now + 5 + 49 * (10 + 0.5 * k);
+      for (const o of open)
+        router.complete(
+          o.ticket,
+          { ok: true, cachedTokens: 0, ttftMs: 5, outputTokens: 50 },
+          { now: done, random },
+        );
+      now = done + 1_000;
+    }
+    expect(router.stats().backends[0]!.learnedInflightMs).toBe(policy.learnedInflightMs(0));
+    expect(policy.learnedInflightMs(0)!).toBeCloseTo(0.5, 1);
   });
 });

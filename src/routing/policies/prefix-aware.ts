@@ -308,7 +308,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const routed = this.routed.get(req);
     this.routed.delete(req);
     if (routed === undefined || index < 0 || index >= this.model.size) return;
-    this.model.released(index, routed.slot, ctx.now, outcome.ok ? outcome.ttftMs : undefined);
+    if (outcome.ok) this.model.released(index, routed.slot, ctx.now, outcome.ttftMs, outcome.outputTokens);
+    else this.model.released(index, routed.slot, ctx.now);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
@@ -327,6 +328,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   /** What the cost model has learned: an operator sees what an uncached token is judged to cost. */
   prefillTokensPerSec(index: number): number | undefined {
     return index >= 0 && index < this.model.size ? this.model.prefillTokensPerSec(index) : undefined;
+  }
+
+  /** What one more request in flight adds to an engine step on backend i, ms, as learned (undefined before). */
+  learnedInflightMs(index: number): number | undefined {
+    return index >= 0 && index < this.model.size ? this.model.learnedInflightMs(index) : undefined;
   }
 
   private sync(backends: readonly BackendSpec[]): void {

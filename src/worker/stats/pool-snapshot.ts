@@ -91,6 +91,8 @@ export interface BackendSnapshot {
   readonly consecutiveFailures: number;
   /** The prefill rate the first arm's policy has learned here, tokens/s (cost-based policies only). */
   readonly prefillTokensPerSec?: number;
+  /** What one more request in flight adds to a step here, ms, as the first arm's policy has learned it (absent before). */
+  readonly learnedInflightMs?: number;
 }
 
 export interface PoolCounters {

@@ -186,6 +186,7 @@ export function poolSnapshot(
       inflight: router.inflight(b.id),
       consecutiveFailures: b.faults,
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
+      ...(b.learnedInflightMs !== undefined ? { learnedInflightMs: b.learnedInflightMs } : {}),
     })),
     counters: {
       retried: usage.retried,
