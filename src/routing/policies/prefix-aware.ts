@@ -46,6 +46,14 @@
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
+ * A prompt longer than the key window matches at most the whole window; on a
+ * backend that matched all of it, the part past the window counts as cached
+ * up to the length of the last prompt of ours that ended its window there
+ * (../window-extents.ts): a conversation's next turn repeats its previous one,
+ * which that backend computed whole. Without it every backend looked equally
+ * cold past the window, so a 100k-token conversation's home was priced (and
+ * bounded) as if it had to prefill 70k tokens again.
+ *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -89,6 +97,7 @@ import type {
   RouteRequest,
   RoutingPolicy,
 } from "../types";
+import { cutByWindow, expectedCachedTokens, WindowExtents } from "../window-extents";
 import { WorkBound } from "../work-bound";
 
 export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions {
@@ -144,6 +153,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
+  private readonly extents = new WindowExtents();
+  /** The fleet's block size, from the last decision (bounds the extents kept per backend). */
+  private blockTokens = 16;
   private readonly sharedFloor: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
@@ -163,6 +175,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
+    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const n = req.blocks.length;
     const bt = fleet.blockTokens;
@@ -195,7 +208,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let leastUncached = Number.POSITIVE_INFINITY;
     let leastAt = -1;
     for (let i = 0; i < size; i++) {
-      const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
+      const uncached = Math.max(0, req.promptTokens - this.cachedTokens(req, matched[i]!, i, bt));
       work[i] = uncached + output;
       if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
@@ -257,6 +270,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /** Tokens of `req` expected cached on backend i, which matched `matched` of its keys (see the header). */
+  private cachedTokens(req: RouteRequest, matched: number, i: number, bt: number): number {
+    const n = req.blocks.length;
+    if (n === 0 || matched < n) return matched * bt;
+    return expectedCachedTokens(req.promptTokens, n, matched, bt, this.extents.extent(i, req.blocks[n - 1]!));
+  }
+
   /** f_i of the header: the requests backend i's fresh engine reading holds beyond ours, 0 without one. */
   protected foreignRequests(fleet: FleetView, i: number, now: number): number {
     return this.foreign.requests(fleet, i, now);
@@ -286,9 +306,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
+    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
-    const uncached = Math.max(0, req.promptTokens - from * fleet.blockTokens);
+    const uncached = Math.max(0, req.promptTokens - this.cachedTokens(req, from, index, fleet.blockTokens));
+    // The backend computes the whole prompt: what it holds past the window from now on.
+    if (cutByWindow(req.promptTokens, req.blocks.length, fleet.blockTokens))
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
@@ -313,8 +337,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
-    if (!outcome.ok || outcome.ttftMs === undefined) return;
+    if (!outcome.ok) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
+    // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
+    if (
+      outcome.promptTokens !== undefined &&
+      cutByWindow(req.promptTokens, req.blocks.length, this.blockTokens)
+    )
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens);
+    if (outcome.ttftMs === undefined) return;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
     this.model.observe(index, routed.slot, uncached, outcome.ttftMs);
@@ -334,6 +365,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
     this.shared.reset(backends.length);
+    // A backend holds at most its capacity in blocks, so no more distinct window ends than that.
+    this.extents.reset(backends.map((b) => Math.max(1, Math.ceil(b.kvCacheTokens / this.blockTokens))));
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
