@@ -53,6 +53,7 @@ const inside = policy as unknown as {
   overShareCap(req: RouteRequest, m: Int32Array, f: FleetView, i: number): boolean;
   bound: { fits(f: FleetView, i: number, x: number, work: unknown): boolean };
   costs: Float64Array;
+  work: Float64Array;
   tolerance: number;
 };
 let shut = new Uint8Array(0);
@@ -76,6 +77,9 @@ interface Pick {
   wait: Float64Array;
   held: Float64Array;
   fleetWork: number;
+  /** The policy's work per backend (uncached prompt as it expects it + output) and the output it counted. */
+  work: Float64Array;
+  output: number;
 }
 let last: Pick | undefined;
 const pick = policy.pick.bind(policy);
@@ -92,7 +96,7 @@ policy.pick = (req, f, ctx) => {
     held[j] = policy.model.heldTokens(j);
     fleetWork += held[j]!;
   }
-  last = { believed, shut, costs: inside.costs.slice(), wait, held, fleetWork };
+  last = { believed, shut, costs: inside.costs.slice(), wait, held, fleetWork, work: inside.work.slice(), output: req.outputTokens ?? 0 };
   return r;
 };
 
@@ -136,6 +140,8 @@ const LABELS = [
 ] as const;
 const b = Object.fromEntries(LABELS.map((l) => [l, new Bucket()])) as Record<(typeof LABELS)[number], Bucket>;
 const costGaps: { ms: number; tokens: number }[] = [];
+const cut = { requests: 0, expected: 0, present: 0, over: 0, under: 0 };
+const d_window = (i: number) => w.gatewayBlocks[i]!.length * bt;
 /** SHOW=N: the N largest placement losses, one line each. */
 const shown: { tokens: number; line: string }[] = [];
 let sumReusable = 0;
@@ -185,6 +191,16 @@ const res = simulatePolicy(
         holder = present.indexOf(best);
         for (let j = 0; j < present.length; j++)
           if (present[j] === best && p.believed[j]! > p.believed[holder]!) holder = j;
+      }
+      // Prompts the key window cut: the policy's expected cached tokens on the chosen engine against what
+      // that engine held (both within the prompt less its last token).
+      if (reusable > d_window(i)) {
+        const expected = Math.min(reusable, Math.max(0, w.gatewayPromptTokens[i]! - (p.work[chosen]! - p.output)));
+        cut.requests++;
+        cut.expected += expected;
+        cut.present += present[chosen]!;
+        cut.over += Math.max(0, expected - present[chosen]!);
+        cut.under += Math.max(0, present[chosen]! - expected);
       }
       decisions[i] = {
         reusable,
@@ -319,6 +335,11 @@ if (costGaps.length > 0) {
     `Cost choices (the index knew, the holder was a candidate): Δ cost_h − cost_c, token-weighted p10 ${q(0.1)} / p50 ${q(0.5)} / p90 ${q(0.9)} ms over ${costGaps.length} requests.`,
   );
 }
+out.push(
+  "",
+  `Prompts the key window cut (${cut.requests}): the policy expected ${k(cut.expected)} tokens cached on the chosen engine, which held ${k(cut.present)} at the decision; ` +
+    `over by ${k(cut.over)}, under by ${k(cut.under)} (summed per request).`,
+);
 const show = Number(process.env.SHOW ?? 0);
 if (show > 0) {
   shown.sort((x, y) => y.tokens - x.tokens);
