@@ -80,7 +80,10 @@ describe("prefix_aware", () => {
 
   it("counts a conversation's history past the key window as cached where its previous turn ran", () => {
     // An 8-key window (the Worker keys 128 tokens here): turn 1 runs 20,000 tokens past it and lands on H.
-    const { router, ctx } = setup();
+    const policy = new PrefixAwarePolicy();
+    const router = new Router(FLEET, { policy });
+    const random = seededRandom(1);
+    const ctx = (now: number) => ({ now, random });
     const turn = (promptTokens: number, outputTokens = 64): RouteRequest => ({
       ...prompt(50, 8, 0, 0),
       promptTokens,
@@ -100,6 +103,11 @@ describe("prefix_aware", () => {
     const t2 = router.route(turn(8 * 16 + 20_500), ctx(1001));
     expect(t2.decision.backendId, "turn 2").toBe(home);
     expect(t2.decision.reason).toBe("affinity");
+    // Only the prefill is spared: the tokens past the window stay in H's KV ledger (a running request
+    // holds its cached blocks). "other": 5,000 uncached + 20,000 past + 64 out; turn 2: 0 uncached (the
+    // window's last prompt there, "other", ran longer) + 20,500 past + 64 out.
+    const h = FLEET.findIndex((b) => b.id === home);
+    expect(policy.model.heldTokens(h)).toBe(5_000 + 20_000 + 64 + 20_500 + 64);
   });
 
   it("a backend at its work bound makes the next same-prefix request spill to another", () => {

@@ -51,8 +51,13 @@
  * up to the length of the last prompt of ours that ended its window there
  * (../window-extents.ts): a conversation's next turn repeats its previous one,
  * which that backend computed whole. Without it every backend looked equally
- * cold past the window, so a 100k-token conversation's home was priced (and
- * bounded) as if it had to prefill 70k tokens again.
+ * cold past the window, so a 100k-token conversation's home was priced as if
+ * it had to prefill 70k tokens again. Only the prefill changes: those tokens
+ * stay in the request's KV and work (the bound, the memory wait), as before,
+ * since a running request holds its cached blocks too (vLLM V1 takes a hit
+ * block out of the free queue). Counting them as free as well kept long
+ * conversations home past their backend's memory and cost Mooncake MoE's p99
+ * (bench/results/policy-work.md, "Hit gaps").
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
@@ -148,8 +153,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private syncedTo: readonly BackendSpec[] | undefined;
   private readonly routed = new WeakMap<RouteRequest, Routed>();
   private costs = new Float64Array(0);
-  /** The request's work on each backend (uncached prompt + output), for the bound. */
+  /** The request's work on each backend (uncached prompt + output + `past`), for the bound. */
   private work = new Float64Array(0);
+  /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
+  private past = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
@@ -192,10 +199,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.costs.length !== size) {
       this.costs = new Float64Array(size);
       this.work = new Float64Array(size);
+      this.past = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
     }
     const costs = this.costs;
     const work = this.work;
+    const past = this.past;
     const fleetWork = this.bound.measure(fleet);
     this.healthyWeight = fleetWork.healthyWeight;
     this.foreignTotal = 0;
@@ -208,8 +217,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let leastUncached = Number.POSITIVE_INFINITY;
     let leastAt = -1;
     for (let i = 0; i < size; i++) {
-      const uncached = Math.max(0, req.promptTokens - this.cachedTokens(req, matched[i]!, i, bt));
-      work[i] = uncached + output;
+      const cached = this.cachedTokens(req, matched[i]!, i, bt);
+      const uncached = Math.max(0, req.promptTokens - cached);
+      // Cached past the window, still KV the request holds while it runs: its work and memory as before.
+      past[i] = Math.max(0, Math.min(cached, req.promptTokens) - matched[i]! * bt);
+      work[i] = uncached + output + past[i]!;
       if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
@@ -230,9 +242,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let candidates = 0;
     for (let i = 0; i < size; i++) {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
-      const uncached = work[i]! - output;
+      const uncached = work[i]! - output - past[i]!;
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
@@ -309,7 +321,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
-    const uncached = Math.max(0, req.promptTokens - this.cachedTokens(req, from, index, fleet.blockTokens));
+    const cached = this.cachedTokens(req, from, index, fleet.blockTokens);
+    const uncached = Math.max(0, req.promptTokens - cached);
+    const past = Math.max(0, Math.min(cached, req.promptTokens) - from * fleet.blockTokens);
     // The backend computes the whole prompt: what it holds past the window from now on.
     if (cutByWindow(req.promptTokens, req.blocks.length, fleet.blockTokens))
       this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens);
@@ -317,7 +331,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const slot = this.model.routed(
       index,
       uncached,
-      req.outputTokens ?? 0,
+      (req.outputTokens ?? 0) + past,
       fleet.inflight[index]! - 1,
       ctx.now,
     );
