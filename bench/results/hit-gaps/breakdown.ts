@@ -54,6 +54,8 @@ const inside = policy as unknown as {
   bound: { fits(f: FleetView, i: number, x: number, work: unknown): boolean };
   costs: Float64Array;
   work: Float64Array;
+  /** Tokens expected cached past the key window, still counted as work (absent before commit 15295c7). */
+  past?: Float64Array;
   tolerance: number;
 };
 let shut = new Uint8Array(0);
@@ -79,6 +81,7 @@ interface Pick {
   fleetWork: number;
   /** The policy's work per backend (uncached prompt as it expects it + output) and the output it counted. */
   work: Float64Array;
+  past: Float64Array | undefined;
   output: number;
 }
 let last: Pick | undefined;
@@ -96,9 +99,35 @@ policy.pick = (req, f, ctx) => {
     held[j] = policy.model.heldTokens(j);
     fleetWork += held[j]!;
   }
-  last = { believed, shut, costs: inside.costs.slice(), wait, held, fleetWork, work: inside.work.slice(), output: req.outputTokens ?? 0 };
+  last = { believed, shut, costs: inside.costs.slice(), wait, held, fleetWork, work: inside.work.slice(), past: inside.past?.slice(), output: req.outputTokens ?? 0 };
   return r;
 };
+
+/**
+ * The engine's own prefill backlog at the decision, ms: the uncached tokens of the requests waiting in its
+ * queue (less what its cache holds of each now) and what is left of the prompt part-way through prefill,
+ * at the preset's prefill rate. A lower bound of the wait (running decodes and step overheads left out),
+ * to set beside the cost model's virtual queue (`wait`).
+ */
+function engineBacklogMs(e: unknown): number {
+  const x = e as {
+    config: { prefillTokensPerSec: number };
+    pool: { longestPrefix(keys: readonly number[]): number };
+    scheduler: {
+      waiting: { promptTokens: number; blocks: readonly number[] }[];
+      waitHead: number;
+      partial: { promptTokens: number; computed: number } | null;
+    };
+  };
+  let tokens = 0;
+  const q = x.scheduler.waiting;
+  for (let j = x.scheduler.waitHead; j < q.length; j++)
+    tokens += Math.max(0, q[j]!.promptTokens - x.pool.longestPrefix(q[j]!.blocks) * bt);
+  const p = x.scheduler.partial;
+  if (p !== null) tokens += Math.max(0, p.promptTokens - p.computed);
+  return (1000 * tokens) / x.config.prefillTokensPerSec;
+}
+let backlogMs: number[] = [];
 
 interface Decision {
   reusable: number;
@@ -108,6 +137,8 @@ interface Decision {
   best: number;
   present: number;
   pick: Pick;
+  /** The engine's prefill backlog per backend at the decision, ms (engineBacklogMs). */
+  backlog: number[];
 }
 const decisions: (Decision | undefined)[] = new Array(n);
 
@@ -140,6 +171,8 @@ const LABELS = [
 ] as const;
 const b = Object.fromEntries(LABELS.map((l) => [l, new Bucket()])) as Record<(typeof LABELS)[number], Bucket>;
 const costGaps: { ms: number; tokens: number }[] = [];
+/** Cost losses by more than 50 ms: the cost model's queue wait and the engine's backlog, holder and chosen, token-weighted. */
+const queues = { n: 0, tokens: 0, predictedHolder: 0, predictedChosen: 0, engineHolder: 0, engineChosen: 0 };
 const cut = { requests: 0, expected: 0, present: 0, over: 0, under: 0 };
 const d_window = (i: number) => w.gatewayBlocks[i]!.length * bt;
 /** SHOW=N: the N largest placement losses, one line each. */
@@ -183,6 +216,7 @@ const res = simulatePolicy(
       const p = last!;
       last = undefined;
       const present = engines.map((e) => Math.min(reusable, e.cachedPrefixBlocks(w.promptBlocks[i]!) * bt));
+      backlogMs = engines.map(engineBacklogMs);
       const best = Math.max(...present);
       // The holder: the chosen engine if it held as much as any, else, among those that held the most, the
       // one the index rated highest (the most favourable reading for the index).
@@ -195,7 +229,7 @@ const res = simulatePolicy(
       // Prompts the key window cut: the policy's expected cached tokens on the chosen engine against what
       // that engine held (both within the prompt less its last token).
       if (reusable > d_window(i)) {
-        const expected = Math.min(reusable, Math.max(0, w.gatewayPromptTokens[i]! - (p.work[chosen]! - p.output)));
+        const expected = Math.min(reusable, Math.max(0, w.gatewayPromptTokens[i]! - (p.work[chosen]! - p.output - (p.past?.[chosen] ?? 0))));
         cut.requests++;
         cut.expected += expected;
         cut.present += present[chosen]!;
@@ -210,6 +244,7 @@ const res = simulatePolicy(
         best,
         present: present[chosen]!,
         pick: p,
+        backlog: backlogMs,
       };
     },
     done(i, _backend, cachedTokens) {
@@ -255,6 +290,14 @@ const res = simulatePolicy(
       else {
         const delta = p.costs[d.holder]! - p.costs[d.chosen]!;
         costGaps.push({ ms: delta, tokens: placed });
+        if (delta > 50) {
+          queues.n++;
+          queues.tokens += placed;
+          queues.predictedHolder += placed * p.wait[d.holder]!;
+          queues.predictedChosen += placed * p.wait[d.chosen]!;
+          queues.engineHolder += placed * d.backlog[d.holder]!;
+          queues.engineChosen += placed * d.backlog[d.chosen]!;
+        }
         if (delta <= inside.tolerance) b[LABELS[9]].add(placed);
         else if (delta <= 10) b[LABELS[10]].add(placed);
         else if (delta <= 50) b[LABELS[11]].add(placed);
@@ -333,6 +376,14 @@ if (costGaps.length > 0) {
   out.push(
     "",
     `Cost choices (the index knew, the holder was a candidate): Δ cost_h − cost_c, token-weighted p10 ${q(0.1)} / p50 ${q(0.5)} / p90 ${q(0.9)} ms over ${costGaps.length} requests.`,
+  );
+}
+if (queues.tokens > 0) {
+  const m = (x: number) => (x / queues.tokens).toFixed(0);
+  out.push(
+    "",
+    `Cost choices by more than 50 ms (${queues.n} requests), token-weighted means: the cost model's queue wait at the holder ${m(queues.predictedHolder)} ms, at the chosen ${m(queues.predictedChosen)} ms; ` +
+      `the engines' own prefill backlog (uncached tokens queued at the preset's rate, a lower bound) at the holder ${m(queues.engineHolder)} ms, at the chosen ${m(queues.engineChosen)} ms.`,
   );
 }
 out.push(
