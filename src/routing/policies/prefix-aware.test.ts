@@ -78,6 +78,38 @@ describe("prefix_aware", () => {
     }
   });
 
+  it("counts a conversation's history past the key window as cached where its previous turn ran", () => {
+    // An 8-key window (the Worker keys 128 tokens here): turn 1 runs 20,000 tokens past it and lands on H.
+    const policy = new PrefixAwarePolicy();
+    const router = new Router(FLEET, { policy });
+    const random = seededRandom(1);
+    const ctx = (now: number) => ({ now, random });
+    const turn = (promptTokens: number, outputTokens = 64): RouteRequest => ({
+      ...prompt(50, 8, 0, 0),
+      promptTokens,
+      outputTokens,
+    });
+    const t1 = router.route(turn(8 * 16 + 20_000), ctx(0));
+    const home = t1.decision.backendId;
+    // Done; the engine's count says the same (usage.prompt_tokens). No TTFT: the rate stays 10,000 tok/s.
+    router.complete(t1.ticket, { ok: true, cachedTokens: 0, promptTokens: 8 * 16 + 20_000 }, ctx(1000));
+    // Another request of the same window, 25,000 tokens past it, still running on H: 5,000 of them to
+    // prefill there (500 ms of queue), all 25,128 elsewhere.
+    const other = router.route(turn(8 * 16 + 25_000), ctx(1000));
+    expect(other.decision.backendId, "the other request of the window").toBe(home);
+    // Turn 2 repeats turn 1 and adds 500 tokens: on H it waits the 500 ms and prefills 500 tokens
+    // (~550 ms); anywhere else it prefills all 20,628 (~2,060 ms). Without the extent past the window H
+    // looked as cold as any other backend past 128 tokens, and behind its queue, the dearest.
+    const t2 = router.route(turn(8 * 16 + 20_500), ctx(1001));
+    expect(t2.decision.backendId, "turn 2").toBe(home);
+    expect(t2.decision.reason).toBe("affinity");
+    // Only the prefill is spared: the tokens past the window stay in H's KV ledger (a running request
+    // holds its cached blocks). "other": 5,000 uncached + 20,000 past + 64 out; turn 2: 0 uncached (the
+    // window's last prompt there, "other", ran longer) + 20,500 past + 64 out.
+    const h = FLEET.findIndex((b) => b.id === home);
+    expect(policy.model.heldTokens(h)).toBe(5_000 + 20_000 + 64 + 20_500 + 64);
+  });
+
   it("a backend at its work bound makes the next same-prefix request spill to another", () => {
     // 4,000 tokens of KV each, slack 1/4: the home may hold (W + x) · 1.25/4 + 1,000 tokens of work, i.e.
     // up to about 1,454 while it holds all of it; the first request holds 1,061 and each later one 37,

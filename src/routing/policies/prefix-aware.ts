@@ -46,6 +46,19 @@
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
+ * A prompt longer than the key window matches at most the whole window; on a
+ * backend that matched all of it, the part past the window counts as cached
+ * up to the length of the last prompt of ours that ended its window there
+ * (../window-extents.ts): a conversation's next turn repeats its previous one,
+ * which that backend computed whole. Without it every backend looked equally
+ * cold past the window, so a 100k-token conversation's home was priced as if
+ * it had to prefill 70k tokens again. Only the prefill changes: those tokens
+ * stay in the request's KV and work (the bound, the memory wait), as before,
+ * since a running request holds its cached blocks too (vLLM V1 takes a hit
+ * block out of the free queue). Counting them as free as well kept long
+ * conversations home past their backend's memory and cost Mooncake MoE's p99
+ * (bench/results/policy-work.md, "Hit gaps").
+ *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -89,6 +102,7 @@ import type {
   RouteRequest,
   RoutingPolicy,
 } from "../types";
+import { cutByWindow, expectedCachedTokens, WindowExtents } from "../window-extents";
 import { WorkBound } from "../work-bound";
 
 export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions {
@@ -139,11 +153,16 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private syncedTo: readonly BackendSpec[] | undefined;
   private readonly routed = new WeakMap<RouteRequest, Routed>();
   private costs = new Float64Array(0);
-  /** The request's work on each backend (uncached prompt + output), for the bound. */
+  /** The request's work on each backend (uncached prompt + output + `past`), for the bound. */
   private work = new Float64Array(0);
+  /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
+  private past = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
+  private readonly extents = new WindowExtents();
+  /** The fleet's block size, from the last decision (bounds the extents kept per backend). */
+  private blockTokens = 16;
   private readonly sharedFloor: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
@@ -163,6 +182,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
+    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const n = req.blocks.length;
     const bt = fleet.blockTokens;
@@ -179,10 +199,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.costs.length !== size) {
       this.costs = new Float64Array(size);
       this.work = new Float64Array(size);
+      this.past = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
     }
     const costs = this.costs;
     const work = this.work;
+    const past = this.past;
     const fleetWork = this.bound.measure(fleet);
     this.healthyWeight = fleetWork.healthyWeight;
     this.foreignTotal = 0;
@@ -195,8 +217,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let leastUncached = Number.POSITIVE_INFINITY;
     let leastAt = -1;
     for (let i = 0; i < size; i++) {
-      const uncached = Math.max(0, req.promptTokens - matched[i]! * bt);
-      work[i] = uncached + output;
+      const cached = this.cachedTokens(req, matched[i]!, i, bt);
+      const uncached = Math.max(0, req.promptTokens - cached);
+      // Cached past the window, still KV the request holds while it runs: its work and memory as before.
+      past[i] = Math.max(0, Math.min(cached, req.promptTokens) - matched[i]! * bt);
+      work[i] = uncached + output + past[i]!;
       if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
@@ -217,9 +242,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let candidates = 0;
     for (let i = 0; i < size; i++) {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
-      const uncached = work[i]! - output;
+      const uncached = work[i]! - output - past[i]!;
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, i, ctx.now, this.model);
       costs[i] = cost;
@@ -257,6 +282,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /** Tokens of `req` expected cached on backend i, which matched `matched` of its keys (see the header). */
+  private cachedTokens(req: RouteRequest, matched: number, i: number, bt: number): number {
+    const n = req.blocks.length;
+    if (n === 0 || matched < n) return matched * bt;
+    return expectedCachedTokens(req.promptTokens, n, matched, bt, this.extents.extent(i, req.blocks[n - 1]!));
+  }
+
   /** f_i of the header: the requests backend i's fresh engine reading holds beyond ours, 0 without one. */
   protected foreignRequests(fleet: FleetView, i: number, now: number): number {
     return this.foreign.requests(fleet, i, now);
@@ -286,14 +318,20 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
+    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
-    const uncached = Math.max(0, req.promptTokens - from * fleet.blockTokens);
+    const cached = this.cachedTokens(req, from, index, fleet.blockTokens);
+    const uncached = Math.max(0, req.promptTokens - cached);
+    const past = Math.max(0, Math.min(cached, req.promptTokens) - from * fleet.blockTokens);
+    // The backend computes the whole prompt: what it holds past the window from now on.
+    if (cutByWindow(req.promptTokens, req.blocks.length, fleet.blockTokens))
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
       uncached,
-      req.outputTokens ?? 0,
+      (req.outputTokens ?? 0) + past,
       fleet.inflight[index]! - 1,
       ctx.now,
     );
@@ -314,8 +352,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
-    if (!outcome.ok || outcome.ttftMs === undefined) return;
+    if (!outcome.ok) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
+    // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
+    if (
+      outcome.promptTokens !== undefined &&
+      cutByWindow(req.promptTokens, req.blocks.length, this.blockTokens)
+    )
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens);
+    if (outcome.ttftMs === undefined) return;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
     this.model.observe(index, routed.slot, uncached, outcome.ttftMs);
@@ -340,6 +385,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
     this.shared.reset(backends.length);
+    // A backend holds at most its capacity in blocks, so no more distinct window ends than that.
+    this.extents.reset(backends.map((b) => Math.max(1, Math.ceil(b.kvCacheTokens / this.blockTokens))));
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
