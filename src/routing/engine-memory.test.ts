@@ -73,6 +73,21 @@ describe("EngineMemory.headWaitMs", () => {
     expect(s2.memory.headWaitMs(reading({}), 0, CAPACITY, s2.model, 2200)).toBe(0);
   });
 
+  it("walks the waiting in arrival order: those that fit are admitted, the first that does not is the head", () => {
+    const { model, memory, a, b } = setup();
+    // D (6,000) queued after C. At 4,500 free, B and C fit and are admitted; D needs 5,600 more, which A
+    // alone (5,000) does not free: D is in once B is out too.
+    model.routed(0, 5000, 1000, 3, 2030);
+    const r = reading({ waiting: 3, ownInflight: 4, kvUsage: 0.55 });
+    expect(memory.headWaitMs(r, 0, CAPACITY, model, 2200)).toBeCloseTo(b.end + 900 - 2200, 6);
+    expect(b.end).toBeGreaterThan(a.end);
+    // C completed since: it was admitted, so B ahead of it was too; D still waits for A and B.
+    const c = model.openSlots(0).find((slot) => slot.at === 2020)!;
+    model.released(0, c, 2150);
+    memory.completed(0, c, 2150);
+    expect(memory.headWaitMs(r, 0, CAPACITY, model, 2200)).toBeCloseTo(b.end + 900 - 2200, 6);
+  });
+
   it("requests routed after the reading are not in its queue", () => {
     const { model, memory } = setup();
     // Two more after the reading: the engine's two waiting are still B and C.

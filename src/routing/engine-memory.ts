@@ -22,18 +22,22 @@
  *   w = min(r.waiting, |S|) of S, our requests routed at or before t_r that
  *   were still in flight then (open now, or completed since), by route time:
  *   the scheduler admits in arrival order, so the ones still waiting are the
- *   latest to arrive. The head h is the first of those w.
- * - Blocked on memory: h still in flight (once it completed it was admitted),
- *   and its KV (the ledger's: uncached prompt + output) exceeds what was free
- *   at t_r plus what our requests running at t_r freed since:
- *     overflow = kv_h − (1 − r.kvUsage) · capacity_i − freed since t_r > 0.
- *   A reading with waiting requests whose head fits (a full step budget, the
- *   running-set limit) is not memory-blocked: the ledger's queue covers it.
- * - The head is admitted when our requests running at t_r that are expected
- *   to finish first have freed the overflow (each expected as the cost model
- *   expects it: cost-model.ts expectedEndMs); that wait is the least any
- *   request sent to i now waits before its prefill starts (it never lowers
- *   what the ledger predicts: the cost takes the later of the two).
+ *   latest to arrive.
+ * - Free KV now: (1 − r.kvUsage) · capacity_i at t_r, plus the KV (the
+ *   ledger's: uncached prompt + output) of our requests running at t_r that
+ *   completed since. A waiting one that completed since was admitted, and so
+ *   was everyone ahead of it: those still in flight take their KV.
+ * - Walking the rest of the waiting in arrival order, each one that fits is
+ *   admitted and takes its KV; the first that does not is the head, blocked
+ *   on memory by overflow = kv_h − free. None: not blocked (a reading with
+ *   requests waiting for the step budget or the running-set limit, which the
+ *   ledger's queue covers).
+ * - The head is admitted when our requests running (at t_r, or admitted
+ *   since) that are expected to finish first have freed the overflow (each
+ *   expected as the cost model expects it: cost-model.ts expectedEndMs);
+ *   that wait is the least any request sent to i now waits before its
+ *   prefill starts (it never lowers what the ledger predicts: the cost takes
+ *   the later of the two).
  *
  * A stale reading (older than maxAgeMs), one without ownInflight, one with
  * nothing waiting, or none at all changes nothing: the ledger alone decides
@@ -53,6 +57,7 @@ export class EngineMemory {
   private released: Released[][] = [];
   private readonly set: PrefillSlot[] = [];
   private readonly ends: { end: number; kv: number }[] = [];
+  private readonly holders: PrefillSlot[] = [];
 
   /** @param maxAgeMs readings older than this change nothing; completions older than it are forgotten. */
   constructor(readonly maxAgeMs: number) {
@@ -89,33 +94,58 @@ export class EngineMemory {
     if (!(r.waiting > 0) || !(capacityTokens > 0)) return 0;
     const t = r.sampledAt;
     const released = this.released[i] ?? [];
+    const openSlots = model.openSlots(i);
     // S: ours in flight at t, by route time (open now, or completed after t).
     const set = this.set;
     set.length = 0;
-    for (const slot of model.openSlots(i)) if (slot.at <= t) set.push(slot);
+    for (const slot of openSlots) if (slot.at <= t) set.push(slot);
     for (const d of released) if (d.at > t && d.slot.at <= t) set.push(d.slot);
-    const w = Math.min(r.waiting, set.length);
+    const w = Math.min(Math.max(0, r.waiting), set.length);
     if (w === 0) return 0;
     set.sort((a, b) => a.at - b.at);
     const running = set.length - w;
-    const head = set[running]!;
-    let freed = 0;
+    const open = new Set(openSlots);
+    // What was free at t, plus what ours running then freed since.
+    let free = Math.max(0, 1 - r.kvUsage) * capacityTokens;
     for (const d of released) {
-      if (d.at <= t) continue;
-      if (d.slot === head) return 0; // admitted since (it completed)
-      const k = d.slot.at <= t ? set.indexOf(d.slot) : -1;
-      if (k >= 0 && k < running) freed += d.slot.kvTokens;
+      if (d.at <= t || d.slot.at > t) continue;
+      const k = set.indexOf(d.slot);
+      if (k >= 0 && k < running) free += d.slot.kvTokens;
     }
-    const free = Math.max(0, 1 - r.kvUsage) * capacityTokens;
-    const overflow = head.kvTokens - free - freed;
-    if (!(overflow > 0)) return 0;
-    // Our requests running at t still in flight, by expected end: the head is in once they free the overflow.
+    // The queue in arrival order, ours waiting at t. One that completed since was admitted, and so was
+    // everyone ahead of it (first come first served): those still in flight hold their KV now. From there
+    // on each one that fits is admitted and takes its KV; the first that does not is the head.
+    const holders = this.holders;
+    holders.length = 0;
+    for (let k = 0; k < running; k++) if (open.has(set[k]!)) holders.push(set[k]!);
+    let from = running;
+    for (let k = set.length - 1; k >= running; k--)
+      if (!open.has(set[k]!)) {
+        from = k + 1;
+        break;
+      }
+    for (let k = running; k < from; k++)
+      if (open.has(set[k]!)) {
+        holders.push(set[k]!);
+        free -= set[k]!.kvTokens;
+      }
+    let overflow = 0;
+    let blocked = false;
+    for (let k = from; k < set.length; k++) {
+      const q = set[k]!;
+      if (q.kvTokens > free) {
+        overflow = q.kvTokens - free;
+        blocked = true;
+        break;
+      }
+      free -= q.kvTokens;
+      holders.push(q);
+    }
+    if (!blocked) return 0;
+    // Our requests running (at t, or admitted since), by expected end: the head is in once they free it.
     const ends = this.ends;
     ends.length = 0;
-    const open = new Set(model.openSlots(i));
-    for (let k = 0; k < running; k++) {
-      const slot = set[k]!;
-      if (!open.has(slot)) continue;
+    for (const slot of holders) {
       const end = model.expectedEndMs(i, slot, now);
       if (end === undefined) return 0; // nothing learned about decode here yet
       ends.push({ end, kv: slot.kvTokens });
