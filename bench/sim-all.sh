@@ -11,6 +11,11 @@
 #                                      a later policy's runs beside the baseline, not over it
 #   POLICIES=prefix_aware npm run bench:sim:all -- tuning after-issue-12/variant
 #                                      one policy only (a variant on the tuning set; its peers are unchanged)
+#   SCRAPE_MS=1000 POLICIES=prefix_aware npm run bench:sim:all -- tuning engine-memory-base-tuning
+#                                      the tuning/scoring runs with the gateway's scrape of each engine's
+#                                      /metrics every 1000 ms (--scrape-ms; no second client): our policies
+#                                      read lagged engine readings of the fleet that holds only our traffic
+#                                      (the peers read live engine state with or without it); 0 or unset: off
 #   ONLY="zipf mooncake" npm run bench:sim:all -- scoring
 #                                      those workloads only (names as in WORKLOADS below)
 #   npm run bench:sim:all -- signals [FOLDER]
@@ -45,6 +50,8 @@ fi
 RUN_FLAGS=()
 if [[ -n "$RUN_DIR" ]]; then RUN_FLAGS=(--out "bench/results/$RUN_DIR"); fi
 if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
+# SCRAPE_MS applies to the tuning and scoring runs only: the signals runs choose their own intervals.
+if [[ -n "${SCRAPE_MS:-}" && "${1:-}" != signals ]]; then RUN_FLAGS+=(--scrape-ms "$SCRAPE_MS"); fi
 
 LLAMA=llama-3.1-8b-h100-vllm
 MOE=qwen3-30b-a3b-h100-vllm

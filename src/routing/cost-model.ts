@@ -203,6 +203,24 @@ export class PrefillCostModel {
     return pooled === undefined ? undefined : pooled / this.states[i]!.share;
   }
 
+  /** Our requests in flight on backend i, by predicted prefill end (read only). */
+  openSlots(i: number): readonly PrefillSlot[] {
+    return this.states[i]!.open;
+  }
+
+  /**
+   * When a request of ours in flight on backend i is expected to complete and free its KV, ms from now:
+   * one decode (as learned here) after its predicted prefill end, or one more decode from now once that
+   * has passed (memoryWaitMs's rule). Undefined before any request completed here (nothing learned).
+   */
+  expectedEndMs(i: number, slot: PrefillSlot, now: number): number | undefined {
+    const s = this.states[i]!;
+    if (s.residenceMs === 0) return undefined;
+    const decode = s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
+    const left = slot.end + decode - now;
+    return left > 0 ? left : decode;
+  }
+
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;
@@ -213,10 +231,21 @@ export class PrefillCostModel {
     return tokens / this.rateOf(this.states[i]!);
   }
 
-  cost(i: number, uncachedTokens: number, inflight: number, now: number, outputTokens = 0): number {
+  /**
+   * @param leastWaitMs a wait the request has before its prefill starts whatever the ledger says (an
+   *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
+   */
+  cost(
+    i: number,
+    uncachedTokens: number,
+    inflight: number,
+    now: number,
+    outputTokens = 0,
+    leastWaitMs = 0,
+  ): number {
     const s = this.states[i]!;
     return (
-      this.startWaitMs(s, uncachedTokens + outputTokens, now) +
+      Math.max(this.startWaitMs(s, uncachedTokens + outputTokens, now), leastWaitMs) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );

@@ -100,20 +100,21 @@ export class ForeignLoad {
   }
 
   /**
-   * Requests backend i's latest reading holds beyond ours (0 without a usable reading: none, stale, or
+   * Requests backend i's latest reading `r` holds beyond ours (0 without a usable reading: none, stale, or
    * without ownInflight), as the shared-prefix cap counts them.
    */
-  requests(fleet: FleetView, i: number, now: number): number {
-    const read = fleet.engineSignals;
-    if (read === undefined) return 0;
-    return foreignRequests(read(i), now, this.maxAgeMs).total;
+  requests(r: EngineSignals | undefined, now: number): number {
+    return foreignRequests(r, now, this.maxAgeMs).total;
   }
 
-  /** The foreign-load term of backend i's cost, ms (0 without a usable reading). */
-  costMs(fleet: FleetView, i: number, now: number, model: PrefillCostModel): number {
-    const read = fleet.engineSignals;
-    if (read === undefined) return 0;
-    const r = read(i);
+  /** The foreign-load term of backend i's cost, by its reading `r`, ms (0 without a usable reading). */
+  costMs(
+    fleet: FleetView,
+    r: EngineSignals | undefined,
+    i: number,
+    now: number,
+    model: PrefillCostModel,
+  ): number {
     if (r === undefined) return 0;
     const prefillMs = this.meanUncached / (model.prefillTokensPerSec(i) / 1000);
     const decodeMs =

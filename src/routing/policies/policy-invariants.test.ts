@@ -86,6 +86,11 @@ interface ForeignTraffic {
   readonly everyMs: number;
   readonly maxAgeMs: number;
   readonly pinned: readonly string[];
+  /**
+   * KV use of the readings: 0.5 when absent; else drawn per reading (the same draws either way), nearly
+   * full (0.99..1: queues blocked on memory, ../engine-memory.ts) when true, 0.5 when false.
+   */
+  readonly kvFull?: boolean;
 }
 
 /** Requests a reading holds beyond ours, from its definition (foreign-load.ts): 0 when stale or unusable. */
@@ -154,7 +159,9 @@ function drive(
           random() * (foreign.pinned.includes(b.id) ? 2 * router.totalInflight + 16 : 4),
         );
         const waiting = Math.floor(random() * (own + extra + 1));
-        const reading = { running: own + extra - waiting, waiting, kvUsage: 0.5, sampledAt: now };
+        const u = foreign.kvFull === undefined ? 0 : random();
+        const kvUsage = foreign.kvFull === true ? 1 - 0.01 * u : 0.5;
+        const reading = { running: own + extra - waiting, waiting, kvUsage, sampledAt: now };
         readings.set(b.id, random() < 0.1 ? reading : { ...reading, ownInflight: own });
       }
       nextScrape = now + foreign.everyMs;
@@ -349,6 +356,24 @@ describe("the invariant harness", () => {
       const trace = drive(policy, s, 4000, groups, true, 1, "work", traffic);
       expect(trace.violations, `seed ${s}, ${groups} prompts`).toEqual([]);
       expect(trace.foreignHeld).toBeGreaterThan(100);
+    }
+  });
+
+  it("prefix_aware keeps every bound with lagged, failing readings of queues blocked on memory", () => {
+    // Our traffic alone (no foreign requests beyond a few), engines nearly full and with requests waiting:
+    // the head-of-line wait moves decisions (the picks differ from the same draws at half KV use), never
+    // past a bound.
+    const run = (kvFull: boolean, s: number) =>
+      drive(() => new PrefixAwarePolicy({ engineSignalMaxAgeMs: 600 }), s, 4000, 8, true, 1, "work", {
+        everyMs: 250,
+        maxAgeMs: 600,
+        pinned: [],
+        kvFull,
+      });
+    for (const s of [1, 2, 3]) {
+      const full = run(true, s);
+      expect(full.violations, `seed ${s}`).toEqual([]);
+      expect(full.picks).not.toEqual(run(false, s).picks);
     }
   });
 

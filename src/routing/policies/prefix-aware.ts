@@ -5,7 +5,12 @@
  * output tokens in flight, plus a slack of its KV capacity. Cost = queued prefill + uncached prefill + a
  * small in-flight term (../cost-model.ts) (+ the prefill it repeats while the prefix's home still computes
  * it, below), and the uncached part comes from
- * the affinity index's longest cached prefix on each backend.
+ * the affinity index's longest cached prefix on each backend. With engine
+ * readings, a backend whose engine reports its queue head waiting for KV
+ * memory (a head our ledger believes fits) is charged the wait until that
+ * head is admitted, as the least wait before the request's prefill starts
+ * (../engine-memory.ts): vLLM admits first come first served, so a short
+ * request queues behind a long one blocked on memory.
  *
  * While a prefix's home is still computing it (a burst of a new document or
  * system prompt: its first request's prefill is queued or running), the
@@ -87,6 +92,7 @@
  */
 import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
+import { EngineMemory } from "../engine-memory";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
@@ -94,6 +100,7 @@ import { DEFAULT_SHARED_FLOOR, SharedPrefixes } from "../shared-prefixes";
 import type {
   BackendSpec,
   BlockKey,
+  EngineSignals,
   FleetView,
   PolicyPick,
   RouteContext,
@@ -146,6 +153,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   readonly model: PrefillCostModel;
   /** Load the engines report beyond ours (engine readings), added to the cost: ../foreign-load.ts. */
   private readonly foreign: ForeignLoad;
+  /** A queue the engine reports blocked on memory, which our ledger may not see: ../engine-memory.ts. */
+  private readonly memory: EngineMemory;
   private readonly ring = new FleetRing();
   private readonly minMatchTokens: number;
   private readonly keyTokens: number;
@@ -166,12 +175,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly sharedFloor: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
+  /** This decision's engine reading per backend: read once, used by every term. */
+  private readings: (EngineSignals | undefined)[] = [];
   private foreignTotal = 0;
   private healthyWeight = 0;
 
   constructor(options: PrefixAwareOptions = {}) {
     this.model = new PrefillCostModel(options);
     this.foreign = new ForeignLoad(options);
+    this.memory = new EngineMemory(this.foreign.maxAgeMs);
     this.minMatchTokens = options.minMatchTokens ?? DEFAULT_MIN_MATCH_TOKENS;
     this.keyTokens = options.ringKeyTokens ?? DEFAULT_RING_KEY_TOKENS;
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
@@ -201,6 +213,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
+      this.readings = new Array(size);
     }
     const costs = this.costs;
     const work = this.work;
@@ -208,8 +221,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const fleetWork = this.bound.measure(fleet);
     this.healthyWeight = fleetWork.healthyWeight;
     this.foreignTotal = 0;
+    const read = fleet.engineSignals;
     for (let i = 0; i < size; i++) {
-      this.foreignHere[i] = this.foreignRequests(fleet, i, ctx.now);
+      this.readings[i] = read === undefined ? undefined : read(i);
+      this.foreignHere[i] = this.foreignRequests(this.readings[i], ctx.now);
       this.foreignTotal += this.foreignHere[i]!;
     }
     const output = req.outputTokens ?? 0;
@@ -243,10 +258,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     for (let i = 0; i < size; i++) {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       const uncached = work[i]! - output - past[i]!;
+      const r = this.readings[i];
+      const headWait = this.memory.headWaitMs(r, i, fleet.backends[i]!.kvCacheTokens, this.model, ctx.now);
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.foreign.costMs(fleet, i, ctx.now, this.model);
+        this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -290,8 +307,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   /** f_i of the header: the requests backend i's fresh engine reading holds beyond ours, 0 without one. */
-  protected foreignRequests(fleet: FleetView, i: number, now: number): number {
-    return this.foreign.requests(fleet, i, now);
+  protected foreignRequests(r: EngineSignals | undefined, now: number): number {
+    return this.foreign.requests(r, now);
   }
 
   /**
@@ -348,6 +365,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (routed === undefined || index < 0 || index >= this.model.size) return;
     if (outcome.ok) this.model.released(index, routed.slot, ctx.now, outcome.ttftMs, outcome.outputTokens);
     else this.model.released(index, routed.slot, ctx.now);
+    this.memory.completed(index, routed.slot, ctx.now);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
@@ -387,6 +405,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.shared.reset(backends.length);
     // A backend holds at most its capacity in blocks, so no more distinct window ends than that.
     this.extents.reset(backends.map((b) => Math.max(1, Math.ceil(b.kvCacheTokens / this.blockTokens))));
+    this.memory.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
