@@ -8,6 +8,7 @@
  *   npx tsx bench/sim-tables.ts peers scoring|tuning [FOLDER]
  *   npx tsx bench/sim-tables.ts policies [preset]
  *   npx tsx bench/sim-tables.ts targets [FOLDER]
+ *   npx tsx bench/sim-tables.ts scraped SCRAPE_FOLDER RACE_FOLDER
  *   npx tsx bench/sim-tables.ts commands scoring|tuning [FOLDER]
  *   npx tsx bench/sim-tables.ts after scoring|tuning FOLDER
  *   npx tsx bench/sim-tables.ts signals [FOLDER]
@@ -196,7 +197,10 @@ interface Verdicts {
 }
 
 function verdicts(set: SetName, folder?: string): Verdicts[] {
-  const groups = current(set, folder);
+  return verdictsOf(current(set, folder));
+}
+
+function verdictsOf(groups: Map<string, Report[]>): Verdicts[] {
   return sortedKeys(groups).map((key) => {
     const rs = groups.get(key)!;
     const peer = bestPeer(rs);
@@ -391,7 +395,37 @@ function commands(set: SetName, folder?: string): string {
 
 /** Issue 12's targets on the scoring set, met or missed: the baseline's, or a folder's runs'. */
 function targets(folder?: string): string {
-  const vs = verdicts("scoring", folder);
+  return targetsOf(verdicts("scoring", folder));
+}
+
+/**
+ * The targets with prefix_aware reading the engines' scrape (ENGINE_SCRAPE_MS; `SCRAPE_MS=… POLICIES=prefix_aware
+ * npm run bench:sim:all -- scoring SCRAPE_FOLDER`, no second client) against the peers of the race's folder,
+ * run for run: each race report's prefix_aware replaced by the scrape run of the same workload, fleet, preset,
+ * seed and load. The peers read live engine state in both; a race report without its scrape run is an error.
+ */
+function scraped(scrapeFolder: string, raceFolder: string): string {
+  const same = (r: Report) =>
+    `${r.workload}|${r.fleet.backends}|${r.fleet.preset ?? LLAMA}|${r.fleet.seed}|${load(r)}|${setOf(r)}`;
+  const runs = new Map<string, Report>();
+  for (const r of reports(scrapeFolder))
+    if ((r.fleet.scrapeMs ?? 0) > 0 && r.fleet.secondClient === undefined) runs.set(same(r), r);
+  const groups = new Map<string, Report[]>();
+  for (const [key, rs] of current("scoring", raceFolder))
+    groups.set(
+      key,
+      rs.map((r) => {
+        const s = runs.get(same(r));
+        if (s === undefined) throw new Error(`${scrapeFolder}: no scrape run beside ${r.file}`);
+        const ours = get(s, "prefix_aware");
+        return { ...r, policies: r.policies.map((p) => (p.policy === "prefix_aware" ? ours : p)) };
+      }),
+    );
+  const scrapeMs = [...new Set([...runs.values()].map((r) => r.fleet.scrapeMs))].join(", ");
+  return `prefix_aware with the scrape every ${scrapeMs} ms (${scrapeFolder}/), the peers of ${raceFolder}/:\n\n${targetsOf(verdictsOf(groups))}`;
+}
+
+function targetsOf(vs: readonly Verdicts[]): string {
   const out = [
     head([
       "workload",
@@ -653,6 +687,8 @@ function view(what: string | undefined, arg: string | undefined, folder?: string
   if (what === "after" && isSet(arg) && folder !== undefined) return after(arg, folder);
   // signals takes one argument, the folder of its runs.
   if (what === "signals" && folder === undefined) return signals(arg);
+  // scraped takes two folders: the scrape runs (arg) and the race whose peers they are set against.
+  if (what === "scraped" && arg !== undefined && folder !== undefined) return scraped(arg, folder);
   if (folder !== undefined) return undefined;
   if (what === "policies") return policies(arg ?? LLAMA);
   // targets reads the scoring set only: its one argument is the folder.
@@ -685,7 +721,7 @@ function main(argv: readonly string[]): void {
   if (out !== undefined) console.log(out);
   else {
     console.error(
-      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning [FOLDER] | after scoring|tuning FOLDER | policies [preset] | targets [FOLDER] | signals [FOLDER] | write FILE.md",
+      "usage: npx tsx bench/sim-tables.ts headline|peers|commands scoring|tuning [FOLDER] | after scoring|tuning FOLDER | policies [preset] | targets [FOLDER] | scraped SCRAPE_FOLDER RACE_FOLDER | signals [FOLDER] | write FILE.md",
     );
     process.exitCode = 2;
   }
