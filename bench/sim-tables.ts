@@ -51,6 +51,8 @@ interface Policy {
   readonly ttftP50Ms: number;
   readonly ttftP99Ms: number;
   readonly maxLoadRatio: number;
+  /** End-to-end latency's p99 (reports written before it was measured lack it). */
+  readonly e2eP99Ms?: number;
   /** The second client's own requests (sent around the router), when the run had one. */
   readonly secondClient?: { readonly ttftP99Ms: number };
 }
@@ -78,7 +80,7 @@ export interface Report {
  * `write` fills a dozen views from the same few hundred files, which do not change while it runs.
  */
 const read = new Map<string, Report[]>();
-function reports(folder?: string): Report[] {
+export function reports(folder?: string): Report[] {
   const dir = folder === undefined ? DIR : join(DIR, folder);
   const known = read.get(dir);
   if (known !== undefined) return known;
