@@ -208,6 +208,11 @@ export class PrefillCostModel {
     return this.states[i]!.open;
   }
 
+  /** Whether a request of ours completed on backend i yet: before, nothing is learned and expectedEndMs is undefined. */
+  hasExpectedEnds(i: number): boolean {
+    return this.states[i]!.residenceMs !== 0;
+  }
+
   /**
    * When a request of ours in flight on backend i is expected to complete and free its KV, ms from now:
    * one decode (as learned here) after its predicted prefill end, or one more decode from now once that

@@ -94,6 +94,8 @@ export class EngineMemory {
   ): number {
     if (r === undefined || r.ownInflight === undefined || !(now - r.sampledAt <= this.maxAgeMs)) return 0;
     if (!(r.waiting > 0) || !(capacityTokens > 0)) return 0;
+    // Nothing learned about decode here yet: no holder has an expected end, so no wait is known.
+    if (!model.hasExpectedEnds(i)) return 0;
     const t = r.sampledAt;
     const released = this.released[i] ?? [];
     const openSlots = model.openSlots(i);
@@ -157,7 +159,7 @@ export class EngineMemory {
     ends.length = 0;
     for (const slot of holders) {
       const end = model.expectedEndMs(i, slot, now);
-      if (end === undefined) return 0; // nothing learned about decode here yet
+      if (end === undefined) return 0; // not reached: hasExpectedEnds was checked above
       ends.push({ end, kv: slot.kvTokens });
     }
     if (ends.length === 0) return 0;
