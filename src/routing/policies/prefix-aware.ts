@@ -136,6 +136,10 @@ interface Routed {
   readonly from: number;
   /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
   readonly sharedGeneration: number | undefined;
+  /** The window cut its keys (it runs a whole block past them), at the fleet's block size then. */
+  readonly cut: boolean;
+  /** The fleet's block size when it was routed. */
+  readonly blockTokens: number;
 }
 
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
@@ -170,8 +174,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
-  /** The fleet's block size, from the last decision (bounds the extents kept per backend). */
-  private blockTokens = 16;
   private readonly sharedFloor: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
@@ -194,7 +196,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
-    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const n = req.blocks.length;
     const bt = fleet.blockTokens;
@@ -335,15 +336,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
-    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
+    const bt = fleet.blockTokens;
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
-    const cached = this.cachedTokens(req, from, index, fleet.blockTokens);
+    const cached = this.cachedTokens(req, from, index, bt);
     const uncached = Math.max(0, req.promptTokens - cached);
-    const past = Math.max(0, Math.min(cached, req.promptTokens) - from * fleet.blockTokens);
+    const past = Math.max(0, Math.min(cached, req.promptTokens) - from * bt);
     // The backend computes the whole prompt: what it holds past the window from now on.
-    if (cutByWindow(req.promptTokens, req.blocks.length, fleet.blockTokens))
-      this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens);
+    const cut = cutByWindow(req.promptTokens, req.blocks.length, bt);
+    if (cut) this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
@@ -355,7 +356,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt });
     this.foreign.observeRouted(uncached);
   }
 
@@ -373,11 +374,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (!outcome.ok) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
-    if (
-      outcome.promptTokens !== undefined &&
-      cutByWindow(req.promptTokens, req.blocks.length, this.blockTokens)
-    )
-      this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens);
+    if (outcome.promptTokens !== undefined && routed.cut)
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens, routed.blockTokens);
     if (outcome.ttftMs === undefined) return;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
@@ -403,8 +401,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
     this.shared.reset(backends.length);
-    // A backend holds at most its capacity in blocks, so no more distinct window ends than that.
-    this.extents.reset(backends.map((b) => Math.max(1, Math.ceil(b.kvCacheTokens / this.blockTokens))));
+    // A backend holds at most its capacity in blocks, so no more distinct window ends than that (in blocks
+    // of the size each extent is noted at).
+    this.extents.reset(backends.map((b) => b.kvCacheTokens));
     this.memory.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
