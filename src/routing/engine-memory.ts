@@ -43,7 +43,7 @@
  * nothing waiting, or none at all changes nothing: the ledger alone decides
  * (foreign-load.ts's rules). Pure: time is a parameter.
  */
-import type { PrefillCostModel, PrefillSlot } from "./cost-model";
+import { endWhenFreed, type PrefillCostModel, type PrefillSlot } from "./cost-model";
 import type { EngineSignals } from "./types";
 
 interface Released {
@@ -164,12 +164,13 @@ export class EngineMemory {
     }
     if (ends.length === 0) return 0;
     ends.sort((a, b) => a.end - b.end);
-    let sum = 0;
-    for (const e of ends) {
-      sum += e.kv;
-      if (sum >= overflow) return e.end;
-    }
-    // The ledger undercounts what they pin (the reason for this module): all of them out, then it fits.
-    return ends[ends.length - 1]!.end;
+    // When none covers it, the ledger undercounts what they pin (the reason for this module): all of them
+    // out, then it fits.
+    return endWhenFreed(
+      ends.length,
+      overflow,
+      (j) => ends[j]!.kv,
+      (j) => ends[j]!.end,
+    );
   }
 }
