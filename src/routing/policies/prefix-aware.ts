@@ -142,6 +142,14 @@ interface Routed {
   readonly blockTokens: number;
 }
 
+/** A prompt on one backend, split by what it costs there (PrefixAwarePolicy.promptParts). */
+interface PromptParts {
+  /** Tokens to prefill. */
+  uncached: number;
+  /** Tokens expected cached past the key window: no prefill, still KV. */
+  past: number;
+}
+
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
 function reuseKey(blocks: readonly BlockKey[], matched: number): BlockKey | undefined {
   return matched > 0 ? blocks[matched - 1] : undefined;
@@ -174,6 +182,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
+  /** promptParts' answer, reused (a decision asks once per backend). */
+  private readonly parts: PromptParts = { uncached: 0, past: 0 };
   private readonly sharedFloor: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
@@ -233,10 +243,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let leastUncached = Number.POSITIVE_INFINITY;
     let leastAt = -1;
     for (let i = 0; i < size; i++) {
-      const cached = this.cachedTokens(req, matched[i]!, i, bt);
-      const uncached = Math.max(0, req.promptTokens - cached);
+      const parts = this.promptParts(req, matched[i]!, i, bt);
+      const uncached = parts.uncached;
       // Cached past the window, still KV the request holds while it runs: its work and memory as before.
-      past[i] = Math.max(0, Math.min(cached, req.promptTokens) - matched[i]! * bt);
+      past[i] = parts.past;
       work[i] = uncached + output + past[i]!;
       if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
@@ -300,6 +310,19 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /**
+   * `req`'s prompt on backend i, which matched `matched` of its keys: the tokens it prefills there, and
+   * those expected cached past the key window (see the header: no prefill, still KV). The object is
+   * reused: read it before the next call.
+   */
+  private promptParts(req: RouteRequest, matched: number, i: number, bt: number): PromptParts {
+    const cached = this.cachedTokens(req, matched, i, bt);
+    const parts = this.parts;
+    parts.uncached = Math.max(0, req.promptTokens - cached);
+    parts.past = Math.max(0, Math.min(cached, req.promptTokens) - matched * bt);
+    return parts;
+  }
+
   /** Tokens of `req` expected cached on backend i, which matched `matched` of its keys (see the header). */
   private cachedTokens(req: RouteRequest, matched: number, i: number, bt: number): number {
     const n = req.blocks.length;
@@ -339,9 +362,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.sync(fleet.backends);
     const bt = fleet.blockTokens;
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
-    const cached = this.cachedTokens(req, from, index, bt);
-    const uncached = Math.max(0, req.promptTokens - cached);
-    const past = Math.max(0, Math.min(cached, req.promptTokens) - from * bt);
+    const { uncached, past } = this.promptParts(req, from, index, bt);
     // The backend computes the whole prompt: what it holds past the window from now on.
     const cut = cutByWindow(req.promptTokens, req.blocks.length, bt);
     if (cut) this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
