@@ -208,17 +208,27 @@ export class PrefillCostModel {
     return this.states[i]!.open;
   }
 
+  /** Whether a request of ours completed on backend i yet: before, nothing is learned and expectedEndMs is undefined. */
+  hasExpectedEnds(i: number): boolean {
+    return this.states[i]!.residenceMs !== 0;
+  }
+
   /**
    * When a request of ours in flight on backend i is expected to complete and free its KV, ms from now:
-   * one decode (as learned here) after its predicted prefill end, or one more decode from now once that
-   * has passed (memoryWaitMs's rule). Undefined before any request completed here (nothing learned).
+   * memoryWaitMs's rule (endFromNow). Undefined before any request completed here (nothing learned).
    */
   expectedEndMs(i: number, slot: PrefillSlot, now: number): number | undefined {
     const s = this.states[i]!;
     if (s.residenceMs === 0) return undefined;
-    const decode = s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
-    const left = slot.end + decode - now;
-    return left > 0 ? left : decode;
+    return endFromNow(slot.end, this.expectedDecodeMs(s), now);
+  }
+
+  /**
+   * How long a request of ours in flight on s is expected to decode after its predicted prefill end, ms:
+   * as learned (first token → completion), or its whole stay before any TTFT was seen.
+   */
+  private expectedDecodeMs(s: BackendCostState): number {
+    return s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
   }
 
   /** Prefill rate of backend i, tokens/s. */
@@ -276,30 +286,27 @@ export class PrefillCostModel {
     const overflow = s.kvTokens + needTokens - s.capacity;
     const open = s.open;
     if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
-    const decode = s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
-    // Each request is expected one decode after its predicted prefill end; one already past that is
-    // still decoding and is expected one more decode from now (memoryless), never "about to free".
+    const decode = this.expectedDecodeMs(s);
+    // Each request is expected as endFromNow says: one decode after its predicted prefill end, or, once
+    // that has passed, one more decode from now.
     // `open` is sorted by prefill end, so in order of expected end the requests are three runs of it:
     // [a, b) (prefill ended less than a decode ago: ends before now + decode, in order), then the
-    // overdue [0, a) (all at now + decode), then [b, n) (in order). The wait ends when the requests
-    // expected first have freed the overflow. Walk from the shorter side (what is freed, or what is
-    // kept: at most kvTokens − overflow), so a decision costs about a backend's capacity in requests
-    // at most, never its whole ledger.
+    // overdue [0, a) (all at now + decode: endFromNow's test, end <= now − decode, is k < a), then
+    // [b, n) (in order). The wait ends when the requests expected first have freed the overflow. Walk
+    // from the shorter side (what is freed, or what is kept: at most kvTokens − overflow), so a decision
+    // costs about a backend's capacity in requests at most, never its whole ledger.
     const n = open.length;
     const a = searchEnd(open, now - decode, true);
     const b = Math.max(a, searchEnd(open, now, false));
-    const overdueAt = decode;
-    const endOf = (k: number) => (k < a ? overdueAt : open[k]!.end + decode - now);
+    const endOf = (k: number) => endFromNow(open[k]!.end, decode, now);
     const order = (j: number) => (j < b - a ? a + j : j < b ? j - (b - a) : j);
-    if (overflow <= s.kvTokens / 2) {
-      let freed = 0;
-      for (let j = 0; j < n; j++) {
-        const k = order(j);
-        freed += open[k]!.kvTokens;
-        if (freed >= overflow) return endOf(k);
-      }
-      return endOf(order(n - 1));
-    }
+    if (overflow <= s.kvTokens / 2)
+      return endWhenFreed(
+        n,
+        overflow,
+        (j) => open[order(j)]!.kvTokens,
+        (j) => endOf(order(j)),
+      );
     // Freeing the first j requests in that order leaves `kept`; the last one freed is where kept
     // first fits in kvTokens − overflow.
     let kept = 0;
@@ -389,6 +396,34 @@ export class PrefillCostModel {
   private rateOf(s: BackendCostState): number {
     return this.ratePerShare * s.share;
   }
+}
+
+/**
+ * When a request of ours whose prefill is predicted to end at `end` is expected to complete, ms from now:
+ * one decode after that end; once that has passed it is still decoding, expected one more decode from
+ * now (memoryless), never "about to free".
+ */
+function endFromNow(end: number, decode: number, now: number): number {
+  return end <= now - decode ? decode : end + decode - now;
+}
+
+/**
+ * Holders of KV freed one at a time in order of expected end, the j-th (of `count` > 0) freeing kvAt(j)
+ * at endAt(j): the end at which what they freed first covers `overflow`, or the last one's end when
+ * all of it does not (what the ledger counts falls short of what is pinned).
+ */
+export function endWhenFreed(
+  count: number,
+  overflow: number,
+  kvAt: (j: number) => number,
+  endAt: (j: number) => number,
+): number {
+  let freed = 0;
+  for (let j = 0; j < count; j++) {
+    freed += kvAt(j);
+    if (freed >= overflow) return endAt(j);
+  }
+  return endAt(count - 1);
 }
 
 /** Brings the backend's in-flight area to `now`: `open` holds our requests in flight there. */

@@ -43,7 +43,7 @@
  * nothing waiting, or none at all changes nothing: the ledger alone decides
  * (foreign-load.ts's rules). Pure: time is a parameter.
  */
-import type { PrefillCostModel, PrefillSlot } from "./cost-model";
+import { endWhenFreed, type PrefillCostModel, type PrefillSlot } from "./cost-model";
 import type { EngineSignals } from "./types";
 
 interface Released {
@@ -58,6 +58,8 @@ export class EngineMemory {
   private readonly set: PrefillSlot[] = [];
   private readonly ends: { end: number; kv: number }[] = [];
   private readonly holders: PrefillSlot[] = [];
+  /** This decision's S members that completed since the reading, each with its rank in S by route time. */
+  private readonly since = new Map<PrefillSlot, number>();
 
   /** @param maxAgeMs readings older than this change nothing; completions older than it are forgotten. */
   constructor(readonly maxAgeMs: number) {
@@ -92,40 +94,50 @@ export class EngineMemory {
   ): number {
     if (r === undefined || r.ownInflight === undefined || !(now - r.sampledAt <= this.maxAgeMs)) return 0;
     if (!(r.waiting > 0) || !(capacityTokens > 0)) return 0;
+    // Nothing learned about decode here yet: no holder has an expected end, so no wait is known.
+    if (!model.hasExpectedEnds(i)) return 0;
     const t = r.sampledAt;
     const released = this.released[i] ?? [];
     const openSlots = model.openSlots(i);
     // S: ours in flight at t, by route time (open now, or completed after t).
+    // `since` holds the members that completed after t (a completed slot has left openSlots: the rest of S
+    // is open now), each with its rank in S once sorted.
     const set = this.set;
+    const since = this.since;
     set.length = 0;
+    since.clear();
     for (const slot of openSlots) if (slot.at <= t) set.push(slot);
-    for (const d of released) if (d.at > t && d.slot.at <= t) set.push(d.slot);
+    for (const d of released)
+      if (d.at > t && d.slot.at <= t) {
+        set.push(d.slot);
+        since.set(d.slot, -1);
+      }
     const w = Math.min(Math.max(0, r.waiting), set.length);
     if (w === 0) return 0;
     set.sort((a, b) => a.at - b.at);
     const running = set.length - w;
-    const open = new Set(openSlots);
+    if (since.size > 0)
+      for (let k = 0; k < set.length; k++) if (since.get(set[k]!) === -1) since.set(set[k]!, k);
     // What was free at t, plus what ours running then freed since.
     let free = Math.max(0, 1 - r.kvUsage) * capacityTokens;
     for (const d of released) {
       if (d.at <= t || d.slot.at > t) continue;
-      const k = set.indexOf(d.slot);
-      if (k >= 0 && k < running) free += d.slot.kvTokens;
+      if (since.get(d.slot)! < running) free += d.slot.kvTokens;
     }
     // The queue in arrival order, ours waiting at t. One that completed since was admitted, and so was
     // everyone ahead of it (first come first served): those still in flight hold their KV now. From there
     // on each one that fits is admitted and takes its KV; the first that does not is the head.
     const holders = this.holders;
     holders.length = 0;
-    for (let k = 0; k < running; k++) if (open.has(set[k]!)) holders.push(set[k]!);
+    for (let k = 0; k < running; k++) if (!since.has(set[k]!)) holders.push(set[k]!);
     let from = running;
     for (let k = set.length - 1; k >= running; k--)
-      if (!open.has(set[k]!)) {
+      if (since.has(set[k]!)) {
         from = k + 1;
         break;
       }
     for (let k = running; k < from; k++)
-      if (open.has(set[k]!)) {
+      if (!since.has(set[k]!)) {
         holders.push(set[k]!);
         free -= set[k]!.kvTokens;
       }
@@ -147,17 +159,18 @@ export class EngineMemory {
     ends.length = 0;
     for (const slot of holders) {
       const end = model.expectedEndMs(i, slot, now);
-      if (end === undefined) return 0; // nothing learned about decode here yet
+      if (end === undefined) return 0; // not reached: hasExpectedEnds was checked above
       ends.push({ end, kv: slot.kvTokens });
     }
     if (ends.length === 0) return 0;
     ends.sort((a, b) => a.end - b.end);
-    let sum = 0;
-    for (const e of ends) {
-      sum += e.kv;
-      if (sum >= overflow) return e.end;
-    }
-    // The ledger undercounts what they pin (the reason for this module): all of them out, then it fits.
-    return ends[ends.length - 1]!.end;
+    // When none covers it, the ledger undercounts what they pin (the reason for this module): all of them
+    // out, then it fits.
+    return endWhenFreed(
+      ends.length,
+      overflow,
+      (j) => ends[j]!.kv,
+      (j) => ends[j]!.end,
+    );
   }
 }

@@ -18,8 +18,9 @@
  *
  * An entry is read only while the index still matches the whole window on
  * that backend (an evicted window is never consulted); entries are kept per
- * backend in least-recently-noted order, at most `maxEntries` (a backend
- * cannot hold more distinct window-end blocks than it has blocks). Memory: a
+ * backend in least-recently-noted order, at most its KV capacity in blocks
+ * of the block size each note is made at (a backend cannot hold more
+ * distinct window-end blocks than it has blocks). Memory: a
  * Map entry of two numbers, some 40–50 bytes, so at most ~1.2 MB for a
  * 442k-token backend at 16-token blocks, and only after that many distinct
  * prompts longer than the window were routed there; nothing for prompts
@@ -29,23 +30,27 @@ import type { BlockKey } from "./types";
 
 export class WindowExtents {
   private byBackend: Map<BlockKey, number>[] = [];
-  private limits: number[] = [];
+  private capacities: number[] = [];
 
-  /** One empty map per backend; `maxEntries[i]` bounds backend i's. */
-  reset(maxEntries: readonly number[]): void {
-    for (const m of maxEntries)
-      if (!(m >= 1) || !Number.isFinite(m)) throw new RangeError(`maxEntries: must be >= 1, got ${m}`);
-    this.byBackend = maxEntries.map(() => new Map());
-    this.limits = maxEntries.map((m) => Math.floor(m));
+  /** One empty map per backend; `capacityTokens[i]`, backend i's KV capacity, bounds its (see note). */
+  reset(capacityTokens: readonly number[]): void {
+    for (const c of capacityTokens)
+      if (!(c > 0) || !Number.isFinite(c)) throw new RangeError(`capacityTokens: must be > 0, got ${c}`);
+    this.byBackend = capacityTokens.map(() => new Map());
+    this.capacities = [...capacityTokens];
   }
 
-  /** Backend i has computed a prompt of `promptTokens` tokens whose window ends with `key`. */
-  note(i: number, key: BlockKey, promptTokens: number): void {
+  /**
+   * Backend i has computed a prompt of `promptTokens` tokens whose window ends with `key`, in blocks of
+   * `blockTokens`: backend i then keeps at most its capacity in such blocks (at least one entry).
+   */
+  note(i: number, key: BlockKey, promptTokens: number, blockTokens: number): void {
     const m = this.byBackend[i];
     if (m === undefined || !(promptTokens > 0)) return;
     m.delete(key);
     m.set(key, promptTokens);
-    if (m.size > this.limits[i]!) m.delete(m.keys().next().value as BlockKey);
+    if (m.size > Math.max(1, Math.ceil(this.capacities[i]! / blockTokens)))
+      m.delete(m.keys().next().value as BlockKey);
   }
 
   /** The length of the last prompt backend i computed whose window ended with `key`; undefined if none known. */

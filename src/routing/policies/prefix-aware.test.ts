@@ -3,7 +3,7 @@ import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
 import { Router } from "../router";
 import { seededRandom } from "../seeded-random";
 import { DEFAULT_SHARED_FLOOR } from "../shared-prefixes";
-import type { BackendSpec, EngineSignals, RouteRequest } from "../types";
+import type { BackendSpec, EngineSignals, FleetView, RouteRequest } from "../types";
 import { PrefixAwarePolicy } from "./prefix-aware";
 
 const FLEET: BackendSpec[] = ["g0", "g1", "g2", "g3"].map((id) => ({
@@ -108,6 +108,40 @@ describe("prefix_aware", () => {
     // window's last prompt there, "other", ran longer) + 20,500 past + 64 out.
     const h = FLEET.findIndex((b) => b.id === home);
     expect(policy.model.heldTokens(h)).toBe(5_000 + 20_000 + 64 + 20_500 + 64);
+  });
+
+  it("bounds the extents past the window by each backend's capacity in the fleet's blocks, not 16-token ones", () => {
+    // One backend of 32 KV tokens at 8-token blocks: room for 4 window ends (2 at 16-token blocks). As the
+    // Router does, the policy is given the fleet before any decision.
+    const backends: BackendSpec[] = [{ id: "g0", weight: 1, kvCacheTokens: 32 }];
+    const policy = new PrefixAwarePolicy();
+    policy.onBackendsChanged(backends);
+    const inflight = [0];
+    const fleet: FleetView = {
+      backends,
+      healthy: [true],
+      inflight,
+      get totalInflight() {
+        return inflight[0]!;
+      },
+      blockTokens: 8,
+      cap: () => Number.POSITIVE_INFINITY,
+      balanceFactor: 1.25,
+      // The whole window matches everywhere.
+      matchedBlocks: (blocks) => Int32Array.of(blocks.length),
+    };
+    const ctx = { now: 0, random: seededRandom(1) };
+    // One-key windows, each prompt 100 tokens past its window (cut by it): 10 ms of prefill at 10,000 tok/s.
+    const send = (key: number) => {
+      inflight[0]! += 1;
+      policy.onRouted({ blocks: [key], promptTokens: 8 + 100 }, 0, fleet, ctx);
+    };
+    for (const key of [1, 2, 3]) send(key);
+    expect(policy.model.queueWaitMs(0, 0)).toBeCloseTo(30, 9);
+    // Window 1 again: the backend computed all of it, still known with room for 4 (with room for 2, window
+    // 1 was forgotten and its 100 tokens past the window would be prefilled again).
+    send(1);
+    expect(policy.model.queueWaitMs(0, 0)).toBeCloseTo(30, 9);
   });
 
   it("a backend at its work bound makes the next same-prefix request spill to another", () => {

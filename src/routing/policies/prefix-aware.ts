@@ -136,6 +136,18 @@ interface Routed {
   readonly from: number;
   /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
   readonly sharedGeneration: number | undefined;
+  /** The window cut its keys (it runs a whole block past them), at the fleet's block size then. */
+  readonly cut: boolean;
+  /** The fleet's block size when it was routed. */
+  readonly blockTokens: number;
+}
+
+/** A prompt on one backend, split by what it costs there (PrefixAwarePolicy.promptParts). */
+interface PromptParts {
+  /** Tokens to prefill. */
+  uncached: number;
+  /** Tokens expected cached past the key window: no prefill, still KV. */
+  past: number;
 }
 
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
@@ -170,8 +182,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
-  /** The fleet's block size, from the last decision (bounds the extents kept per backend). */
-  private blockTokens = 16;
+  /** promptParts' answer, reused (a decision asks once per backend). */
+  private readonly parts: PromptParts = { uncached: 0, past: 0 };
   private readonly sharedFloor: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
@@ -194,7 +206,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick {
-    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
     const n = req.blocks.length;
     const bt = fleet.blockTokens;
@@ -232,10 +243,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     let leastUncached = Number.POSITIVE_INFINITY;
     let leastAt = -1;
     for (let i = 0; i < size; i++) {
-      const cached = this.cachedTokens(req, matched[i]!, i, bt);
-      const uncached = Math.max(0, req.promptTokens - cached);
+      const parts = this.promptParts(req, matched[i]!, i, bt);
+      const uncached = parts.uncached;
       // Cached past the window, still KV the request holds while it runs: its work and memory as before.
-      past[i] = Math.max(0, Math.min(cached, req.promptTokens) - matched[i]! * bt);
+      past[i] = parts.past;
       work[i] = uncached + output + past[i]!;
       if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
@@ -299,6 +310,19 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return { index: best, reason };
   }
 
+  /**
+   * `req`'s prompt on backend i, which matched `matched` of its keys: the tokens it prefills there, and
+   * those expected cached past the key window (see the header: no prefill, still KV). The object is
+   * reused: read it before the next call.
+   */
+  private promptParts(req: RouteRequest, matched: number, i: number, bt: number): PromptParts {
+    const cached = this.cachedTokens(req, matched, i, bt);
+    const parts = this.parts;
+    parts.uncached = Math.max(0, req.promptTokens - cached);
+    parts.past = Math.max(0, Math.min(cached, req.promptTokens) - matched * bt);
+    return parts;
+  }
+
   /** Tokens of `req` expected cached on backend i, which matched `matched` of its keys (see the header). */
   private cachedTokens(req: RouteRequest, matched: number, i: number, bt: number): number {
     const n = req.blocks.length;
@@ -335,15 +359,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   }
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
-    this.blockTokens = fleet.blockTokens;
     this.sync(fleet.backends);
+    const bt = fleet.blockTokens;
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
-    const cached = this.cachedTokens(req, from, index, fleet.blockTokens);
-    const uncached = Math.max(0, req.promptTokens - cached);
-    const past = Math.max(0, Math.min(cached, req.promptTokens) - from * fleet.blockTokens);
+    const { uncached, past } = this.promptParts(req, from, index, bt);
     // The backend computes the whole prompt: what it holds past the window from now on.
-    if (cutByWindow(req.promptTokens, req.blocks.length, fleet.blockTokens))
-      this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens);
+    const cut = cutByWindow(req.promptTokens, req.blocks.length, bt);
+    if (cut) this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
@@ -355,7 +377,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt });
     this.foreign.observeRouted(uncached);
   }
 
@@ -373,11 +395,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (!outcome.ok) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
-    if (
-      outcome.promptTokens !== undefined &&
-      cutByWindow(req.promptTokens, req.blocks.length, this.blockTokens)
-    )
-      this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens);
+    if (outcome.promptTokens !== undefined && routed.cut)
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens, routed.blockTokens);
     if (outcome.ttftMs === undefined) return;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
@@ -403,8 +422,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
     this.shared.reset(backends.length);
-    // A backend holds at most its capacity in blocks, so no more distinct window ends than that.
-    this.extents.reset(backends.map((b) => Math.max(1, Math.ceil(b.kvCacheTokens / this.blockTokens))));
+    // A backend holds at most its capacity in blocks, so no more distinct window ends than that (in blocks
+    // of the size each extent is noted at).
+    this.extents.reset(backends.map((b) => b.kvCacheTokens));
     this.memory.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
