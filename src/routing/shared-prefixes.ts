@@ -32,9 +32,7 @@
  * it holds few of ours. Without readings (scrape off, stale, or failed)
  * f = Φ = 0 and it is the cap on our own requests alone. It never binds on an
  * idle fleet: no request is in flight to share with, and below F requests a
- * backend takes any. With the prefill floor on (prefix-aware.ts, ./shared-prefill.ts) a placement may
- * also go over it where the backend owes that prefix's requests less prefill, with this one's, than the
- * request's least prefill on a backend the bounds leave open.
+ * backend takes any.
  */
 import type { BlockKey } from "./types";
 

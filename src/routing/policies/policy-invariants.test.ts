@@ -11,11 +11,6 @@
  * sometimes fails) that cap counts the foreign requests each fresh reading
  * holds, per backend and in the fleet total: the harness checks it against the
  * readings as the policy held them at each decision, never the live truth.
- * With its prefill floor on (the default; shared-prefill.ts) prefix_aware may
- * go over that cap on a backend that owes the prefix's requests less prefill
- * than a new copy of it costs: a prediction the harness cannot recompute, so
- * such placements are counted (prefillFloorHeld), and the cap is checked as a
- * bound on the policy with the floor off.
  */
 import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../../prefix/block-keys";
@@ -114,8 +109,6 @@ interface Trace {
   floorHeld: number;
   /** Shared-prefix placements on a backend whose fresh reading held foreign requests. */
   foreignHeld: number;
-  /** Shared-prefix placements over the cap, let through by prefix_aware's prefill floor. */
-  prefillFloorHeld: number;
 }
 
 /** Random route/complete/health churn; checks the cap and health at every decision. */
@@ -131,10 +124,8 @@ function drive(
 ): Trace {
   const random = seededRandom(seedValue);
   const readings = new Map<string, EngineSignals>();
-  const instance = typeof policy === "string" ? createPolicy(policy) : policy();
-  const prefillFloor = instance instanceof PrefixAwarePolicy && instance.sharedPrefillFloor;
   const router = new Router(FLEET, {
-    policy: instance,
+    policy: typeof policy === "string" ? createPolicy(policy) : policy(),
     indexStride,
     ...(foreign !== undefined ? { engineSignals: (i: number) => readings.get(FLEET[i]!.id) } : {}),
   });
@@ -155,7 +146,6 @@ function drive(
     full: 0,
     floorHeld: 0,
     foreignHeld: 0,
-    prefillFloorHeld: 0,
   };
   let now = 0;
   for (let s = 0; s < steps; s++) {
@@ -232,9 +222,7 @@ function drive(
         const heldThere = decision.inflightAtDecision + f.get(id)!;
         if (shared && shareCap > shareCaps.get(id)!) trace.floorHeld++;
         if (shared && f.get(id)! > 0) trace.foreignHeld++;
-        if (decision.reason !== "fallback" && shared && heldThere >= shareCap && prefillFloor)
-          trace.prefillFloorHeld++;
-        else if (decision.reason !== "fallback" && shared && heldThere >= shareCap)
+        if (decision.reason !== "fallback" && shared && heldThere >= shareCap)
           trace.violations.push(`step ${s}: ${id} at ${heldThere} >= cap ${shareCap} on a shared prefix`);
         if (key !== undefined) {
           sharers.get(id)!.set(key, (sharers.get(id)!.get(key) ?? 0) + 1);
@@ -349,23 +337,14 @@ describe("the invariant harness", () => {
         return false;
       }
     }
-    const violations = drive(
-      () => new IgnoresShareCap({ sharedPrefillFloor: false }),
-      1,
-      4000,
-      8,
-      true,
-      1,
-      "work",
-    ).violations;
+    const violations = drive(() => new IgnoresShareCap(), 1, 4000, 8, true, 1, "work").violations;
     expect(violations.filter((v) => v.endsWith("on a shared prefix")).length).toBeGreaterThan(0);
     expect(violations.filter((v) => !v.endsWith("on a shared prefix"))).toEqual([]);
   });
 
   it("prefix_aware keeps the shared-prefix cap counting the foreign requests engines report", () => {
     const traffic: ForeignTraffic = { everyMs: 250, maxAgeMs: 600, pinned: ["a", "c"] };
-    const policy = () =>
-      new PrefixAwarePolicy({ engineSignalMaxAgeMs: traffic.maxAgeMs, sharedPrefillFloor: false });
+    const policy = () => new PrefixAwarePolicy({ engineSignalMaxAgeMs: traffic.maxAgeMs });
     for (const [s, groups] of [
       [1, 8],
       [2, 8],
@@ -385,21 +364,12 @@ describe("the invariant harness", () => {
     // the head-of-line wait moves decisions (the picks differ from the same draws at half KV use), never
     // past a bound.
     const run = (kvFull: boolean, s: number) =>
-      drive(
-        () => new PrefixAwarePolicy({ engineSignalMaxAgeMs: 600, sharedPrefillFloor: false }),
-        s,
-        4000,
-        8,
-        true,
-        1,
-        "work",
-        {
-          everyMs: 250,
-          maxAgeMs: 600,
-          pinned: [],
-          kvFull,
-        },
-      );
+      drive(() => new PrefixAwarePolicy({ engineSignalMaxAgeMs: 600 }), s, 4000, 8, true, 1, "work", {
+        everyMs: 250,
+        maxAgeMs: 600,
+        pinned: [],
+        kvFull,
+      });
     for (const s of [1, 2, 3]) {
       const full = run(true, s);
       expect(full.violations, `seed ${s}`).toEqual([]);
@@ -414,8 +384,7 @@ describe("the invariant harness", () => {
       }
     }
     const traffic: ForeignTraffic = { everyMs: 250, maxAgeMs: 600, pinned: ["a", "c"] };
-    const policy = () =>
-      new CountsOursOnly({ engineSignalMaxAgeMs: traffic.maxAgeMs, sharedPrefillFloor: false });
+    const policy = () => new CountsOursOnly({ engineSignalMaxAgeMs: traffic.maxAgeMs });
     // One hot system prompt: every backend's share cap binds in turn, and the old cap let a flooded
     // backend, holding few of ours, take the overflow.
     const violations = [1, 2, 3, 4, 5, 6].flatMap(
@@ -424,22 +393,7 @@ describe("the invariant harness", () => {
     expect(violations.filter((v) => v.endsWith("on a shared prefix")).length).toBeGreaterThan(0);
     expect(violations.filter((v) => !v.endsWith("on a shared prefix"))).toEqual([]);
     // Without readings the two are one policy: the same decisions.
-    expect(drive(() => new CountsOursOnly(), 4, 3000).picks).toEqual(
-      drive(() => new PrefixAwarePolicy(), 4, 3000).picks,
-    );
-  });
-
-  it("prefix_aware keeps the shared-prefix cap with its prefill floor off, and goes over it only by the floor", () => {
-    const countOnly = () => new PrefixAwarePolicy({ sharedPrefillFloor: false });
-    for (const s of [1, 2, 3]) {
-      expect(drive(countOnly, s, 4000, 8, true, 1, "work").violations, `seed ${s}`).toEqual([]);
-      expect(drive(countOnly, s, 4000, 1, true, 1, "work").violations, `seed ${s}, one prompt`).toEqual([]);
-    }
-    // The default (floor on) goes over the cap here, on a hot prompt whose home owes it little prefill:
-    // the floor is not vacuous, and nothing else is violated.
-    const onePrompt = [1, 2, 3].map((s) => drive("prefix_aware", s, 4000, 1));
-    expect(onePrompt.flatMap((t) => t.violations)).toEqual([]);
-    expect(onePrompt.reduce((a, t) => a + t.prefillFloorHeld, 0)).toBeGreaterThan(0);
+    expect(drive(() => new CountsOursOnly(), 4, 3000).picks).toEqual(drive("prefix_aware", 4, 3000).picks);
   });
 
   it("prefix_aware's work bound binds in this harness (the invariant is not vacuous)", () => {

@@ -21,8 +21,8 @@ function prompt(prefixId: number, shared: number, tailId: number, tail: number, 
   return { blocks: blockKeysFromIds(ids, seed), promptTokens: ids.length * 16 + 5 };
 }
 
-function setup(policy: PrefixAwarePolicy | "prefix_aware" = "prefix_aware") {
-  const router = new Router(FLEET, { policy });
+function setup() {
+  const router = new Router(FLEET, { policy: "prefix_aware" });
   const random = seededRandom(1);
   return { router, ctx: (now: number) => ({ now, random }) };
 }
@@ -174,9 +174,8 @@ describe("prefix_aware", () => {
     // prefill, then its question) as elsewhere (the whole prompt again), but elsewhere the fleet
     // prefills the prefix a second time: the cost counts that duplicated work. The home takes them until
     // it holds max(⌈1.25/4 · (T + 1)⌉, F = 8) = 8 requests sharing the prefix; the rest replicate it to
-    // one second home (prefilled twice, not once per backend). The count cap alone: the prefill floor
-    // (the test after next) would keep them all home, which owes them less than the prefix.
-    const { router, ctx } = setup(new PrefixAwarePolicy({ sharedPrefillFloor: false }));
+    // one second home (prefilled twice, not once per backend).
+    const { router, ctx } = setup();
     const homes: string[] = [];
     const reasons: string[] = [];
     for (let k = 0; k < 16; k++) {
@@ -194,8 +193,7 @@ describe("prefix_aware", () => {
 
   it("past the shared-prefix cap a hot prefix's request replicates, a conversation's own turn stays home", () => {
     // Turn 1 of a conversation (a 64-block system prompt + 4 blocks of its own) lands on H and completes.
-    // The count cap alone (the prefill floor is the next test).
-    const { router, ctx } = setup(new PrefixAwarePolicy({ sharedPrefillFloor: false }));
+    const { router, ctx } = setup();
     const turn1 = router.route({ ...prompt(40, 64, 0, 4), outputTokens: 64 }, ctx(0));
     router.complete(turn1.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, ctx(100));
     const home = turn1.decision.backendId;
@@ -222,34 +220,6 @@ describe("prefix_aware", () => {
     const ninth = router.route({ ...prompt(40, 64, 9, 2), outputTokens: 64 }, ctx(111));
     expect(ninth.decision.backendId).not.toBe(home);
     expect(ninth.decision.reason).toBe("spill");
-  });
-
-  it("keeps a shared prefix's request over the cap on a home that owes it less prefill than a new copy", () => {
-    // As above: H holds turn 1's system prompt (64 blocks) and 8 in-flight requests of it, each with a
-    // 2-block tail whose prefill is predicted to be queued still (the default 10,000 tokens/s), over the
-    // cap. A ninth request of it: H owes the prompt's requests 8 × 37 tokens, with the ninth's own under
-    // the 1,061 a backend holding nothing prefills: H batches it sooner, so it stays (the count cap alone
-    // replicates it). Requests whose own tails are long (64 blocks) make H owe more than a copy: the
-    // floor lets go (and the queue alone would move them), so the prompt is replicated.
-    const run = (prefillFloor: boolean, tail: number) => {
-      const { router, ctx } = setup(new PrefixAwarePolicy({ sharedPrefillFloor: prefillFloor }));
-      const turn1 = router.route({ ...prompt(42, 64, 0, 4), outputTokens: 64 }, ctx(0));
-      router.complete(turn1.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, ctx(100));
-      const home = turn1.decision.backendId;
-      const homes: string[] = [];
-      for (let k = 1; k <= 12; k++)
-        homes.push(
-          router.route({ ...prompt(42, 64, k, tail), outputTokens: 64 }, ctx(100 + k)).decision.backendId,
-        );
-      return { home, homes };
-    };
-    const floor = run(true, 2);
-    expect(floor.homes).toEqual(Array(12).fill(floor.home));
-    const countOnly = run(false, 2);
-    expect(countOnly.homes.slice(0, 8)).toEqual(Array(8).fill(countOnly.home));
-    expect(countOnly.homes[8]).not.toBe(countOnly.home);
-    const owed = run(true, 64);
-    expect(owed.homes.filter((id) => id !== owed.home).length).toBeGreaterThan(0);
   });
 
   it("counts the foreign requests engines report in the shared-prefix cap: a flooded pair gets no overflow", () => {
@@ -296,14 +266,11 @@ describe("prefix_aware", () => {
       }
       return homes;
     };
-    // The count cap alone: with the prefill floor g0 and g1 owe the burst less than a copy of the prefix.
-    const counted = burst(new PrefixAwarePolicy({ sharedPrefillFloor: false }), 0);
+    const counted = burst(new PrefixAwarePolicy(), 0);
     expect(counted.filter((id) => flooded.has(id))).toEqual([]);
-    const oursOnly = burst(new CountsOursOnly({ sharedPrefillFloor: false }), 0);
+    const oursOnly = burst(new CountsOursOnly(), 0);
     expect(oursOnly.filter((id) => flooded.has(id)).length).toBeGreaterThanOrEqual(10);
-    expect(burst(new PrefixAwarePolicy({ sharedPrefillFloor: false }), 3001)).toEqual(
-      burst(new PrefixAwarePolicy({ sharedPrefillFloor: false })),
-    );
+    expect(burst(new PrefixAwarePolicy(), 3001)).toEqual(burst(new PrefixAwarePolicy()));
   });
 
   it("charges the repeated prefill only while the home computes the prefix", () => {

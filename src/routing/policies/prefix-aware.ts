@@ -45,13 +45,6 @@
  * another client floods, which the cost's foreign term already avoids but
  * which hold few of ours; without readings f = Φ = 0 and it is the cap on our
  * own requests alone.
- * Its floor is also in prefill, not only in requests (an experiment, branch `cap-floor`): a backend the
- * cap shuts out still takes the request while the prefill it owes our in-flight requests of that prefix,
- * with this request's own, is predicted to take less than the request's least prefill on any backend
- * the bounds leave open (../shared-prefill.ts; the cost model's rates and predicted prefill ends). An
- * engine batches a prefix's waiting suffixes, so the home starts it sooner than a new replica computes
- * the prefix; a holder of the prefix with room elsewhere (suffix only) is always the cheaper prefill.
- * The bound becomes: the cap above, or the home owes the prefix less prefill than moving it costs.
  * The overflow goes to the cheapest backend within both bounds: one that
  * holds the prefix too if any, else a new replica, which prefills it once
  * and then shares later requests with the first home. A conversation's turn
@@ -103,7 +96,6 @@ import { EngineMemory } from "../engine-memory";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
-import { SharedPrefill } from "../shared-prefill";
 import { DEFAULT_SHARED_FLOOR, SharedPrefixes } from "../shared-prefixes";
 import type {
   BackendSpec,
@@ -131,12 +123,6 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly workSlack?: number;
   /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
   readonly sharedFloor?: number;
-  /**
-   * The cap's prefill floor: a backend the cap shuts out keeps the request while its queued prefill for
-   * the prefix's requests, with this one's, is less than its least prefill on a backend left open
-   * (../shared-prefill.ts). Default true; false leaves the count cap alone.
-   */
-  readonly sharedPrefillFloor?: boolean;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -150,8 +136,6 @@ interface Routed {
   readonly from: number;
   /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
   readonly sharedGeneration: number | undefined;
-  /** SharedPrefill's generation when its prefill was noted there; undefined when it matched nothing. */
-  readonly owedGeneration: number | undefined;
   /** The window cut its keys (it runs a whole block past them), at the fleet's block size then. */
   readonly cut: boolean;
   /** The fleet's block size when it was routed. */
@@ -190,8 +174,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private syncedTo: readonly BackendSpec[] | undefined;
   private readonly routed = new WeakMap<RouteRequest, Routed>();
   private costs = new Float64Array(0);
-  /** 1 where this decision's shared-prefix request cap (not the work bound) shut the backend out. */
-  private shareCapped = new Uint8Array(0);
   /** The request's work on each backend (uncached prompt + output + `past`), for the bound. */
   private work = new Float64Array(0);
   /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
@@ -199,14 +181,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
-  /** What each backend still prefills for our requests of each shared prefix: the cap's prefill floor. */
-  private readonly owed = new SharedPrefill();
   private readonly extents = new WindowExtents();
   /** promptParts' answer, reused (a decision asks once per backend). */
   private readonly parts: PromptParts = { uncached: 0, past: 0 };
   private readonly sharedFloor: number;
-  /** Whether the cap's prefill floor is on (PrefixAwareOptions.sharedPrefillFloor). */
-  readonly sharedPrefillFloor: boolean;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
   /** This decision's engine reading per backend: read once, used by every term. */
@@ -223,7 +201,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
     this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
-    this.sharedPrefillFloor = options.sharedPrefillFloor ?? true;
     if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
       throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
@@ -244,14 +221,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
     if (this.costs.length !== size) {
       this.costs = new Float64Array(size);
-      this.shareCapped = new Uint8Array(size);
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
       this.readings = new Array(size);
     }
     const costs = this.costs;
-    const shareCapped = this.shareCapped;
     const work = this.work;
     const past = this.past;
     const fleetWork = this.bound.measure(fleet);
@@ -273,13 +248,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       // Cached past the window, still KV the request holds while it runs: its work and memory as before.
       past[i] = parts.past;
       work[i] = uncached + output + past[i]!;
-      shareCapped[i] = 0;
-      if (!this.bound.fits(fleet, i, work[i]!, fleetWork)) {
-        costs[i] = Number.POSITIVE_INFINITY;
-        continue;
-      }
-      if (this.overShareCap(req, matched, fleet, i)) {
-        shareCapped[i] = 1;
+      if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
@@ -287,28 +256,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       if (uncached < leastUncached) {
         leastUncached = uncached;
         leastAt = i;
-      }
-    }
-    // The cap's prefill floor (see the header): a capped backend whose queued prefill for the prefix is
-    // less than its least prefill on a backend the bounds leave open keeps the request.
-    let elsewhereMs = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < size; i++) {
-      if (costs[i] === Number.POSITIVE_INFINITY) continue;
-      const ms = this.model.prefillMs(i, work[i]! - output - past[i]!);
-      if (ms < elsewhereMs) elsewhereMs = ms;
-    }
-    if (this.sharedPrefillFloor && elsewhereMs < Number.POSITIVE_INFINITY) {
-      for (let i = 0; i < size; i++) {
-        if (shareCapped[i] !== 1) continue;
-        const uncached = work[i]! - output - past[i]!;
-        const key = reuseKey(req.blocks, matched[i]!)!;
-        if (this.model.prefillMs(i, this.owed.queuedTokens(i, key, ctx.now) + uncached) >= elsewhereMs)
-          continue;
-        costs[i] = 0;
-        if (uncached < leastUncached) {
-          leastUncached = uncached;
-          leastAt = i;
-        }
       }
     }
     // While the home still computes the prefix, the other backends are charged the prefill they would
@@ -430,8 +377,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    const owedGeneration = key === undefined ? undefined : this.owed.add(index, key, uncached, slot.end);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, owedGeneration, cut, blockTokens: bt });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt });
     this.foreign.observeRouted(uncached);
   }
 
@@ -446,8 +392,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
-    if (key !== undefined && routed.owedGeneration !== undefined)
-      this.owed.remove(index, key, routed.uncached, routed.slot.end, routed.owedGeneration);
     if (!outcome.ok) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
@@ -478,7 +422,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
     this.shared.reset(backends.length);
-    this.owed.reset(backends.length);
     // A backend holds at most its capacity in blocks, so no more distinct window ends than that (in blocks
     // of the size each extent is noted at).
     this.extents.reset(backends.map((b) => b.kvCacheTokens));
