@@ -1,38 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../prefix/block-keys";
-import { ArrivalRate, headOfLineMs } from "./admission-view";
+import { holdBack } from "./admission-view";
 import { Router } from "./router";
 import { seededRandom } from "./seeded-random";
 import type { BackendSpec, RouteRequest } from "./types";
 
-describe("ArrivalRate", () => {
-  it("is 0 until two routes over a positive span, then (count - 1) / span over the kept times", () => {
-    const rate = new ArrivalRate(4);
-    expect(rate.perMs()).toBe(0);
-    rate.note(100);
-    expect(rate.perMs()).toBe(0);
-    rate.note(100);
-    expect(rate.perMs()).toBe(0);
-    rate.note(300);
-    expect(rate.perMs()).toBeCloseTo(2 / 200);
-    rate.note(400);
-    rate.note(1_000); // the oldest (100) leaves: 100, 300, 400, 1000 → 3 gaps over 900 ms
-    expect(rate.perMs()).toBeCloseTo(3 / 900);
+describe("holdBack", () => {
+  const INF = Number.POSITIVE_INFINITY;
+  it("holds back the candidates that wait for memory when another admits the request now", () => {
+    const costs = Float64Array.of(0, 0, INF, 0);
+    expect(holdBack(costs, Float64Array.of(4_000, 0, 9_000, 250))).toBe(2);
+    expect([...costs]).toEqual([INF, 0, INF, INF]);
   });
 
-  it("fails loudly on fewer than two samples", () => {
-    expect(() => new ArrivalRate(1)).toThrow(RangeError);
-    expect(() => new ArrivalRate(2.5)).toThrow(RangeError);
-  });
-});
-
-describe("headOfLineMs", () => {
-  it("charges λ · W² / 2 for the memory wait past the queue wait, nothing without one", () => {
-    expect(headOfLineMs(3_000, 1_000, 0.001)).toBe((0.001 * 2_000 * 2_000) / 2);
-    expect(headOfLineMs(1_000, 1_000, 0.001)).toBe(0);
-    expect(headOfLineMs(500, 1_000, 0.001)).toBe(0);
-    expect(headOfLineMs(3_000, 0, 0)).toBe(0);
-    expect(headOfLineMs(3_000, -5, 0.001)).toBe((0.001 * 3_000 * 3_000) / 2);
+  it("holds back nothing when every candidate waits for memory (or none does)", () => {
+    const all = Float64Array.of(0, 0, INF);
+    expect(holdBack(all, Float64Array.of(4_000, 100, 0))).toBe(0);
+    expect([...all]).toEqual([0, 0, INF]);
+    const none = Float64Array.of(0, 0);
+    expect(holdBack(none, Float64Array.of(0, 0))).toBe(0);
+    expect([...none]).toEqual([0, 0]);
   });
 });
 
@@ -48,8 +35,7 @@ describe("prefix_aware with the admission view", () => {
     const router = new Router(FLEET, { policy: "prefix_aware" });
     const random = seededRandom(1);
     const ctx = (now: number) => ({ now, random });
-    // Ten short requests 100 ms apart, each decoding ~5 s: both backends learn their decode time, and the
-    // pool's arrival rate is learned from the route times.
+    // Ten short requests 100 ms apart, each decoding ~5 s: both backends learn their decode time.
     const seen = new Set<string>();
     for (let k = 0; k < 10; k++) {
       const { decision, ticket } = router.route(prompt(k + 1, 200), ctx(k * 100));
@@ -65,8 +51,8 @@ describe("prefix_aware with the admission view", () => {
     expect(l2.decision.backendId, "L2 avoids the full engine").not.toBe(a);
     // A 60k-token prompt at 15 s: on A nothing is queued, but it waits ~4 s for L1's KV (80k + 60k > 120k)
     // and ~6 s to prefill; on B it fits (45k + 60k) and waits 4.4 s behind L2. Its own first token is
-    // ~0.3 s sooner on A, but there the FCFS queue is blocked for ~4 s behind it (the admission view):
-    // it goes to B.
+    // ~0.3 s sooner on A, but there the FCFS queue would be blocked for ~4 s behind it, and B admits it
+    // now (the admission view): it goes to B.
     const l3 = router.route(prompt(102, 60_000), ctx(15_000));
     expect(l3.decision.backendId).toBe(l2.decision.backendId);
   });

@@ -263,7 +263,7 @@ export class PrefillCostModel {
 
   /**
    * How long a request needing `needTokens` of KV waits on backend i, ms, until its blocks fit (the
-   * memory wait of the header alone, without the queue): ./admission-view.ts prices what that wait blocks.
+   * memory wait of the header alone, without the queue): ./admission-view.ts holds back a backend where it is positive.
    */
   memoryWaitForMs(i: number, needTokens: number, now: number): number {
     return this.memoryWaitMs(this.states[i]!, needTokens, now);

@@ -65,10 +65,8 @@
  * (bench/results/policy-work.md, "Hit gaps").
  *
  * A request that would wait for KV memory on a backend (by the ledger) holds that engine's FCFS queue
- * while it waits: every backend is also charged the waiting its placement there imposes on the requests
- * that arrive behind it, λ_i · W_i² / 2 with W_i its memory wait past its queue wait and λ_i the share of
- * our learned arrival rate that backend receives (../admission-view.ts). A prompt that nearly fills an
- * engine's KV goes where its wait blocks the least work.
+ * while it waits: while another candidate can admit it now, such a backend is held back, whatever its
+ * cost (../admission-view.ts). A prompt that nearly fills an engine's KV goes where it fits.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
@@ -96,7 +94,7 @@
  * at its bound; `fallback` when no healthy backend can take the request
  * within its bound (it goes to the least work per weight).
  */
-import { ArrivalRate, headOfLineMs } from "../admission-view";
+import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
@@ -174,8 +172,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly foreign: ForeignLoad;
   /** A queue the engine reports blocked on memory, which our ledger may not see: ../engine-memory.ts. */
   private readonly memory: EngineMemory;
-  /** Our requests' arrival rate, for the waiting a memory-blocked placement imposes: ../admission-view.ts. */
-  private readonly arrivals = new ArrivalRate();
   private readonly ring = new FleetRing();
   private readonly minMatchTokens: number;
   private readonly keyTokens: number;
@@ -187,6 +183,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
   private past = new Float64Array(0);
+  /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
+  private memoryWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
@@ -232,6 +230,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.costs = new Float64Array(size);
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
+      this.memoryWaits = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
       this.readings = new Array(size);
     }
@@ -273,9 +272,14 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       leastAt >= 0 &&
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
+    // The admission view: not where the request would block the engine's queue waiting for memory, while
+    // another candidate can admit it now (see the header).
+    for (let i = 0; i < size; i++)
+      this.memoryWaits[i] =
+        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
+    holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
-    const arrivalsPerMs = this.arrivals.perMs();
     for (let i = 0; i < size; i++) {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       const uncached = work[i]! - output - past[i]!;
@@ -284,8 +288,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.foreign.costMs(fleet, r, i, ctx.now, this.model) +
-        this.headOfLine(i, uncached + output + past[i]!, fleet, arrivalsPerMs, ctx.now);
+        this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
       if (cost < bestCost) bestCost = cost;
@@ -341,24 +344,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     return expectedCachedTokens(req.promptTokens, n, matched, bt, this.extents.extent(i, req.blocks[n - 1]!));
   }
 
-  /**
-   * The waiting that placing a request needing `needTokens` of KV on backend i imposes on the requests
-   * arriving behind it there while it waits for memory (see the header; ../admission-view.ts).
-   */
-  private headOfLine(
-    i: number,
-    needTokens: number,
-    fleet: FleetView,
-    arrivalsPerMs: number,
-    now: number,
-  ): number {
-    if (!(arrivalsPerMs > 0) || !(this.healthyWeight > 0)) return 0;
-    const wait = this.model.memoryWaitForMs(i, needTokens, now);
-    if (!(wait > 0)) return 0;
-    const share = fleet.backends[i]!.weight / this.healthyWeight;
-    return headOfLineMs(wait, this.model.queueWaitMs(i, now), arrivalsPerMs * share);
-  }
-
   /** f_i of the header: the requests backend i's fresh engine reading holds beyond ours, 0 without one. */
   protected foreignRequests(r: EngineSignals | undefined, now: number): number {
     return this.foreign.requests(r, now);
@@ -389,7 +374,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
   onRouted(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void {
     this.sync(fleet.backends);
-    this.arrivals.note(ctx.now);
     const bt = fleet.blockTokens;
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
     const { uncached, past } = this.promptParts(req, from, index, bt);
