@@ -27,6 +27,16 @@ export interface AuditRunSpec {
   readonly requests?: number;
 }
 
+/** The run most audits of Mooncake's MoE tail default to: 8 backends at ×2, the tuning half, seed 1. */
+export const MOONCAKE_MOE_8_TUNING: AuditRunSpec = {
+  spec: "mooncake",
+  backends: 8,
+  load: 2,
+  set: "tuning",
+  seed: 1,
+  preset: "qwen3-30b-a3b-h100-vllm",
+};
+
 /** The prepared requests and the fleet of one audited run (the 32k key window and max_tokens as clients send it). */
 export async function loadAuditRun(a: AuditRunSpec) {
   const isTrace = a.spec === "mooncake";

@@ -9,16 +9,9 @@ import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import { viewOf } from "../../../sim/policies";
 import { simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv } from "../audit-run";
+import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING } from "../audit-run";
 
-const { w, fleet } = await loadAuditRunFromArgv({
-  spec: "mooncake",
-  backends: 8,
-  load: 2,
-  set: "tuning",
-  seed: 1,
-  preset: "qwen3-30b-a3b-h100-vllm",
-});
+const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
 type Inside = { headOfLine: (...a: unknown[]) => number; pick: (...a: unknown[]) => { index: number } };
 const proto = PrefixAwarePolicy.prototype as unknown as Inside;
 let charges = new Map<number, number>();

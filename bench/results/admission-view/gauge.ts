@@ -7,16 +7,9 @@ import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import { viewOf } from "../../../sim/policies";
 import { simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv } from "../audit-run";
+import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING } from "../audit-run";
 
-const { w, fleet } = await loadAuditRunFromArgv({
-  spec: "mooncake",
-  backends: 8,
-  load: 2,
-  set: "tuning",
-  seed: 1,
-  preset: "qwen3-30b-a3b-h100-vllm",
-});
+const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
 const tie = Number(process.env.TIE ?? 1);
 if (!(tie >= 0)) throw new RangeError(`TIE: must be >= 0 ms, got ${process.env.TIE}`);
 const r = simulatePolicy(

@@ -13,16 +13,9 @@ import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import { readingsOf, routerFactory, viewOf } from "../../../sim/policies";
 import { type SimRouter, simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, withTtft } from "../audit-run";
+import { loadAuditRunFromArgv, withTtft, MOONCAKE_MOE_8_TUNING } from "../audit-run";
 
-const { w, fleet } = await loadAuditRunFromArgv({
-  spec: "mooncake",
-  backends: 8,
-  load: 2,
-  set: "tuning",
-  seed: 1,
-  preset: "qwen3-30b-a3b-h100-vllm",
-});
+const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
 const scrapeMs = Number(process.env.SCRAPE_MS ?? 1000);
 const n = w.requests.length;
 const ttft = new Float64Array(n);
