@@ -112,7 +112,6 @@ export interface PrefillSlot {
 export class PrefillCostModel {
   readonly defaultRate: number;
   readonly decodeMsPerInflight: number;
-  private readonly inflightSamples: number;
   private readonly alpha: number;
   private readonly minSampleTokens: number;
   readonly kvWeight: number;
@@ -143,8 +142,7 @@ export class PrefillCostModel {
       throw new RangeError(
         `decodeMsPerInflight must be a finite number >= 0, got ${this.decodeMsPerInflight}`,
       );
-    this.inflightSamples = options.inflightSamples ?? DEFAULT_INFLIGHT_SAMPLES;
-    this.stepCost = new InflightStepCost(this.inflightSamples);
+    this.stepCost = new InflightStepCost(options.inflightSamples ?? DEFAULT_INFLIGHT_SAMPLES);
     this.alpha = options.ewmaAlpha ?? 0.2;
     this.minSampleTokens = options.minSampleTokens ?? 1024;
     this.kvWeight = options.kvWeight ?? 0.05;
@@ -208,18 +206,17 @@ export class PrefillCostModel {
     return this.states[i]!.open;
   }
 
-  /** Whether a request of ours completed on backend i yet: before, nothing is learned and expectedEndMs is undefined. */
+  /** Whether a request of ours completed on backend i yet: before, nothing is learned to ask expectedEndMs about. */
   hasExpectedEnds(i: number): boolean {
     return this.states[i]!.residenceMs !== 0;
   }
 
   /**
    * When a request of ours in flight on backend i is expected to complete and free its KV, ms from now:
-   * memoryWaitMs's rule (endFromNow). Undefined before any request completed here (nothing learned).
+   * memoryWaitMs's rule (endFromNow). Ask only once hasExpectedEnds(i): before, nothing is learned.
    */
-  expectedEndMs(i: number, slot: PrefillSlot, now: number): number | undefined {
+  expectedEndMs(i: number, slot: PrefillSlot, now: number): number {
     const s = this.states[i]!;
-    if (s.residenceMs === 0) return undefined;
     return endFromNow(slot.end, this.expectedDecodeMs(s), now);
   }
 

@@ -158,9 +158,7 @@ export class EngineMemory {
     const ends = this.ends;
     ends.length = 0;
     for (const slot of holders) {
-      const end = model.expectedEndMs(i, slot, now);
-      if (end === undefined) return 0; // not reached: hasExpectedEnds was checked above
-      ends.push({ end, kv: slot.kvTokens });
+      ends.push({ end: model.expectedEndMs(i, slot, now), kv: slot.kvTokens });
     }
     if (ends.length === 0) return 0;
     ends.sort((a, b) => a.end - b.end);
