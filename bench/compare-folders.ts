@@ -19,12 +19,10 @@
  * `-scrape<MS>` is dropped from its name to find theirs; a report with no peer report counts for none.
  */
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Report, reports } from "./sim-tables";
-
-const DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
-const PEERS = ["sglang", "llmd", "dynamo", "sagemaker"];
+import { mean } from "../sim/stats";
+import { DIR, get, PEERS, type Report, reports } from "./sim-tables";
 
 /** prefix_aware's figures in one report. */
 export interface Figures {
@@ -47,8 +45,7 @@ export interface Row {
 }
 
 export function figures(r: Report): Figures {
-  const p = r.policies.find((x) => x.policy === "prefix_aware");
-  if (p === undefined) throw new Error(`${r.file}: no prefix_aware`);
+  const p = get(r, "prefix_aware");
   return {
     p50: p.ttftP50Ms,
     p99: p.ttftP99Ms,
@@ -69,8 +66,6 @@ export const peerFileOf = (file: string) => file.replace(/-scrape\d+/, "");
 export function peerP99s(r: Report): Map<string, number> {
   return new Map(r.policies.filter((p) => PEERS.includes(p.policy)).map((p) => [p.policy, p.ttftP99Ms]));
 }
-
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
  * The best peer over some reports: the one with the lowest mean p99 over the reports it ran in (one

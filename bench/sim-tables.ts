@@ -39,8 +39,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WORKLOAD_NAMES } from "../sim/workloads/index";
 
-const DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
-const PEERS = ["sglang", "llmd", "dynamo", "sagemaker"];
+export const DIR = join(dirname(fileURLToPath(import.meta.url)), "results");
+export const PEERS = ["sglang", "llmd", "dynamo", "sagemaker"];
 const LLAMA = "llama-3.1-8b-h100-vllm";
 const MOE = "qwen3-30b-a3b-h100-vllm";
 const SHORT: Record<string, string> = { [LLAMA]: "8B", [MOE]: "MoE" };
@@ -160,7 +160,7 @@ function spread(xs: readonly number[], f: (x: number) => string): string {
   return `${f(m)} [${f(lo)}–${f(hi)}]`;
 }
 
-const get = (r: Report, p: string): Policy => {
+export const get = (r: Report, p: string): Policy => {
   const x = r.policies.find((q) => q.policy === p);
   if (x === undefined) throw new Error(`${r.file}: no ${p}`);
   return x;
