@@ -3,7 +3,7 @@
 // internals an audit reads through a cast. An audit only: nothing here is used by the router or the simulator.
 import { loadSetData } from "../../sim/eval-sets";
 import { engineFlags } from "../../sim/flags";
-import { prepareWorkload } from "../../sim/prepare";
+import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "../../sim/prepare";
 import type { FleetConfig, RouterFactory } from "../../sim/simulator";
 
 /** What an audit reads inside one engine model (sim/model/): its block pool, its scheduler, its batch. */
@@ -47,7 +47,7 @@ export async function loadAuditRun(a: AuditRunSpec) {
     ...(a.set === "none" ? {} : { set: a.set as "tuning" | "scoring" }),
     ...(a.requests !== undefined ? { requests: a.requests } : {}),
   });
-  const w = prepareWorkload(data.workload, { prefixTokens: 32768, maxTokens: "clients", seed: a.seed });
+  const w = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens: "clients", seed: a.seed });
   const fleet: FleetConfig = { backends: a.backends, seed: a.seed, ...engineFlags(a.preset, undefined) };
   return { w, fleet };
 }
@@ -61,14 +61,7 @@ function requestsFromEnv(): number | undefined {
  * The run named on the command line as WORKLOAD BACKENDS LOAD SET SEED PRESET (each defaulting to
  * `defaults`), REQUESTS=N from the environment, loaded; `extra` holds the arguments past the sixth.
  */
-export async function loadAuditRunFromArgv(defaults: {
-  spec: string;
-  backends: number;
-  load: number;
-  set: string;
-  seed: number;
-  preset: string;
-}) {
+export async function loadAuditRunFromArgv(defaults: Omit<AuditRunSpec, "requests">) {
   const [spec, backends, load, set, seed, preset, ...extra] = process.argv.slice(2);
   const a: AuditRunSpec = {
     spec: spec ?? defaults.spec,
