@@ -111,7 +111,7 @@ export interface CellChooserOptions {
 export class CellChooser {
   readonly loads: CellLoads;
   /** Split-off families other isolates placed, as the cells relayed them (bounded at familyMemory keys). */
-  readonly relayed: RelayedFamilies;
+  private readonly relayed: RelayedFamilies;
   private readonly families = new Map<BlockKey, PrefixFamily>();
   private readonly total: DecayedCount;
   private readonly balanceFactor: number;
