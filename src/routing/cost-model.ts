@@ -259,6 +259,14 @@ export class PrefillCostModel {
   }
 
   /**
+   * How long a request needing `needTokens` of KV waits on backend i, ms, until its blocks fit (the
+   * memory wait of the header alone, without the queue): ./admission-view.ts holds back a backend where it is positive.
+   */
+  memoryWaitForMs(i: number, needTokens: number, now: number): number {
+    return this.memoryWaitMs(this.states[i]!, needTokens, now);
+  }
+
+  /**
    * How long a request needing `needTokens` of KV waits before its prefill can start: behind the prefill
    * queued ahead of it, and until its blocks fit. The two overlap in time (the queue drains while
    * memory is freed), so the later of the two, not their sum.

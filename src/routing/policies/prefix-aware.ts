@@ -64,6 +64,10 @@
  * conversations home past their backend's memory and cost Mooncake MoE's p99
  * (bench/results/policy-work.md, "Hit gaps").
  *
+ * A request that would wait for KV memory on a backend (by the ledger) holds that engine's FCFS queue
+ * while it waits: while another candidate can admit it now, such a backend is held back, whatever its
+ * cost (../admission-view.ts). A prompt that nearly fills an engine's KV goes where it fits.
+ *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -90,6 +94,7 @@
  * at its bound; `fallback` when no healthy backend can take the request
  * within its bound (it goes to the least work per weight).
  */
+import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
@@ -178,6 +183,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
   private past = new Float64Array(0);
+  /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
+  private memoryWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
@@ -223,6 +230,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.costs = new Float64Array(size);
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
+      this.memoryWaits = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
       this.readings = new Array(size);
     }
@@ -264,6 +272,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       leastAt >= 0 &&
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
+    // The admission view: not where the request would block the engine's queue waiting for memory, while
+    // another candidate can admit it now (see the header).
+    for (let i = 0; i < size; i++)
+      this.memoryWaits[i] =
+        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
+    holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
     for (let i = 0; i < size; i++) {
