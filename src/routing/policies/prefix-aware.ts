@@ -64,16 +64,11 @@
  * conversations home past their backend's memory and cost Mooncake MoE's p99
  * (bench/results/policy-work.md, "Hit gaps").
  *
- * Each backend is also charged what the prefill it would add beyond the
- * least any open backend needs (the prompt past the best holder's match)
- * makes our other requests on it wait (../prefill-externality.ts, the cost
- * model's externalityMs): a prefill lengthens the engine step for everyone
- * in it, so moving a prompt off the engine that holds it delays the
- * requests on the one that must compute it again. The least prefill is paid
- * wherever the request goes, so it is not charged: charged whole (d² of a
- * 100k-token prompt, by each backend's arrival rate) it outweighed the
- * queue and sent long prompts behind each other (bench/results/
- * policy-work.md, "gsp's first prefill").
+ * Each backend is also charged what the request's prefill there makes our
+ * other requests on it wait (../prefill-externality.ts, the cost model's
+ * externalityMs): a full prefill lengthens the engine step for everyone in
+ * it, a cached suffix hardly at all, so a backend that must prefill the
+ * whole prompt is charged for the requests it delays.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
@@ -285,7 +280,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.model.externalityMs(i, uncached - leastUncached, fleet.inflight[i]!, ctx.now) +
+        this.model.externalityMs(i, uncached, fleet.inflight[i]!, ctx.now) +
         this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
