@@ -50,7 +50,6 @@
  * The measurements behind these choices: bench/results/routing-tuning.md.
  */
 import { InflightStepCost } from "./inflight-step-cost";
-import { prefillExternalityMs } from "./prefill-externality";
 import type { BackendSpec } from "./types";
 
 export interface CostModelOptions {
@@ -227,20 +226,6 @@ export class PrefillCostModel {
    */
   private expectedDecodeMs(s: BackendCostState): number {
     return s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
-  }
-
-  /**
-   * What a prefill of `uncachedTokens` placed on backend i makes our other requests there wait, ms summed
-   * over them (./prefill-externality.ts): those the ledger predicts still prefilling (an open slot whose
-   * predicted end is after now) and those expected to arrive while it runs, at the rate Little's law gives
-   * from what the gateway sees: our `inflight` requests there ÷ how long ours stay there (residenceMs).
-   * No arrivals are expected before one of ours has completed there.
-   */
-  externalityMs(i: number, uncachedTokens: number, inflight: number, now: number): number {
-    const s = this.states[i]!;
-    const sharing = s.open.length - searchEnd(s.open, now, true);
-    const arrivalsPerMs = s.residenceMs > 0 ? inflight / s.residenceMs : 0;
-    return prefillExternalityMs(uncachedTokens / this.rateOf(s), sharing, arrivalsPerMs);
   }
 
   /** Prefill rate of backend i, tokens/s. */

@@ -64,12 +64,6 @@
  * conversations home past their backend's memory and cost Mooncake MoE's p99
  * (bench/results/policy-work.md, "Hit gaps").
  *
- * Each backend is also charged what the request's prefill there makes our
- * other requests on it wait (../prefill-externality.ts, the cost model's
- * externalityMs): a full prefill lengthens the engine step for everyone in
- * it, a cached suffix hardly at all, so a backend that must prefill the
- * whole prompt is charged for the requests it delays.
- *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
  * the ring alone sees load only through the bound, so long cold
@@ -280,7 +274,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const cost =
         this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.model.externalityMs(i, uncached, fleet.inflight[i]!, ctx.now) +
         this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
