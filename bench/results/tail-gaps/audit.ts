@@ -189,6 +189,45 @@ for (const i of t.slice(0, detail)) {
   );
 }
 
+// Full prefills and the requests that shared their engine (branch gsp-first-prefill): a request whose chosen
+// engine held under half its prompt prefills most of it; the requests routed to the same engine while it was
+// waiting for its first token (arrival → arrival + TTFT) share its steps or queue behind it. Per router: how
+// many such full prefills, how many requests shared each one's wait, and how slow those were; then, for
+// prefix_aware's slowest 1%, which were full prefills and which shared a full prefill's wait.
+{
+  const fullOf = (recs: Rec[]) =>
+    [...recs.keys()].filter((i) => recs[i]!.engineHeld * bt < w.requests[i]!.promptTokens / 2);
+  const matesOf = (recs: Rec[], f: number) => {
+    const from = w.requests[f]!.arrivalMs;
+    const to = from + recs[f]!.ttft;
+    const out: number[] = [];
+    for (let j = f + 1; j < n && w.requests[j]!.arrivalMs <= to; j++) if (recs[j]!.backend === recs[f]!.backend) out.push(j);
+    return out;
+  };
+  console.log(`\n== full prefills (chosen engine held under half the prompt) and the requests routed to the same engine during their wait:`);
+  const sharedBy: Record<string, Set<number>> = {};
+  for (const [nm, r] of [["prefix_aware", ours.recs], [peer, theirs.recs]] as const) {
+    const full = fullOf(r);
+    const mates = full.map((f) => matesOf(r, f));
+    const all = mates.flat();
+    sharedBy[nm] = new Set(all);
+    const inflightRank = nm === "prefix_aware"
+      ? full.map((f) => { const a = r[f]!.all!; return a.inflight.filter((x, j) => Number.isFinite(a.cost[j]!) && x < a.inflight[r[f]!.backend]!).length; })
+      : [];
+    console.log(
+      `  ${nm}: ${full.length} full prefills (TTFT p50 ${ms(pct(full.map((i) => r[i]!.ttft), 50))}); requests sharing their wait ${all.length} ` +
+        `(per prefill p50 ${pct(mates.map((m) => m.length), 50)}, max ${Math.max(0, ...mates.map((m) => m.length))}; their TTFT p50 ${ms(pct(all.map((i) => r[i]!.ttft), 50))} p99 ${ms(pct(all.map((i) => r[i]!.ttft), 99))}); ` +
+        `other requests' TTFT p50 ${ms(pct([...r.keys()].filter((i) => !sharedBy[nm]!.has(i) && !full.includes(i)).map((i) => r[i]!.ttft), 50))}` +
+        (nm === "prefix_aware" ? `; open backends with fewer of our requests in flight than the chosen one, p50 ${pct(inflightRank, 50)}` : ""),
+    );
+  }
+  const o = ours.recs;
+  const fullSet = new Set(fullOf(o));
+  console.log(
+    `  prefix_aware's slowest 1%: full prefills ${t.filter((i) => fullSet.has(i)).length}, shared a full prefill's wait ${t.filter((i) => sharedBy.prefix_aware!.has(i)).length}, neither ${t.filter((i) => !fullSet.has(i) && !sharedBy.prefix_aware!.has(i)).length} of ${t.length}`,
+  );
+}
+
 // WINDOW=a,b (seconds): every decision of prefix_aware in that span of arrival time, with its outcome.
 if (process.env.WINDOW !== undefined) {
   const [from, to] = process.env.WINDOW.split(",").map(Number) as [number, number];
