@@ -446,7 +446,10 @@ function targetsOf(vs: readonly Verdicts[]): string {
         label(v.key),
         `${signed(v.delta)} vs ${v.peer}: ${v.delta <= -0.1 ? "≥ 10% better" : v.delta > 0.03 ? "**> 3% worse**" : "within (−10%, +3%]"}`,
         v.sharing
-          ? `${pct(v.ofOracle, 0)}: ${v.ofOracle >= 0.9 ? "met" : `**missed** by ${((0.9 - v.ofOracle) * 100).toFixed(0)} pts`}`
+          ? v.ofOracle >= 0.9
+            ? `${pct(v.ofOracle, 0)}: met`
+            : // A miss keeps one decimal: rounded to whole points, 89.6% would read "90%: missed by 0 pts".
+              `${pct(v.ofOracle, 1)}: **missed** by ${((0.9 - v.ofOracle) * 100).toFixed(1)} pts`
           : "(no sharing)",
         `${v.maxLoad.toFixed(2)}: ${v.maxLoad <= 1.3 ? "met" : "**missed**"}`,
       ]),
