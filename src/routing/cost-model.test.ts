@@ -84,28 +84,6 @@ describe("PrefillCostModel", () => {
     expect(overflows).toBeCloseTo(10_000, 6);
   });
 
-  it("counts the cached prompt a request pins in its memory wait, not in its work or its prefill queue", () => {
-    const m = model();
-    const warm = m.routed(0, 1_000, 0, 0, 0);
-    m.released(0, warm, 3_000, 1_000); // 2 s of decode learned
-    const now = 10_000;
-    // A turn with 60k of cached history and 5k new: prefill 0.5 s, but the engine pins all 65k + 5k output.
-    const turn = m.routed(0, 5_000, 5_000, 0, now, 60_000);
-    expect(turn.kvTokens).toBe(10_000);
-    expect(turn.memTokens).toBe(70_000);
-    expect(m.heldTokens(0)).toBe(10_000); // the work the bound and the linear term see is unchanged
-    expect(m.queueWaitMs(0, now)).toBeCloseTo(500, 6);
-    // A 40k-token request: 70k + 40k = 110k of 100k, 10k over; the turn frees it one decode after its
-    // prefill ends (10,500 + 2,000). Counting only the uncached 10k it would have fit at once.
-    expect(m.memoryWaitForMs(0, 40_000, now)).toBeCloseTo(2_500, 6);
-    // Its own cached prompt counts too: 30k uncached + 10k cached needs as much as 40k uncached.
-    const prefill = 30_000 / 10;
-    expect(m.cost(0, 30_000, 1, now, 0, 0, 10_000) - prefill).toBeCloseTo(2_500, 6);
-    expect(m.cost(0, 30_000, 1, now, 0, 0, 0) - prefill).toBeCloseTo(500, 6); // fits: the queue only
-    m.released(0, turn, 12_000, 10_600);
-    expect(m.memoryWaitForMs(0, 40_000, 12_000)).toBe(0);
-  });
-
   it("waits for memory until the requests expected to finish first have freed the overflow, not a smooth drain", () => {
     const m = model();
     // Decode time learned from one completion: first token at 1 s, done at 3 s → 2 s of decode.

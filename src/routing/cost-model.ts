@@ -28,12 +28,6 @@
  *   (first token → completion). Memory comes back a whole request at a time:
  *   one long prompt can hold most of an engine's KV through a long decode
  *   (bench/results/policy-work.md, "Mooncake's tail with the MoE preset").
- *   The memory wait counts each request's whole prompt (memTokens), not only
- *   its uncached part: an engine pins the cached history a running request
- *   reuses (vLLM's BlockPool.touch takes a hit block out of the free queue
- *   until the request ends), and where our ledger believed a prompt fits and
- *   the engine did not, that history was the part it missed
- *   (bench/results/ledger-kv/README.md).
  *   The queue drains while memory is freed, so the request starts at the
  *   later of the two waits. Below capacity, a small linear term (kvWeight)
  *   prefers the backend with less decode work in flight — Dynamo's "active
@@ -82,8 +76,6 @@ interface BackendCostState {
   busyUntil: number;
   /** KV tokens our in-flight requests hold here: uncached prompt + expected output. */
   kvTokens: number;
-  /** KV tokens our in-flight requests pin on the engine: whole prompt (cached history included) + expected output. */
-  memTokens: number;
   /** weight / mean weight: a weight-2 backend is assumed to prefill twice as fast until measured. */
   share: number;
   /** Configured KV capacity, tokens. */
@@ -111,10 +103,8 @@ export interface PrefillSlot {
   readonly service: number;
   /** Nothing else of ours was in flight on the backend when it was routed. */
   readonly alone: boolean;
-  /** KV tokens it holds until it completes (uncached prompt + expected output: its work). */
+  /** KV tokens it holds until it completes. */
   readonly kvTokens: number;
-  /** KV tokens it pins on the engine until it completes: kvTokens + the cached prompt it reuses. */
-  readonly memTokens: number;
   /** The backend's in-flight area (request·ms) when it was sent: with the area at its end, the mean number of our requests it ran with. */
   readonly area: number;
 }
@@ -167,7 +157,6 @@ export class PrefillCostModel {
       const s = this.byId.get(b.id) ?? {
         busyUntil: 0,
         kvTokens: 0,
-        memTokens: 0,
         share,
         capacity: b.kvCacheTokens,
         residenceMs: 0,
@@ -252,7 +241,6 @@ export class PrefillCostModel {
   /**
    * @param leastWaitMs a wait the request has before its prefill starts whatever the ledger says (an
    *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
-   * @param cachedTokens the request's prompt expected cached on i: no prefill, but pinned while it runs.
    */
   cost(
     i: number,
@@ -261,18 +249,17 @@ export class PrefillCostModel {
     now: number,
     outputTokens = 0,
     leastWaitMs = 0,
-    cachedTokens = 0,
   ): number {
     const s = this.states[i]!;
     return (
-      Math.max(this.startWaitMs(s, uncachedTokens + outputTokens + cachedTokens, now), leastWaitMs) +
+      Math.max(this.startWaitMs(s, uncachedTokens + outputTokens, now), leastWaitMs) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );
   }
 
   /**
-   * How long a request pinning `needTokens` of KV (whole prompt + output) waits on backend i, ms, until its blocks fit (the
+   * How long a request needing `needTokens` of KV waits on backend i, ms, until its blocks fit (the
    * memory wait of the header alone, without the queue): ./admission-view.ts holds back a backend where it is positive.
    */
   memoryWaitForMs(i: number, needTokens: number, now: number): number {
@@ -301,10 +288,9 @@ export class PrefillCostModel {
    * total.
    */
   private memoryWaitMs(s: BackendCostState, needTokens: number, now: number): number {
-    const held = s.memTokens;
-    const overflow = held + needTokens - s.capacity;
+    const overflow = s.kvTokens + needTokens - s.capacity;
     const open = s.open;
-    if (overflow <= 0 || held <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
+    if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
     const decode = this.expectedDecodeMs(s);
     // Each request is expected as endFromNow says: one decode after its predicted prefill end, or, once
     // that has passed, one more decode from now.
@@ -319,35 +305,31 @@ export class PrefillCostModel {
     const b = Math.max(a, searchEnd(open, now, false));
     const endOf = (k: number) => endFromNow(open[k]!.end, decode, now);
     const order = (j: number) => (j < b - a ? a + j : j < b ? j - (b - a) : j);
-    if (overflow <= held / 2)
+    if (overflow <= s.kvTokens / 2)
       return endWhenFreed(
         n,
         overflow,
-        (j) => open[order(j)]!.memTokens,
+        (j) => open[order(j)]!.kvTokens,
         (j) => endOf(order(j)),
       );
     // Freeing the first j requests in that order leaves `kept`; the last one freed is where kept
-    // first fits in held − overflow.
+    // first fits in kvTokens − overflow.
     let kept = 0;
     for (let j = n - 1; j > 0; j--) {
       const k = order(j);
-      kept += open[k]!.memTokens;
-      if (kept > held - overflow) return endOf(k);
+      kept += open[k]!.kvTokens;
+      if (kept > s.kvTokens - overflow) return endOf(k);
     }
     return endOf(order(0));
   }
 
-  /**
-   * A request was sent to i: its prefill joins the queue.
-   * @param cachedTokens its prompt expected cached on i: no prefill, but the engine pins it until it ends.
-   */
+  /** A request was sent to i: its prefill joins the queue. */
   routed(
     i: number,
     uncachedTokens: number,
     outputTokens: number,
     inflightBefore: number,
     now: number,
-    cachedTokens = 0,
   ): PrefillSlot {
     const s = this.states[i]!;
     advanceArea(s, now);
@@ -358,8 +340,6 @@ export class PrefillCostModel {
     const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
     s.kvTokens += kvTokens;
-    const memTokens = kvTokens + Math.max(0, cachedTokens);
-    s.memTokens += memTokens;
     const slot: PrefillSlot = {
       at: now,
       wait,
@@ -367,7 +347,6 @@ export class PrefillCostModel {
       service,
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
-      memTokens,
       area: s.inflightArea,
     };
     insertByEnd(s.open, slot);
@@ -390,7 +369,6 @@ export class PrefillCostModel {
     const left = Math.max(0, slot.end - Math.max(now, start));
     s.busyUntil = Math.max(now, s.busyUntil - left);
     s.kvTokens = Math.max(0, s.kvTokens - slot.kvTokens);
-    s.memTokens = Math.max(0, s.memTokens - slot.memTokens);
     const stay = now - slot.at;
     s.residenceMs = s.residenceMs === 0 ? stay : s.residenceMs + this.alpha * (stay - s.residenceMs);
     if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {

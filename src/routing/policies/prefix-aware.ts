@@ -274,11 +274,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
     // another candidate can admit it now (see the header).
-    // What the request pins on an engine while it runs is its whole prompt, cached history included, + output.
-    const pinned = req.promptTokens + output;
     for (let i = 0; i < size; i++)
       this.memoryWaits[i] =
-        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, pinned, ctx.now);
+        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
     holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
@@ -288,7 +286,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const r = this.readings[i];
       const headWait = this.memory.headWaitMs(r, i, fleet.backends[i]!.kvCacheTokens, this.model, ctx.now);
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait, pinned - work[i]!) +
+        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
@@ -389,7 +387,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       (req.outputTokens ?? 0) + past,
       fleet.inflight[index]! - 1,
       ctx.now,
-      Math.max(0, req.promptTokens - uncached - past),
     );
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
