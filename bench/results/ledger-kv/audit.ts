@@ -6,20 +6,23 @@
 // printed equals the report's).
 //   MOONCAKE_TRACE=… npx tsx bench/results/ledger-kv/audit.ts mooncake 8 2 tuning 1 qwen3-30b-a3b-h100-vllm
 //
-// At each decision, for every backend j (before the new request is added), ledger L_j − engine U_j splits
+// At each decision, for every backend j (before the new request is added), the engine's E_j = U_j (blocks out
+// of the free queue) + what the requests waiting in its queue will take at admission (their blocks less
+// their cached prefix now: FCFS admits them before anything routed later), and ledger L_j − E_j splits
 // exactly into:
-//   waiting: the ledger's KV of our requests the engine has not admitted yet (the engine holds nothing for
-//            them: the ledger counts a prompt from route time, the engine from admission);
+//   queued:  over requests the engine has not admitted, the ledger's KV less what they will take (the
+//            ledger counts a request from route time, the engine from admission);
 //   output:  over admitted requests, the output the ledger counted (max_tokens as sent, 0 when absent) less
 //            the true answer the engine reserved (the engine model reserves prompt + answer at admission);
-//   prompt:  over admitted requests, the prompt the ledger counted (uncached as expected + cached past the
-//            key window) less the whole prompt the engine pins (its cached history included);
+//   history: over admitted requests, the prompt the ledger counted (uncached as expected + cached past the
+//            key window) less the prompt as the gateway sees it: the cached history the ledger leaves out;
+//   estimate: over admitted requests, the prompt length as the gateway sees it (exact within its key
+//            window, estimated from the text past it) less the true length the engine pins;
 //   shared:  Σ admitted (prompt + answer) − U: blocks shared by several admitted requests, counted once by
 //            the engine, and block rounding.
-// Then the decisions: does the chosen backend admit the request now by the ledger (memory wait 0) and by
-// the engine (nothing waiting, and its blocks less its cached prefix fit the free queue)? And for the
-// slowest 1% (TTFT ≥ p99): the same at their own decision, and at the decision of the request heading the
-// engine's waiting queue when they arrived.
+// Then the decisions: does the chosen backend admit the request's memory now by the ledger (L + its KV ≤
+// capacity) and by the engine (its blocks less its cached prefix fit the free queue after those waiting
+// ahead)? And the slowest 1% (TTFT ≥ p99), one line each, at their own decision.
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import type { RouteRequest } from "../../../src/routing/types";
@@ -51,26 +54,42 @@ const inside = policy as unknown as { memoryWaits: Float64Array };
 /** Per request: the ledger's KV for it (its slot), the output hint in it. */
 const ledgerKv = new Float64Array(n);
 const hint = new Float64Array(n);
+/** Per request: its prompt length as the gateway sees it (RouteRequest.promptTokens). */
+const seenPrompt = new Float64Array(n);
 let k = 0;
+let picks = 0;
 let lastReq: RouteRequest | undefined;
 let lastWaits = new Float64Array(0);
 const pick = policy.pick.bind(policy);
 policy.pick = (req, f, ctx) => {
   const r = pick(req, f, ctx);
   lastReq = req;
+  picks++;
   lastWaits = inside.memoryWaits.slice();
   return r;
 };
 const routed = policy.model.routed.bind(policy.model);
-policy.model.routed = (i, uncached, out, before, now) => {
-  const slot = routed(i, uncached, out, before, now);
-  ledgerKv[k] = slot.kvTokens;
+policy.model.routed = (...a: Parameters<typeof routed>) => {
+  const slot = routed(...a);
+  // The memory wait's own count: a slot's memTokens where a variant keeps one (ledger-kv/whole-prompt.patch).
+  ledgerKv[k] = (slot as { memTokens?: number }).memTokens ?? slot.kvTokens;
+  if (picks !== k + 1) throw new Error(`request ${k}: routed without its own pick`);
   hint[k] = lastReq?.outputTokens ?? 0;
+  seenPrompt[k] = lastReq?.promptTokens ?? 0;
   k++;
   return slot;
 };
 
-type Parts = { L: number; U: number; E: number; waiting: number; output: number; prompt: number; shared: number };
+type Parts = {
+  L: number;
+  U: number;
+  E: number;
+  waiting: number;
+  output: number;
+  history: number;
+  estimate: number;
+  shared: number;
+};
 /** Samples over every (decision, backend) past the first tenth of the run. */
 const samples: Parts[] = [];
 interface Decision {
@@ -98,7 +117,8 @@ function partsOf(e: Eng, j: number, now: number): Parts {
   let L = 0;
   let waiting = 0;
   let output = 0;
-  let prompt = 0;
+  let history = 0;
+  let estimate = 0;
   let held = 0;
   let queued = 0;
   for (const r of e.byId.values()) {
@@ -113,11 +133,12 @@ function partsOf(e: Eng, j: number, now: number): Parts {
       continue;
     }
     output += hint[id]! - r.outputTokens;
-    prompt += ledgerKv[id]! - hint[id]! - r.promptTokens;
+    history += ledgerKv[id]! - hint[id]! - seenPrompt[id]!;
+    estimate += seenPrompt[id]! - r.promptTokens;
     held += r.promptTokens + r.outputTokens;
   }
   void j;
-  return { L, U, E: U + queued, waiting, output, prompt, shared: held - U };
+  return { L, U, E: U + queued, waiting, output, history, estimate, shared: held - U };
 }
 
 const ttft = new Float64Array(n).fill(Number.NaN);
@@ -136,7 +157,10 @@ const res = simulatePolicy(
       for (let j = 0; j < es.length; j++) {
         const p = partsOf(es[j]!, j, now);
         // The ledger's own count, less the new request on the chosen one, must equal ours (every slot is in an engine).
-        const own = policy.model.heldTokens(j) - (j === chosen ? ledgerKv[i]! : 0);
+        const open = policy.model.openSlots(j);
+        let own = 0;
+        for (const slot of open) own += (slot as { memTokens?: number }).memTokens ?? slot.kvTokens;
+        if (j === chosen) own -= ledgerKv[i]!;
         if (Math.abs(own - p.L) > 1e-6) checkL++;
         if (i >= n / 10) samples.push(p);
         if (j !== chosen) continue;
@@ -177,7 +201,7 @@ const row = (label: string, ss: Parts[]) => {
     `${k0(ss.reduce((a, s) => a + s[key], 0) / Math.max(1, ss.length))} [${k0(qs(ss.map((s) => s[key]), 0.1))}, ${k0(qs(ss.map((s) => s[key]), 0.5))}, ${k0(qs(ss.map((s) => s[key]), 0.9))}]`;
   const ratio = ss.filter((s) => s.E > 0).map((s) => s.L / s.E);
   console.log(
-    `| ${label} | ${ss.length} | ${f("E")} | ${f("L")} | ${qs(ratio, 0.1).toFixed(2)} / ${qs(ratio, 0.5).toFixed(2)} / ${qs(ratio, 0.9).toFixed(2)} | ${f("waiting")} | ${f("output")} | ${f("prompt")} | ${f("shared")} |`,
+    `| ${label} | ${ss.length} | ${f("E")} | ${f("L")} | ${qs(ratio, 0.1).toFixed(2)} / ${qs(ratio, 0.5).toFixed(2)} / ${qs(ratio, 0.9).toFixed(2)} | ${f("waiting")} | ${f("output")} | ${f("history")} | ${f("estimate")} | ${f("shared")} |`,
   );
 };
 
@@ -186,9 +210,9 @@ const p99 = order[Math.floor(0.99 * order.length)]!;
 console.log(`run: ${spec} ${backends} backends, load ${load}, ${set} seed ${seed}, ${preset}; capacity ${cap} tokens per engine`);
 console.log(`prefix_aware: p50 ${res.ttftP50Ms.toFixed(0)} ms, p99 ${res.ttftP99Ms.toFixed(0)} ms, hit ${(100 * res.hitRate).toFixed(1)}%; ledger check mismatches ${checkL}`);
 console.log("");
-console.log("Ledger L against the engine's E = U (blocks in use) + what its waiting queue takes at admission, per (decision, backend), tokens: mean [p10, median, p90]; L − E = queued + output + prompt + shared");
-console.log("| samples | n | engine E | ledger L | L/E p10 / med / p90 | queued | output | prompt | shared |");
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("Ledger L against the engine's E = U (blocks in use) + what its waiting queue takes at admission, per (decision, backend), tokens: mean [p10, median, p90]; L − E = queued + output + history + estimate + shared");
+console.log("| samples | n | engine E | ledger L | L/E p10 / med / p90 | queued | output | history | estimate | shared |");
+console.log("|---|---|---|---|---|---|---|---|---|---|");
 row("all (past the first tenth)", samples);
 row("engine E ≥ 70% of capacity", samples.filter((s) => s.E >= 0.7 * cap));
 row("engine E ≥ 90% of capacity", samples.filter((s) => s.E >= 0.9 * cap));
@@ -200,7 +224,7 @@ console.log(`Decisions (${ds.length}): does the chosen backend admit the request
 console.log(`- ledger yes / engine yes ${count((d) => d.ledgerFits && d.engineMemFits)}; ledger yes / engine no ${count((d) => d.ledgerFits && !d.engineMemFits)}; ledger no / engine yes ${count((d) => !d.ledgerFits && d.engineMemFits)}; both no ${count((d) => !d.ledgerFits && !d.engineMemFits)}`);
 const miss = ds.filter((d) => d.ledgerFits && !d.engineMemFits);
 console.log(`- ledger yes but the policy's memory wait > 0 (expected ends): ${count((d) => d.ledgerFits && d.policyWait > 0)}; ledger no and the policy's wait 0 (chosen outside the candidates, or the wait's rule): ${count((d) => !d.ledgerFits && !(d.policyWait > 0))}`);
-console.log(`- ledger yes / engine no, by prompt: median ${qs(miss.map((d) => d.prompt), 0.5)}, p90 ${qs(miss.map((d) => d.prompt), 0.9)} tokens; ≥ 32k tokens: ${miss.filter((d) => d.prompt >= 32768).length} of ${ds.filter((d) => d.prompt >= 32768).length} such decisions`);
+console.log(`- ledger yes / engine no, by prompt: median ${qs(miss.map((d) => d.prompt), 0.5)}, p90 ${qs(miss.map((d) => d.prompt), 0.9)} tokens; ≥ 32k tokens: ${miss.filter((d) => d.prompt >= 32768).length} of the ${ds.filter((d) => d.prompt >= 32768).length} decisions on such prompts`);
 row("ledger yes / engine no: chosen backend", miss.map((d) => d.parts));
 
 const tail: number[] = [];
@@ -213,12 +237,12 @@ row("tail: chosen backend at own decision", td.map((d) => d.parts));
 const heads = new Set(td.map((d) => d.head).filter((h) => h >= 0));
 console.log(`- behind a queue head at their decision: ${td.filter((d) => d.head >= 0).length} (${heads.size} distinct heads, ${[...heads].filter((h) => tail.includes(h)).length} of them in the tail themselves)`);
 console.log("");
-console.log("| request | TTFT ms | prompt | hint / true output | backend | ledger L + own KV | engine E + need | ledger admits | engine admits | L − U: waiting / output / prompt / shared |");
+console.log("| request | TTFT ms | prompt | hint / true output | backend | ledger L + own KV | engine E + need | ledger admits | engine admits | L − E: queued / output / history / estimate / shared |");
 console.log("|---|---|---|---|---|---|---|---|---|---|");
 for (const i of tail) {
   const d = decisions[i]!;
   const p = d.parts;
   console.log(
-    `| #${i} | ${ttft[i]!.toFixed(0)} | ${d.prompt} | ${hint[i]} / ${w.requests[i]!.outputTokens} | b${d.chosen} | ${k0(p.L + ledgerKv[i]!)} | ${k0(p.E + d.need)} | ${d.ledgerFits ? "yes" : "no"} | ${d.engineMemFits ? "yes" : "no"} | ${k0(p.waiting)} / ${k0(p.output)} / ${k0(p.prompt)} / ${k0(p.shared)} |`,
+    `| #${i} | ${ttft[i]!.toFixed(0)} | ${d.prompt} | ${hint[i]} / ${w.requests[i]!.outputTokens} | b${d.chosen} | ${k0(p.L + ledgerKv[i]!)} | ${k0(p.E + d.need)} | ${d.ledgerFits ? "yes" : "no"} | ${d.engineMemFits ? "yes" : "no"} | ${k0(p.waiting)} / ${k0(p.output)} / ${k0(p.history)} / ${k0(p.estimate)} / ${k0(p.shared)} |`,
   );
 }
