@@ -113,3 +113,51 @@ describe("EngineMemory.headWaitMs", () => {
     expect(memory.headWaitMs(reading({}), 0, CAPACITY, model, 2200)).toBe(0);
   });
 });
+
+describe("EngineMemory.freeTokens", () => {
+  it("the reading's free KV, minus the waiting queue from its blocked head on: negative, where the ledger sees room", () => {
+    const { model, memory } = setup();
+    // 1,000 free at the reading; B (4,000) cannot be admitted, so B and C still take theirs before a request
+    // sent now: 1,000 − 4,000 − 100.
+    expect(memory.freeTokens(reading({}), 0, CAPACITY, model, 2200)).toBeCloseTo(-3100, 6);
+    // The ledger believes a 500-token request fits (5,000 + 4,000 + 100 + 500 ≤ 10,000): no memory wait.
+    expect(model.memoryWaitForMs(0, 500, 2200)).toBe(0);
+  });
+
+  it("admits the waiting that fit, then takes what ours routed since the reading still hold", () => {
+    const { model, memory } = setup();
+    const r = reading({ kvUsage: 0.5 });
+    // 5,000 free: B and C are admitted, 900 left.
+    expect(memory.freeTokens(r, 0, CAPACITY, model, 2200)).toBeCloseTo(900, 6);
+    // One more routed after the reading (200 KV), ahead of a request sent now.
+    const d = model.routed(0, 150, 50, 3, 2150);
+    expect(memory.freeTokens(r, 0, CAPACITY, model, 2200)).toBeCloseTo(700, 6);
+    // Once it completed, it holds nothing.
+    model.released(0, d, 2180);
+    memory.completed(0, d, 2180);
+    expect(memory.freeTokens(r, 0, CAPACITY, model, 2200)).toBeCloseTo(900, 6);
+  });
+
+  it("adds what ours running at the reading freed since", () => {
+    const { model, memory, a } = setup();
+    model.released(0, a, 2150);
+    memory.completed(0, a, 2150);
+    // 1,000 + A's 5,000; then B and C fit: 6,000 − 4,000 − 100.
+    expect(memory.freeTokens(reading({}), 0, CAPACITY, model, 2200)).toBeCloseTo(1900, 6);
+  });
+
+  it("nobody waiting: what was free, less what was routed since", () => {
+    const { model, memory } = setup();
+    const r = reading({ running: 3, waiting: 0, kvUsage: 0.8 });
+    expect(memory.freeTokens(r, 0, CAPACITY, model, 2200)).toBeCloseTo(2000, 6);
+    model.routed(0, 300, 0, 3, 2150);
+    expect(memory.freeTokens(r, 0, CAPACITY, model, 2200)).toBeCloseTo(1700, 6);
+  });
+
+  it("undefined (the ledger decides) for a reading that is stale, unattributed or absent", () => {
+    const { model, memory } = setup();
+    expect(memory.freeTokens(reading({ sampledAt: 2100 }), 0, CAPACITY, model, 5101)).toBeUndefined();
+    expect(memory.freeTokens(reading({ ownInflight: undefined }), 0, CAPACITY, model, 2200)).toBeUndefined();
+    expect(memory.freeTokens(undefined, 0, CAPACITY, model, 2200)).toBeUndefined();
+  });
+});

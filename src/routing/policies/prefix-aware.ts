@@ -64,9 +64,12 @@
  * conversations home past their backend's memory and cost Mooncake MoE's p99
  * (bench/results/policy-work.md, "Hit gaps").
  *
- * A request that would wait for KV memory on a backend (by the ledger) holds that engine's FCFS queue
+ * A request that would wait for KV memory on a backend holds that engine's FCFS queue
  * while it waits: while another candidate can admit it now, such a backend is held back, whatever its
- * cost (../admission-view.ts). A prompt that nearly fills an engine's KV goes where it fits.
+ * cost (../admission-view.ts). A prompt that nearly fills an engine's KV goes where it fits. Whether it
+ * fits is the engine's fresh reading's answer where there is one (the KV free at the reading, plus ours
+ * freed since, minus ours ahead of it: ../engine-memory.ts), which sees what running requests pin beyond
+ * the ledger; the ledger's otherwise.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
@@ -183,7 +186,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
   private past = new Float64Array(0);
-  /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
+  /**
+   * Positive where the request would wait for KV memory on a backend (the admission view): the tokens it
+   * lacks by the engine's fresh reading, else the ledger's wait, ms. Only the sign is read.
+   */
   private memoryWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
@@ -273,10 +279,23 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
-    // another candidate can admit it now (see the header).
-    for (let i = 0; i < size; i++)
+    // another candidate can admit it now (see the header). By the engine's fresh reading where there is one
+    // (the KV it finds free when its turn comes, short of its need), else by the ledger's memory wait.
+    for (let i = 0; i < size; i++) {
+      if (costs[i] === Number.POSITIVE_INFINITY) {
+        this.memoryWaits[i] = 0;
+        continue;
+      }
+      const free = this.memory.freeTokens(
+        this.readings[i],
+        i,
+        fleet.backends[i]!.kvCacheTokens,
+        this.model,
+        ctx.now,
+      );
       this.memoryWaits[i] =
-        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
+        free === undefined ? this.model.memoryWaitForMs(i, work[i]!, ctx.now) : Math.max(0, work[i]! - free);
+    }
     holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
