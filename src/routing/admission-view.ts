@@ -19,9 +19,9 @@
  * admit the request now (no memory wait), the ones where it would wait for
  * memory are held back; when none can, nothing is held back and the cost
  * decides as before. Whether it would wait is the caller's answer
- * (policies/prefix-aware.ts): by the engine's fresh reading where there is
- * one (engine-memory.ts's free KV), else by the gateway's own ledger
- * (cost-model.ts's memory wait). Tried first and measured worse: a charge of
+ * (policies/prefix-aware.ts): by the gateway's own ledger (cost-model.ts's
+ * memory wait) or, where there is a fresh one, by the engine's reading
+ * (engine-memory.ts's free KV). Tried first and measured worse: a charge of
  * the waiting imposed on later arrivals, λ · W² / 2 (bench/results/
  * admission-view/README.md). Pure.
  */
