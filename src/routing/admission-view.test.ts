@@ -3,7 +3,7 @@ import { blockKeysFromIds, chainSeed } from "../prefix/block-keys";
 import { holdBack } from "./admission-view";
 import { Router } from "./router";
 import { seededRandom } from "./seeded-random";
-import type { BackendSpec, EngineSignals, RouteRequest } from "./types";
+import type { BackendSpec, RouteRequest } from "./types";
 
 describe("holdBack", () => {
   const INF = Number.POSITIVE_INFINITY;
@@ -55,44 +55,5 @@ describe("prefix_aware with the admission view", () => {
     // now (the admission view): it goes to B.
     const l3 = router.route(prompt(102, 60_000), ctx(15_000));
     expect(l3.decision.backendId).toBe(l2.decision.backendId);
-  });
-
-  it("with a fresh engine reading, 'fits now' is the engine's free KV: it holds back what the ledger admits", () => {
-    // A reading of A, as old as `age` ms at 20.5 s, with `usage` of its KV not free (pinned by what the
-    // ledger does not count); B has none. Undefined usage: no reading at all (the scrape off).
-    const run = (usage: number | undefined, age = 100) => {
-      let aIndex = -1;
-      const router = new Router(FLEET, {
-        policy: "prefix_aware",
-        engineSignals: (i: number): EngineSignals | undefined =>
-          usage === undefined || i !== aIndex
-            ? undefined
-            : { running: 0, waiting: 0, kvUsage: usage, sampledAt: 20_500 - age, ownInflight: 0 },
-      });
-      const random = seededRandom(1);
-      const ctx = (now: number) => ({ now, random });
-      for (let k = 0; k < 10; k++) {
-        const { ticket } = router.route(prompt(k + 1, 200), ctx(k * 100));
-        router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 50 }, ctx(k * 100 + 5_000));
-      }
-      // A 40k-token conversation turn on an idle fleet, done by 20 s: its home A holds it whole.
-      const l1 = router.route(prompt(100, 40_000), ctx(6_000));
-      const a = l1.decision.backendId;
-      aIndex = FLEET.findIndex((b) => b.id === a);
-      router.complete(l1.ticket, { ok: true, cachedTokens: 0, ttftMs: 4_000 }, ctx(20_000));
-      // Its next turn (41k) at 20.5 s: 1k to prefill on A, 41k on B. By the ledger A is empty and holds it
-      // (41k of KV) easily.
-      const next = router.route(prompt(100, 41_000), ctx(20_500));
-      return { a, chosen: next.decision.backendId };
-    };
-    const off = run(undefined);
-    expect(off.chosen, "no reading: the ledger admits it at home").toBe(off.a);
-    const stale = run(0.8, 60_000);
-    expect(stale.chosen, "a stale reading: the ledger decides").toBe(stale.a);
-    const roomy = run(0.5);
-    expect(roomy.chosen, "60k free by the reading: it fits at home").toBe(roomy.a);
-    // 24k free by the reading: it would wait for memory at home, and B admits it now.
-    const full = run(0.8);
-    expect(full.chosen).not.toBe(full.a);
   });
 });

@@ -16,21 +16,18 @@
  * "Engine memory", "Admission view").
  *
  * Rule: among the candidates (within their bounds), when at least one can
- * admit the request now (no memory wait), the ones where it would wait for
- * memory are held back; when none can, nothing is held back and the cost
- * decides as before. Whether it would wait is the caller's answer
- * (policies/prefix-aware.ts): by the gateway's own ledger (cost-model.ts's
- * memory wait) or, where there is a fresh one, by the engine's reading
- * (engine-memory.ts's free KV). Tried first and measured worse: a charge of
+ * admit the request now by the ledger (no memory wait), the ones where it
+ * would wait for memory are held back; when none can, nothing is held back
+ * and the cost decides as before. It reads only the gateway's own ledger
+ * (cost-model.ts's memory wait). Tried first and measured worse: a charge of
  * the waiting imposed on later arrivals, λ · W² / 2 (bench/results/
  * admission-view/README.md). Pure.
  */
 
 /**
  * Holds back (sets to +Infinity in `costs`) every candidate whose memory wait is positive, when some
- * candidate has none. A candidate is a backend whose cost is finite; `memoryWaits[i]` is positive where
- * the request would wait for KV memory on backend i (a wait in ms, or the tokens it lacks: only the sign
- * is read, and only for candidates). Returns how many were held back.
+ * candidate has none. A candidate is a backend whose cost is finite; `memoryWaits[i]` is the request's
+ * wait for KV memory on backend i, ms (read only for candidates). Returns how many were held back.
  */
 export function holdBack(costs: Float64Array, memoryWaits: Float64Array): number {
   let fitsNow = false;

@@ -60,11 +60,6 @@ export class EngineMemory {
   private readonly holders: PrefillSlot[] = [];
   /** This decision's S members that completed since the reading, each with its rank in S by route time. */
   private readonly since = new Map<PrefillSlot, number>();
-  /** The last walk's answers (walk()). */
-  private free = 0;
-  private blocked = false;
-  private overflow = 0;
-  private admittedTo = 0;
 
   /** @param maxAgeMs readings older than this change nothing; completions older than it are forgotten. */
   constructor(readonly maxAgeMs: number) {
@@ -97,72 +92,10 @@ export class EngineMemory {
     model: PrefillCostModel,
     now: number,
   ): number {
-    if (!this.usable(r, capacityTokens, now)) return 0;
-    if (!(r.waiting > 0)) return 0;
+    if (r === undefined || r.ownInflight === undefined || !(now - r.sampledAt <= this.maxAgeMs)) return 0;
+    if (!(r.waiting > 0) || !(capacityTokens > 0)) return 0;
     // Nothing learned about decode here yet: no holder has an expected end, so no wait is known.
     if (!model.hasExpectedEnds(i)) return 0;
-    this.walk(r, i, capacityTokens, model);
-    if (!this.blocked) return 0;
-    // Our requests running (at t, or admitted since), by expected end: the head is in once they free it.
-    const ends = this.ends;
-    ends.length = 0;
-    for (const slot of this.holders) {
-      ends.push({ end: model.expectedEndMs(i, slot, now), kv: slot.kvTokens });
-    }
-    if (ends.length === 0) return 0;
-    ends.sort((a, b) => a.end - b.end);
-    // When none covers it, the ledger undercounts what they pin (the reason for this module): all of them
-    // out, then it fits.
-    return endWhenFreed(
-      ends.length,
-      this.overflow,
-      (j) => ends[j]!.kv,
-      (j) => ends[j]!.end,
-    );
-  }
-
-  /**
-   * KV tokens a request sent to backend i now finds free when its turn comes, by i's reading `r`: free at
-   * the reading, plus what ours running then freed since (the walk of the header), minus what every
-   * request of ours ahead of it still takes first — those the reading held waiting and not yet admitted
-   * (from the blocked head on, all of them: first come first served), and those routed since the reading
-   * and still in flight (admitted or queued, either way ahead of it). Negative when they overcommit it.
-   * Undefined when the reading is unusable (stale, unattributed, absent: the ledger alone decides). The
-   * admission view (./admission-view.ts) holds back a backend where the request's need exceeds it.
-   */
-  freeTokens(
-    r: EngineSignals | undefined,
-    i: number,
-    capacityTokens: number,
-    model: PrefillCostModel,
-    now: number,
-  ): number | undefined {
-    if (!this.usable(r, capacityTokens, now)) return undefined;
-    this.walk(r, i, capacityTokens, model);
-    let free = this.free;
-    const set = this.set;
-    for (let k = this.admittedTo; k < set.length; k++) free -= set[k]!.kvTokens;
-    for (const slot of model.openSlots(i)) if (slot.at > r.sampledAt) free -= slot.kvTokens;
-    return free;
-  }
-
-  /** A reading a decision may read: present, attributable (ownInflight), fresh, on a backend with KV. */
-  private usable(r: EngineSignals | undefined, capacityTokens: number, now: number): r is EngineSignals {
-    return (
-      r !== undefined &&
-      r.ownInflight !== undefined &&
-      now - r.sampledAt <= this.maxAgeMs &&
-      capacityTokens > 0
-    );
-  }
-
-  /**
-   * The header's walk over backend i's reading `r`: S, then the queue in arrival order. Leaves in
-   * `free` the KV free once those that fit are admitted, in `holders` ours holding KV then, in `blocked`
-   * and `overflow` whether a head waits for memory and by how much, and in `admittedTo` the index in
-   * `set` (S by route time) of that head (set.length when none): from there on the queue is unadmitted.
-   */
-  private walk(r: EngineSignals, i: number, capacityTokens: number, model: PrefillCostModel): void {
     const t = r.sampledAt;
     const released = this.released[i] ?? [];
     const openSlots = model.openSlots(i);
@@ -180,13 +113,11 @@ export class EngineMemory {
         since.set(d.slot, -1);
       }
     const w = Math.min(Math.max(0, r.waiting), set.length);
+    if (w === 0) return 0;
+    set.sort((a, b) => a.at - b.at);
     const running = set.length - w;
-    // Nobody waiting: every member of S ran at t (ranks, and so the order, do not matter).
-    if (w > 0) {
-      set.sort((a, b) => a.at - b.at);
-      if (since.size > 0)
-        for (let k = 0; k < set.length; k++) if (since.get(set[k]!) === -1) since.set(set[k]!, k);
-    }
+    if (since.size > 0)
+      for (let k = 0; k < set.length; k++) if (since.get(set[k]!) === -1) since.set(set[k]!, k);
     // What was free at t, plus what ours running then freed since.
     let free = Math.max(0, 1 - r.kvUsage) * capacityTokens;
     for (const d of released) {
@@ -210,20 +141,34 @@ export class EngineMemory {
         holders.push(set[k]!);
         free -= set[k]!.kvTokens;
       }
-    this.blocked = false;
-    this.overflow = 0;
-    this.admittedTo = set.length;
+    let overflow = 0;
+    let blocked = false;
     for (let k = from; k < set.length; k++) {
       const q = set[k]!;
       if (q.kvTokens > free) {
-        this.overflow = q.kvTokens - free;
-        this.blocked = true;
-        this.admittedTo = k;
+        overflow = q.kvTokens - free;
+        blocked = true;
         break;
       }
       free -= q.kvTokens;
       holders.push(q);
     }
-    this.free = free;
+    if (!blocked) return 0;
+    // Our requests running (at t, or admitted since), by expected end: the head is in once they free it.
+    const ends = this.ends;
+    ends.length = 0;
+    for (const slot of holders) {
+      ends.push({ end: model.expectedEndMs(i, slot, now), kv: slot.kvTokens });
+    }
+    if (ends.length === 0) return 0;
+    ends.sort((a, b) => a.end - b.end);
+    // When none covers it, the ledger undercounts what they pin (the reason for this module): all of them
+    // out, then it fits.
+    return endWhenFreed(
+      ends.length,
+      overflow,
+      (j) => ends[j]!.kv,
+      (j) => ends[j]!.end,
+    );
   }
 }

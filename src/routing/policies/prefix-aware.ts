@@ -64,14 +64,9 @@
  * conversations home past their backend's memory and cost Mooncake MoE's p99
  * (bench/results/policy-work.md, "Hit gaps").
  *
- * A request that would wait for KV memory on a backend holds that engine's FCFS queue
+ * A request that would wait for KV memory on a backend (by the ledger) holds that engine's FCFS queue
  * while it waits: while another candidate can admit it now, such a backend is held back, whatever its
- * cost (../admission-view.ts). A prompt that nearly fills an engine's KV goes where it fits. It would wait
- * when either view says so: the ledger, which counts the answers our running requests will still grow
- * into (vLLM allocates decode blocks as tokens come), or the engine's fresh reading (the KV free at the
- * reading, plus ours freed since, minus ours ahead of it: ../engine-memory.ts), which sees what running
- * requests pin beyond the ledger. Each is blind to what the other sees; the reading alone, in the
- * ledger's place, let in more than it held back and cost Mooncake MoE's p99 (bench/results/holdback-scrape/).
+ * cost (../admission-view.ts). A prompt that nearly fills an engine's KV goes where it fits.
  *
  * Every request is placed by cost, cached prefix or not: a prefix nobody
  * holds goes where its full prefill starts soonest. Placing new prefixes by
@@ -188,10 +183,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
   private past = new Float64Array(0);
-  /**
-   * Positive where the request would wait for KV memory on a backend (the admission view): the ledger's
-   * wait, ms, or else the tokens it lacks by the engine's fresh reading. Only the sign is read.
-   */
+  /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
   private memoryWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
@@ -281,27 +273,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
-    // another candidate can admit it now (see the header). It waits there when the ledger says so, or when
-    // the engine's fresh reading does (the KV it finds free when its turn comes, short of its need).
-    for (let i = 0; i < size; i++) {
-      if (costs[i] === Number.POSITIVE_INFINITY) {
-        this.memoryWaits[i] = 0;
-        continue;
-      }
-      const ledger = this.model.memoryWaitForMs(i, work[i]!, ctx.now);
-      if (ledger > 0) {
-        this.memoryWaits[i] = ledger;
-        continue;
-      }
-      const free = this.memory.freeTokens(
-        this.readings[i],
-        i,
-        fleet.backends[i]!.kvCacheTokens,
-        this.model,
-        ctx.now,
-      );
-      this.memoryWaits[i] = free === undefined ? 0 : Math.max(0, work[i]! - free);
-    }
+    // another candidate can admit it now (see the header).
+    for (let i = 0; i < size; i++)
+      this.memoryWaits[i] =
+        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
     holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
