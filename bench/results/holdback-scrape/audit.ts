@@ -1,9 +1,11 @@
 // How the admission view's two answers to "would the request wait for KV memory here?" differ on one run
-// of prefix_aware with the scrape on: the ledger's (cost-model.ts memoryWaitForMs) and the engine
-// reading's (engine-memory.ts freeTokens, which prefix_aware reads on this branch when the reading is fresh).
-// Per candidate backend of each decision (within its bounds): whether a fresh reading was there, and where
-// the two disagree, which way, with the prompt's length. An audit only: it reads the policy's per-decision
-// arrays after each pick (the ledger has not moved since: onRouted comes after), nothing here changes routing.
+// of prefix_aware with the scrape on: the ledger's (cost-model.ts memoryWaitForMs) and the one prefix_aware
+// used (its memoryWaits). Run it on a checkout of either form (commit 18c4d34, the engine view, or 5f60ac6,
+// the either view; or holdback with engine-view.patch / either-view.patch applied): on src as merged the
+// two are the same by construction. Per candidate backend of each decision (within its bounds): whether a
+// fresh reading was there, and where the two disagree, which way, with the prompt's length. An audit only:
+// it reads the policy's per-decision arrays after each pick (the ledger has not moved since: onRouted comes
+// after), nothing here changes routing.
 //   MOONCAKE_TRACE=… npx tsx bench/results/holdback-scrape/audit.ts mooncake 8 2 tuning 1 qwen3-30b-a3b-h100-vllm
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import type { EngineSignals } from "../../../src/routing/types";
