@@ -204,3 +204,36 @@ describe("body size", () => {
     expect(pulled).toBeLessThan(MAX_BODY_BYTES + 4 * chunk.byteLength);
   });
 });
+
+describe("a body that does not arrive whole", () => {
+  it("a body whose stream breaks off (the client left mid-upload) is a 400 incomplete_body, not an internal error", async () => {
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        if (sent) return ctl.error(new Error("Network connection lost."));
+        sent = true;
+        ctl.enqueue(new TextEncoder().encode('{"model":"m","messages":[{"role":"user","content":"h'));
+      },
+    });
+    await expect(readInferenceBody(request(body), "chat")).rejects.toMatchObject({
+      status: 400,
+      code: "incomplete_body",
+    });
+  });
+
+  it("a compressed body is refused with 415 naming Content-Encoding, not misread as invalid JSON", async () => {
+    const gz = new Response(
+      new Blob([JSON.stringify(chat())]).stream().pipeThrough(new CompressionStream("gzip")),
+    );
+    const req = request((await gz.body)!, { "content-encoding": "gzip" });
+    await expect(readInferenceBody(req, "chat")).rejects.toMatchObject({
+      status: 415,
+      code: "unsupported_content_encoding",
+      param: null,
+    });
+    // identity (or no header) is the plain body.
+    expect(
+      await readInferenceBody(request(JSON.stringify(chat()), { "content-encoding": "identity" }), "chat"),
+    ).toMatchObject({ body: { model: "m" } });
+  });
+});

@@ -1,7 +1,7 @@
 /** Every client error gets the right status and an OpenAI-style body, through the real Worker. */
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../../src/routing/defaults";
-import { ADMIN_TOKEN, authHeaders, chat, expectOpenAIError, gateway, MODEL } from "./helpers";
+import { ADMIN_TOKEN, authHeaders, chat, chatBody, expectOpenAIError, gateway, MODEL } from "./helpers";
 
 describe("client errors", () => {
   it("rejects invalid JSON with 400 invalid_json", async () => {
@@ -105,6 +105,16 @@ describe("client errors", () => {
     expect(pulled).toBeGreaterThan(cap - 2 * chunk.byteLength);
     // Buffers between the test and the Worker may pull a little ahead; never the rest of the gigabyte.
     expect(pulled).toBeLessThan(cap + 4 * 1024 * 1024);
+  });
+
+  it("a gzip body is a 415 unsupported_content_encoding, not 'invalid JSON'", async () => {
+    const gz = new Blob([chatBody("s", "hi")]).stream().pipeThrough(new CompressionStream("gzip"));
+    const res = await gateway("/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders({ "content-encoding": "gzip" }),
+      body: gz,
+    });
+    await expectOpenAIError(res, 415, "unsupported_content_encoding");
   });
 
   it("refuses JSON nested too deeply with 400 json_too_complex, before parsing it", async () => {

@@ -4,9 +4,11 @@
  * read; one that does not (chunked) is refused as soon as its count passes
  * the cap, and the rest of it is never read: the stream is cancelled. Each
  * chunk can be inspected as it arrives (the JSON shape check does), so a
- * body can also be refused for what its first bytes hold.
+ * body can also be refused for what its first bytes hold. A stream that
+ * fails before its end (the client left mid-upload, or sent less than its
+ * content-length) is the request's fault: 400 incomplete_body.
  */
-import { requestTooLarge } from "../errors";
+import { GatewayError, incompleteBody, requestTooLarge } from "../errors";
 
 export async function readBodyBytes(
   req: Request,
@@ -21,7 +23,13 @@ export async function readBodyBytes(
   let total = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch {
+        throw incompleteBody();
+      }
+      const { done, value } = next;
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) throw requestTooLarge(maxBytes);
@@ -31,7 +39,7 @@ export async function readBodyBytes(
   } catch (err) {
     // Stop the sender: whatever is still in flight is discarded, not buffered.
     reader.cancel().catch(() => {});
-    throw err;
+    throw err instanceof GatewayError ? err : incompleteBody();
   }
   return concat(chunks, total);
 }
