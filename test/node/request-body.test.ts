@@ -115,6 +115,12 @@ describe("absurd values are refused at the edge", () => {
     expect(await outcome({ model: "m" }, "completions")).toBe("400 invalid_value prompt");
   });
 
+  it("says a missing prompt is required, in words a client can act on", async () => {
+    const missing = readInferenceBody(request(JSON.stringify({ model: "m" })), "completions");
+    await expect(missing).rejects.toThrow("'prompt' is required");
+    await expect(missing).rejects.not.toThrow(/nonoptional/);
+  });
+
   it("passes unknown fields (and known ones) through untouched", async () => {
     const body = {
       ...chat({ max_tokens: 7, n: 3 }),
