@@ -62,6 +62,15 @@ export const incompleteBody = () =>
     "The request body ended before it was complete (the connection broke or sent less than its content-length).",
   );
 
+/** The request body stopped arriving for longer than the edge waits between two of its pieces. */
+export const requestTimeout = (idleMs: number) =>
+  new GatewayError(
+    408,
+    "invalid_request_error",
+    "request_timeout",
+    `The request body stopped arriving: nothing for ${idleMs} ms.`,
+  );
+
 /** A compressed body: we read JSON as sent and do not decompress (a decompressor is a zip-bomb amplifier). */
 export const unsupportedContentEncoding = (encoding: string) =>
   new GatewayError(

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../src/worker/errors";
 import type { InferenceKind } from "../../src/worker/request/openai-schemas";
+import { readBodyBytes } from "../../src/worker/request/read-body";
 import { readInferenceBody } from "../../src/worker/request/request-body";
 import {
   MAX_BODY_BYTES,
@@ -241,5 +242,34 @@ describe("a body that does not arrive whole", () => {
     expect(
       await readInferenceBody(request(JSON.stringify(chat()), { "content-encoding": "identity" }), "chat"),
     ).toMatchObject({ body: { model: "m" } });
+  });
+
+  it("a body that stops arriving (never ends, or trickles slower than one chunk per idle deadline) is a 408, not a wait without end", async () => {
+    let pulls = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        // One chunk, then nothing, ever: what an unterminated upload looks like from the Worker.
+        if (pulls++ === 0) ctl.enqueue(new TextEncoder().encode('{"model":"m",'));
+      },
+    });
+    const t0 = Date.now();
+    await expect(readBodyBytes(request(body), MAX_BODY_BYTES, undefined, 100)).rejects.toMatchObject({
+      status: 408,
+      code: "request_timeout",
+    });
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // A slow body whose chunks each come within the deadline is read whole.
+    const enc = new TextEncoder();
+    let i = 0;
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        await new Promise((r) => setTimeout(r, 40));
+        if (i++ < 5) ctl.enqueue(enc.encode("ab"));
+        else ctl.close();
+      },
+    });
+    expect(new TextDecoder().decode(await readBodyBytes(request(slow), MAX_BODY_BYTES, undefined, 100))).toBe(
+      "ababababab",
+    );
   });
 });

@@ -6,14 +6,17 @@
  * chunk can be inspected as it arrives (the JSON shape check does), so a
  * body can also be refused for what its first bytes hold. A stream that
  * fails before its end (the client left mid-upload, or sent less than its
- * content-length) is the request's fault: 400 incomplete_body.
+ * content-length) is the request's fault: 400 incomplete_body; one that
+ * stops arriving, with nothing for `idleMs`, a 408 request_timeout.
  */
-import { GatewayError, incompleteBody, requestTooLarge } from "../errors";
+import { incompleteBody, requestTimeout, requestTooLarge } from "../errors";
+import { BODY_IDLE_MS } from "./request-limits";
 
 export async function readBodyBytes(
   req: Request,
   maxBytes: number,
   onChunk?: (chunk: Uint8Array) => void,
+  idleMs: number = BODY_IDLE_MS,
 ): Promise<Uint8Array> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw requestTooLarge(maxBytes);
@@ -23,13 +26,7 @@ export async function readBodyBytes(
   let total = 0;
   try {
     for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array>;
-      try {
-        next = await reader.read();
-      } catch {
-        throw incompleteBody();
-      }
-      const { done, value } = next;
+      const { done, value } = await readWithin(reader, idleMs);
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) throw requestTooLarge(maxBytes);
@@ -39,7 +36,7 @@ export async function readBodyBytes(
   } catch (err) {
     // Stop the sender: whatever is still in flight is discarded, not buffered.
     reader.cancel().catch(() => {});
-    throw err instanceof GatewayError ? err : incompleteBody();
+    throw err;
   }
   return concat(chunks, total);
 }
@@ -53,4 +50,20 @@ function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
     at += c.byteLength;
   }
   return out;
+}
+
+/** The next chunk; incomplete_body if the stream fails, request_timeout if nothing comes for `ms`. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(requestTimeout(ms)), ms);
+  });
+  try {
+    return await Promise.race([reader.read().catch(() => Promise.reject(incompleteBody())), idle]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
