@@ -180,6 +180,26 @@ describe("GET /v1/models and /healthz", () => {
     });
   });
 
+  it("retrieves one model (GET /v1/models/{model}, the SDKs' models.retrieve), 404 model_not_found for another", async () => {
+    const res = await gateway(`/v1/models/${MODEL}`, { headers: authHeaders() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: MODEL, object: "model", created: 0, owned_by: "prefix-gateway" });
+    await expectOpenAIError(
+      await gateway("/v1/models/nope", { headers: authHeaders() }),
+      404,
+      "model_not_found",
+    );
+    // An id with a slash, as the SDKs send it (encoded) and as curl users type it.
+    for (const path of ["/v1/models/org%2Fnope", "/v1/models/org/nope"])
+      await expectOpenAIError(await gateway(path, { headers: authHeaders() }), 404, "model_not_found");
+    await expectOpenAIError(await gateway(`/v1/models/${MODEL}`), 401, "invalid_api_key");
+    await expectOpenAIError(
+      await gateway(`/v1/models/${MODEL}`, { method: "POST", headers: authHeaders() }),
+      405,
+      "method_not_allowed",
+    );
+  });
+
   it("tells the public liveness and config validity only: no models, no backend count, no stats", async () => {
     for (const headers of [{}, { authorization: "Bearer not-the-admin-token" }, authHeaders()]) {
       const pub = await gateway("/healthz", { headers });
