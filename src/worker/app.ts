@@ -12,7 +12,7 @@ import { healthz } from "./healthz";
 import { inferenceHandler } from "./inference/handler";
 import { keyLimits } from "./key-limits/key-limits";
 import { allowMethods, requestContext, requireConfig, requireGatewayKey } from "./middleware";
-import { listModels } from "./models";
+import { listModels, retrieveModel } from "./models";
 
 export const app = new Hono<GatewayEnv>();
 
@@ -20,6 +20,7 @@ app.use("*", requestContext());
 // Wrong method on a known route: 405 with Allow, before auth (the route table is no secret).
 app.use("/healthz", allowMethods("GET"));
 app.use("/v1/models", allowMethods("GET"));
+app.use("/v1/models/:model{.+}", allowMethods("GET"));
 app.use("/v1/chat/completions", allowMethods("POST"));
 app.use("/v1/completions", allowMethods("POST"));
 app.use("/metrics", allowMethods("GET"));
@@ -33,6 +34,7 @@ app.use("/admin/dashboard/:file", allowMethods("GET"));
 app.get("/healthz", healthz);
 app.use("/v1/*", requireConfig(), requireGatewayKey());
 app.get("/v1/models", listModels);
+app.get("/v1/models/:model{.+}", retrieveModel);
 // Per-key limits guard the routes that occupy the fleet.
 const limits = keyLimits();
 app.post("/v1/chat/completions", limits, inferenceHandler("chat"));

@@ -49,6 +49,37 @@ export const requestTooLarge = (maxBytes: number) =>
     `Request body exceeds ${maxBytes} bytes.`,
   );
 
+/**
+ * The request body's stream failed before its end: the client left mid-upload, or sent fewer bytes than its
+ * content-length. The client is usually gone, so the status is for the log and metrics: the request's fault,
+ * not an internal error.
+ */
+export const incompleteBody = () =>
+  new GatewayError(
+    400,
+    "invalid_request_error",
+    "incomplete_body",
+    "The request body ended before it was complete (the connection broke or sent less than its content-length).",
+  );
+
+/** The request body stopped arriving for longer than the edge waits between two of its pieces. */
+export const requestTimeout = (idleMs: number) =>
+  new GatewayError(
+    408,
+    "invalid_request_error",
+    "request_timeout",
+    `The request body stopped arriving: nothing for ${idleMs} ms.`,
+  );
+
+/** A compressed body: we read JSON as sent and do not decompress (a decompressor is a zip-bomb amplifier). */
+export const unsupportedContentEncoding = (encoding: string) =>
+  new GatewayError(
+    415,
+    "invalid_request_error",
+    "unsupported_content_encoding",
+    `Content-Encoding '${encoding.slice(0, 64)}' is not supported; send the JSON body uncompressed.`,
+  );
+
 export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   new GatewayError(
     405,

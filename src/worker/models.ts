@@ -1,10 +1,22 @@
-/** GET /v1/models: the models the fleet serves, in OpenAI's list shape (behind the gateway key). */
+/**
+ * GET /v1/models: the models the fleet serves, in OpenAI's list shape; GET /v1/models/{model}: one of
+ * them, what the SDKs' `models.retrieve` asks for (both behind the gateway key).
+ */
 import type { Context } from "hono";
 import type { GatewayEnv } from "./app-types";
+import { modelNotFound } from "./errors";
+
+function modelObject(id: string) {
+  return { id, object: "model", created: 0, owned_by: "prefix-gateway" } as const;
+}
 
 export function listModels(c: Context<GatewayEnv>): Response {
-  const data = c
-    .get("config")
-    .models.map((id) => ({ id, object: "model", created: 0, owned_by: "prefix-gateway" }));
-  return c.json({ object: "list", data });
+  return c.json({ object: "list", data: c.get("config").models.map(modelObject) });
+}
+
+/** The route's `model` parameter may hold slashes (`org/name`), sent as is or percent-encoded. */
+export function retrieveModel(c: Context<GatewayEnv>): Response {
+  const id = c.req.param("model") ?? "";
+  if (!c.get("config").models.includes(id)) throw modelNotFound(id);
+  return c.json(modelObject(id));
 }

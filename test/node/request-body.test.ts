@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../src/worker/errors";
 import type { InferenceKind } from "../../src/worker/request/openai-schemas";
+import { readBodyBytes } from "../../src/worker/request/read-body";
 import { readInferenceBody } from "../../src/worker/request/request-body";
 import {
   MAX_BODY_BYTES,
@@ -115,6 +116,12 @@ describe("absurd values are refused at the edge", () => {
     expect(await outcome({ model: "m" }, "completions")).toBe("400 invalid_value prompt");
   });
 
+  it("says a missing prompt is required, in words a client can act on", async () => {
+    const missing = readInferenceBody(request(JSON.stringify({ model: "m" })), "completions");
+    await expect(missing).rejects.toThrow("'prompt' is required");
+    await expect(missing).rejects.not.toThrow(/nonoptional/);
+  });
+
   it("passes unknown fields (and known ones) through untouched", async () => {
     const body = {
       ...chat({ max_tokens: 7, n: 3 }),
@@ -202,5 +209,67 @@ describe("body size", () => {
     });
     expect(pulled).toBeGreaterThan(MAX_BODY_BYTES - chunk.byteLength);
     expect(pulled).toBeLessThan(MAX_BODY_BYTES + 4 * chunk.byteLength);
+  });
+});
+
+describe("a body that does not arrive whole", () => {
+  it("a body whose stream breaks off (the client left mid-upload) is a 400 incomplete_body, not an internal error", async () => {
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        if (sent) return ctl.error(new Error("Network connection lost."));
+        sent = true;
+        ctl.enqueue(new TextEncoder().encode('{"model":"m","messages":[{"role":"user","content":"h'));
+      },
+    });
+    await expect(readInferenceBody(request(body), "chat")).rejects.toMatchObject({
+      status: 400,
+      code: "incomplete_body",
+    });
+  });
+
+  it("a compressed body is refused with 415 naming Content-Encoding, not misread as invalid JSON", async () => {
+    const gz = new Response(
+      new Blob([JSON.stringify(chat())]).stream().pipeThrough(new CompressionStream("gzip")),
+    );
+    const req = request((await gz.body)!, { "content-encoding": "gzip" });
+    await expect(readInferenceBody(req, "chat")).rejects.toMatchObject({
+      status: 415,
+      code: "unsupported_content_encoding",
+      param: null,
+    });
+    // identity (or no header) is the plain body.
+    expect(
+      await readInferenceBody(request(JSON.stringify(chat()), { "content-encoding": "identity" }), "chat"),
+    ).toMatchObject({ body: { model: "m" } });
+  });
+
+  it("a body that stops arriving (never ends, or trickles slower than one chunk per idle deadline) is a 408, not a wait without end", async () => {
+    let pulls = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        // One chunk, then nothing, ever: what an unterminated upload looks like from the Worker.
+        if (pulls++ === 0) ctl.enqueue(new TextEncoder().encode('{"model":"m",'));
+      },
+    });
+    const t0 = Date.now();
+    await expect(readBodyBytes(request(body), MAX_BODY_BYTES, undefined, 100)).rejects.toMatchObject({
+      status: 408,
+      code: "request_timeout",
+    });
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // A slow body whose chunks each come within the deadline is read whole.
+    const enc = new TextEncoder();
+    let i = 0;
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        await new Promise((r) => setTimeout(r, 40));
+        if (i++ < 5) ctl.enqueue(enc.encode("ab"));
+        else ctl.close();
+      },
+    });
+    expect(new TextDecoder().decode(await readBodyBytes(request(slow), MAX_BODY_BYTES, undefined, 100))).toBe(
+      "ababababab",
+    );
   });
 });

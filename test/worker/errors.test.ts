@@ -1,7 +1,7 @@
 /** Every client error gets the right status and an OpenAI-style body, through the real Worker. */
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../../src/routing/defaults";
-import { ADMIN_TOKEN, authHeaders, chat, expectOpenAIError, gateway, MODEL } from "./helpers";
+import { ADMIN_TOKEN, authHeaders, chat, chatBody, expectOpenAIError, gateway, MODEL } from "./helpers";
 
 describe("client errors", () => {
   it("rejects invalid JSON with 400 invalid_json", async () => {
@@ -107,6 +107,16 @@ describe("client errors", () => {
     expect(pulled).toBeLessThan(cap + 4 * 1024 * 1024);
   });
 
+  it("a gzip body is a 415 unsupported_content_encoding, not 'invalid JSON'", async () => {
+    const gz = new Blob([chatBody("s", "hi")]).stream().pipeThrough(new CompressionStream("gzip"));
+    const res = await gateway("/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders({ "content-encoding": "gzip" }),
+      body: gz,
+    });
+    await expectOpenAIError(res, 415, "unsupported_content_encoding");
+  });
+
   it("refuses JSON nested too deeply with 400 json_too_complex, before parsing it", async () => {
     const deep = `{"model":"${MODEL}","messages":[{"role":"user","content":"hi"}],"x":${"[".repeat(500_000)}${"]".repeat(500_000)}}`;
     await expectOpenAIError(await chat(deep), 400, "json_too_complex");
@@ -168,6 +178,26 @@ describe("GET /v1/models and /healthz", () => {
       object: "list",
       data: [{ id: MODEL, object: "model", created: 0, owned_by: "prefix-gateway" }],
     });
+  });
+
+  it("retrieves one model (GET /v1/models/{model}, the SDKs' models.retrieve), 404 model_not_found for another", async () => {
+    const res = await gateway(`/v1/models/${MODEL}`, { headers: authHeaders() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: MODEL, object: "model", created: 0, owned_by: "prefix-gateway" });
+    await expectOpenAIError(
+      await gateway("/v1/models/nope", { headers: authHeaders() }),
+      404,
+      "model_not_found",
+    );
+    // An id with a slash, as the SDKs send it (encoded) and as curl users type it.
+    for (const path of ["/v1/models/org%2Fnope", "/v1/models/org/nope"])
+      await expectOpenAIError(await gateway(path, { headers: authHeaders() }), 404, "model_not_found");
+    await expectOpenAIError(await gateway(`/v1/models/${MODEL}`), 401, "invalid_api_key");
+    await expectOpenAIError(
+      await gateway(`/v1/models/${MODEL}`, { method: "POST", headers: authHeaders() }),
+      405,
+      "method_not_allowed",
+    );
   });
 
   it("tells the public liveness and config validity only: no models, no backend count, no stats", async () => {

@@ -6,6 +6,11 @@
  * - /stall: headers and the first lines, then nothing for 30 s;
  * - /huge:  an endless exposition whose gauges never come (a scrape must stop at its byte cap);
  * - /html:  200 with a login page (a proxy in the way).
+ * It also answers inference calls the ways a broken backend or a proxy in front of one can
+ * (the edge-pass tests, test/worker/backend-answers.test.ts):
+ * - /html/v1/chat/completions:     200 text/html, a login page;
+ * - /badsse/v1/chat/completions:   200 text/event-stream, one good event, then lines that are not JSON;
+ * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -76,6 +81,24 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       case "/html/metrics":
         ok();
         res.end("<html>please log in</html>");
+        return;
+      case "/html/v1/chat/completions":
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        res.end("<html>please log in</html>");
+        return;
+      case "/badsse/v1/chat/completions":
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`,
+        );
+        res.end("data: {this is not json\n\ndata: <html>oops</html>\n\ndata: [DONE]\n\n");
+        return;
+      case "/cutjson/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json", "content-length": "400" });
+        res.write(
+          '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
+        );
+        setTimeout(() => res.destroy(), 50);
         return;
       default:
         res.writeHead(404).end("not found");

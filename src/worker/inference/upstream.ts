@@ -68,6 +68,18 @@ export function isEventStream(res: Response): boolean {
   return (res.headers.get("content-type") ?? "").includes("text/event-stream");
 }
 
+/**
+ * A success status with a web page: what a login wall, a captive portal or a misrouted proxy in front of
+ * the engine sends. No OpenAI-compatible server answers an API call with HTML, and relaying it would hand
+ * the client a 200 its SDK cannot parse while the backend counts as healthy: it is a backend fault.
+ */
+function htmlPageOf(res: Response): string | undefined {
+  const type = (res.headers.get("content-type") ?? "").toLowerCase();
+  return res.ok && (type.startsWith("text/html") || type.startsWith("application/xhtml+xml"))
+    ? type
+    : undefined;
+}
+
 export async function callBackend(
   backend: BackendConfig,
   path: string,
@@ -103,6 +115,11 @@ export async function callBackend(
     );
   } catch (err) {
     return failed(err);
+  }
+  const page = htmlPageOf(res);
+  if (page !== undefined) {
+    res.body?.cancel().catch(() => {});
+    return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
   }
   if (res.body === null)
     return { kind: "response", res, startedAt, abort, reader: undefined, first: undefined };

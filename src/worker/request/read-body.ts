@@ -4,14 +4,19 @@
  * read; one that does not (chunked) is refused as soon as its count passes
  * the cap, and the rest of it is never read: the stream is cancelled. Each
  * chunk can be inspected as it arrives (the JSON shape check does), so a
- * body can also be refused for what its first bytes hold.
+ * body can also be refused for what its first bytes hold. A stream that
+ * fails before its end (the client left mid-upload, or sent less than its
+ * content-length) is the request's fault: 400 incomplete_body; one that
+ * stops arriving, with nothing for `idleMs`, a 408 request_timeout.
  */
-import { requestTooLarge } from "../errors";
+import { incompleteBody, requestTimeout, requestTooLarge } from "../errors";
+import { BODY_IDLE_MS } from "./request-limits";
 
 export async function readBodyBytes(
   req: Request,
   maxBytes: number,
   onChunk?: (chunk: Uint8Array) => void,
+  idleMs: number = BODY_IDLE_MS,
 ): Promise<Uint8Array> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw requestTooLarge(maxBytes);
@@ -21,7 +26,7 @@ export async function readBodyBytes(
   let total = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readWithin(reader, idleMs);
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) throw requestTooLarge(maxBytes);
@@ -45,4 +50,20 @@ function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
     at += c.byteLength;
   }
   return out;
+}
+
+/** The next chunk; incomplete_body if the stream fails, request_timeout if nothing comes for `ms`. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(requestTimeout(ms)), ms);
+  });
+  try {
+    return await Promise.race([reader.read().catch(() => Promise.reject(incompleteBody())), idle]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -8,7 +8,7 @@
  * backend unchanged.
  */
 import type { z } from "zod";
-import { badRequest } from "../errors";
+import { badRequest, unsupportedContentEncoding } from "../errors";
 import { JsonShapeMeter } from "./json-shape";
 import {
   chatBodySchema,
@@ -39,7 +39,23 @@ function pathOf(issue: z.core.$ZodIssue): string {
     .replace(/^\./, "");
 }
 
+/**
+ * A Content-Encoding other than identity: refused before reading, so a gzip body is named for what it is
+ * rather than reported as invalid JSON (the OpenAI SDKs send bodies uncompressed).
+ */
+function refuseEncodedBody(req: Request): void {
+  const encoding = req.headers.get("content-encoding")?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== "" && encoding !== "identity")
+    throw unsupportedContentEncoding(encoding);
+}
+
+/** zod's words for an issue, except a missing field, which it calls "expected nonoptional". */
+function messageOf(issue: z.core.$ZodIssue): string {
+  return issue.code === "invalid_type" && issue.expected === "nonoptional" ? "is required" : issue.message;
+}
+
 export async function readInferenceBody(req: Request, kind: InferenceKind): Promise<ParsedBody> {
+  refuseEncodedBody(req);
   const meter = new JsonShapeMeter(SHAPE_LIMITS);
   const bytes = await readBodyBytes(req, MAX_BODY_BYTES, (chunk) => meter.feed(chunk));
   const text = UTF8.decode(bytes);
@@ -57,7 +73,7 @@ export async function readInferenceBody(req: Request, kind: InferenceKind): Prom
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const param = pathOf(issue);
-    throw badRequest(`'${param}' ${issue.message}`, param, "invalid_value");
+    throw badRequest(`'${param}' ${messageOf(issue)}`, param, "invalid_value");
   }
   return { body: parsed.data, raw: raw as Record<string, unknown>, text };
 }

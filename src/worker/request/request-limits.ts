@@ -12,6 +12,14 @@
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
+ * Longest wait for the next piece of a request body (408 after it): a body that stops arriving — an
+ * upload left unterminated, or one trickled to hold the request open — ends instead of waiting for the
+ * client to give up. A deadline between chunks, not on the whole body, so a large body over a slow link
+ * is never cut while it moves; 30 s of silence is far past any stall a live connection recovers from.
+ */
+export const BODY_IDLE_MS = 30_000;
+
+/**
  * JSON shape, checked on the bytes as they arrive, before JSON.parse: what
  * parsing costs is set by how many values and keys a body holds, not by its
  * size (16 MiB of `[[[[…` takes V8 3.6 s to parse; 16 MiB of `[{},{},…` 2 s;

@@ -1,0 +1,85 @@
+/**
+ * A backend (or a proxy in front of one) that answers 200 with something that is not what the client asked
+ * for: an HTML page, an event stream whose events are not JSON, a JSON body cut half way. Through the real
+ * Worker and RouterDO, against test/worker/metrics-fault-server.ts. What each must leave behind: a clear
+ * answer for the client, no lease left open, the pool's figures right.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { authHeaders, BACKEND_KEY, expectOpenAIError, gatewayWithEnv, poolStats, settle } from "./helpers";
+
+const base = () => (env as unknown as { TEST_METRICS_FAULT_URL: string }).TEST_METRICS_FAULT_URL;
+
+/** A pool of its own (a model only this case uses) whose one backend is the fault server under `path`. */
+function oddPool(model: string, path: string): { BACKENDS: string } {
+  return {
+    BACKENDS: JSON.stringify([
+      {
+        id: `${model}-1`,
+        url: `${base()}/${path}`,
+        models: [model],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 65536,
+      },
+    ]),
+  };
+}
+
+function ask(model: string, stream: boolean): RequestInit {
+  return {
+    method: "POST",
+    headers: authHeaders(),
+    body: JSON.stringify({ model, stream, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+  };
+}
+
+describe("a backend that answers 200 with the wrong thing", () => {
+  it("an HTML page (a login page, a proxy's error page) is a 502 for the client and a fault of that backend", async () => {
+    const res = await gatewayWithEnv(
+      oddPool("odd-html", "html"),
+      "/v1/chat/completions",
+      ask("odd-html", false),
+    );
+    const message = await expectOpenAIError(res, 502, "backend_unreachable");
+    expect(message).toMatch(/HTML page/);
+    await settle("odd-html");
+    const s = await poolStats("odd-html");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(1);
+    expect(s.usage.failed).toBe(1);
+  });
+
+  it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
+    const res = await gatewayWithEnv(
+      oddPool("odd-sse", "badsse"),
+      "/v1/chat/completions",
+      ask("odd-sse", true),
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain("data: {this is not json\n\n");
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    await settle("odd-sse");
+    const s = await poolStats("odd-sse");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.inflight).toBe(0);
+  });
+
+  it("a JSON body cut half way: the client's read fails (no way to say more after a 200), a fault of that backend", async () => {
+    const res = await gatewayWithEnv(
+      oddPool("odd-cut", "cutjson"),
+      "/v1/chat/completions",
+      ask("odd-cut", false),
+    ).then(
+      () => "read whole",
+      (e: unknown) => String(e),
+    );
+    expect(res).toMatch(/Error/);
+    await settle("odd-cut");
+    const s = await poolStats("odd-cut");
+    expect(s.leases).toBe(0);
+    expect(s.usage.failed).toBe(1);
+    expect(s.backends[0]!.consecutiveFailures).toBe(1);
+  });
+});
