@@ -19,6 +19,7 @@ import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import { routerFactory, viewOf } from "../../../sim/policies";
 import { simulatePolicy, type RouterFactory } from "../../../sim/simulator";
+import type { EngineReq as EngReq } from "../../../sim/model/scheduler";
 import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, withTtft } from "../audit-run";
 
 const LONG = 65536;
@@ -27,12 +28,6 @@ const bt = w.blockTokens;
 const n = w.requests.length;
 const cap = fleet.kvCacheTokens;
 
-interface EngReq {
-  id: string;
-  promptTokens: number;
-  outputTokens: number;
-  blocks: readonly number[];
-}
 interface Sched {
   waiting: EngReq[];
   waitHead: number;

@@ -28,6 +28,7 @@ import { Router } from "../../../src/routing/router";
 import type { RouteRequest } from "../../../src/routing/types";
 import { viewOf } from "../../../sim/policies";
 import { simulatePolicy } from "../../../sim/simulator";
+import type { EngineReq as EngReq } from "../../../sim/model/scheduler";
 import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, withTtft } from "../audit-run";
 
 const { spec, backends, load, set, seed, preset, w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
@@ -35,13 +36,6 @@ const bt = w.blockTokens;
 const n = w.requests.length;
 const cap = fleet.kvCacheTokens;
 
-interface EngReq {
-  id: string;
-  phase: "waiting" | "prefill" | "decode" | "gone";
-  promptTokens: number;
-  outputTokens: number;
-  blocks: readonly number[];
-}
 interface Eng {
   metrics(now: number): unknown;
   pool: { numFree: number; numBlocks: number; longestPrefix(keys: readonly number[]): number };
