@@ -115,6 +115,11 @@ export const modelNotFound = (model: string) =>
     "model",
   );
 
+/** Refuses, with model_not_found, a model the gateway's config does not serve. */
+export function requireModel(config: { readonly models: readonly string[] }, model: string): void {
+  if (!config.models.includes(model)) throw modelNotFound(model);
+}
+
 export const configInvalid = (errors: readonly string[]) =>
   new GatewayError(
     503,

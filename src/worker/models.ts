@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import type { GatewayEnv } from "./app-types";
-import { modelNotFound } from "./errors";
+import { requireModel } from "./errors";
 
 function modelObject(id: string) {
   return { id, object: "model", created: 0, owned_by: "prefix-gateway" } as const;
@@ -17,6 +17,6 @@ export function listModels(c: Context<GatewayEnv>): Response {
 /** The route's `model` parameter may hold slashes (`org/name`), sent as is or percent-encoded. */
 export function retrieveModel(c: Context<GatewayEnv>): Response {
   const id = c.req.param("model") ?? "";
-  if (!c.get("config").models.includes(id)) throw modelNotFound(id);
+  requireModel(c.get("config"), id);
   return c.json(modelObject(id));
 }

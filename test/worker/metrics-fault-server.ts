@@ -21,6 +21,8 @@ const FILLER = `vllm:request_prompt_tokens_bucket{model_name="m",engine="0",le="
 /** How much of /huge it writes at most: far past any scrape's byte cap, bounded so nothing runs away. */
 const HUGE_MAX_BYTES = 64 * 1024 * 1024;
 const HOLD_MS = 30_000;
+/** How long /cutjson waits after its half body before it drops the connection. */
+const CUT_MS = 50;
 
 /** Resolves when `res` can take more, or is gone; leaves no listener behind. */
 function drainedOrClosed(res: ServerResponse): Promise<void> {
@@ -42,11 +44,11 @@ export interface MetricsFaultServer {
 
 export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
   const timers = new Set<NodeJS.Timeout>();
-  const hold = (res: ServerResponse, then: () => void) => {
+  const hold = (res: ServerResponse, then: () => void, ms: number = HOLD_MS) => {
     const t = setTimeout(() => {
       timers.delete(t);
       then();
-    }, HOLD_MS);
+    }, ms);
     timers.add(t);
     res.on("close", () => {
       clearTimeout(t);
@@ -98,7 +100,7 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.write(
           '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
         );
-        setTimeout(() => res.destroy(), 50);
+        hold(res, () => res.destroy(), CUT_MS);
         return;
       default:
         res.writeHead(404).end("not found");

@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
-import { GatewayError, modelNotFound } from "../errors";
+import { GatewayError, requireModel } from "../errors";
 import type { AdminResult } from "../router/router-rpc";
 import { METRICS_CONTENT_TYPE, metricsText } from "../stats/metrics-text";
 import type { PoolSnapshot } from "../stats/pool-snapshot";
@@ -97,7 +97,7 @@ export function drainHandler(drained: boolean) {
 export async function resetAffinity(c: Context<GatewayEnv>): Promise<Response> {
   const config = c.get("config");
   const model = c.req.param("model") ?? "";
-  if (!config.models.includes(model)) throw modelNotFound(model);
+  requireModel(config, model);
   check(await resetAffinityOf(c.env.ROUTER, config, model), `pool '${model}'`);
   return c.json({ model, reset: true });
 }

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { prefixKeysForRequest } from "../../prefix/request-keys";
 import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
-import { modelNotFound } from "../errors";
+import { requireModel } from "../errors";
 import { fingerprint, prefixLogFields } from "../log";
 import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
@@ -37,7 +37,7 @@ export async function readInferenceRequest(
   const model = body.model;
   const stream = body.stream === true;
   log.set({ model, stream });
-  if (!config.models.includes(model)) throw modelNotFound(model);
+  requireModel(config, model);
 
   const tenant = body.prompt_cache_key ?? c.req.header("x-prefix-cache-key") ?? undefined;
   const hasTenant = tenant !== undefined && tenant !== "";

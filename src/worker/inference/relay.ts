@@ -11,6 +11,7 @@
  * stream, never a silent truncation. A non-streamed body has no way to say
  * so: the client's read fails instead.
  */
+import { deadline } from "../deadline";
 import type { Tap } from "./stream-tap";
 
 export type RelayEnd =
@@ -55,11 +56,9 @@ function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   ms: number,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new IdleTimeout(`no data from the backend for ${ms} ms`)), ms);
+  return deadline(reader.read(), ms, () => {
+    throw new IdleTimeout(`no data from the backend for ${ms} ms`);
   });
-  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
 }
 
 export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): ReadableStream<Uint8Array> {

@@ -13,6 +13,7 @@
  * carries only the backend's own key.
  */
 import type { BackendConfig, Deadlines } from "../config";
+import { deadline } from "../deadline";
 
 /** Why an attempt produced no usable response. */
 export type AttemptFailure = "connect_error" | "timeout" | "client_abort";
@@ -48,20 +49,12 @@ class DeadlineExceeded extends Error {
 }
 
 /** Resolves with `p`, or rejects with DeadlineExceeded (and aborts `abort`) after `ms`. */
-async function within<T>(p: Promise<T>, ms: number, abort: AbortController, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const e = new DeadlineExceeded(`${what} took longer than ${ms} ms`);
-      abort.abort(e);
-      reject(e);
-    }, ms);
+function within<T>(p: Promise<T>, ms: number, abort: AbortController, what: string): Promise<T> {
+  return deadline(p, ms, () => {
+    const e = new DeadlineExceeded(`${what} took longer than ${ms} ms`);
+    abort.abort(e);
+    throw e;
   });
-  try {
-    return await Promise.race([p, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export function isEventStream(res: Response): boolean {

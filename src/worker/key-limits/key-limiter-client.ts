@@ -6,22 +6,15 @@
  * data plane never fails for the control plane's sake).
  */
 import { KEY_LIMITER_DEADLINE_MS, type LocationHint } from "../../routing/defaults";
+import { deadline } from "../deadline";
 import { placementOptions } from "../location-hint";
 import type { AcquireResult } from "./key-limiter-rpc";
 
 const TIMED_OUT = Symbol("timed out");
 
 /** `p`, or TIMED_OUT after `ms`; a rejection before then is passed on. */
-export async function withDeadline<T>(p: PromiseLike<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  try {
-    return await Promise.race([p, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function withDeadline<T>(p: PromiseLike<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  return deadline(p, ms, () => TIMED_OUT);
 }
 
 export type RateCheck = "allowed" | "limited" | "unbound" | "error";

@@ -144,7 +144,9 @@ function checkPrompt(v: unknown): { count: number } | { path: (string | number)[
 export const completionsBodySchema = z
   .looseObject({
     ...common,
-    prompt: z.custom<Prompt>(() => true),
+    // Optional to zod so that a missing prompt reaches checkPrompt, whose message says what it must be;
+    // zod would refuse the absent key first with its own "expected nonoptional".
+    prompt: z.custom<Prompt>(() => true).optional(),
     best_of: boundedInt(1, MAX_BEST_OF),
   })
   .superRefine((body, ctx) => {
@@ -165,9 +167,12 @@ export const completionsBodySchema = z
         path: [perPrompt === 1 ? "prompt" : (body.best_of ?? 1) > (body.n ?? 1) ? "best_of" : "n"],
         input: body.prompt,
       });
-  });
+  })
+  // checkPrompt refused every body without a prompt above, so the parsed body has one: said in its type
+  // (a shallow copy; an intersection type would not narrow `typeof prompt === "string"` to a string).
+  .transform((body) => ({ ...body, prompt: body.prompt as Prompt }));
 
 export type ChatBody = z.infer<typeof chatBodySchema>;
-export type CompletionsBody = z.infer<typeof completionsBodySchema>;
+export type CompletionsBody = z.output<typeof completionsBodySchema>;
 export type InferenceKind = "chat" | "completions";
 export type InferenceBody = ChatBody | CompletionsBody;

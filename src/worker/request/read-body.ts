@@ -9,6 +9,7 @@
  * content-length) is the request's fault: 400 incomplete_body; one that
  * stops arriving, with nothing for `idleMs`, a 408 request_timeout.
  */
+import { deadline } from "../deadline";
 import { incompleteBody, requestTimeout, requestTooLarge } from "../errors";
 import { BODY_IDLE_MS } from "./request-limits";
 
@@ -53,17 +54,15 @@ function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
 }
 
 /** The next chunk; incomplete_body if the stream fails, request_timeout if nothing comes for `ms`. */
-async function readWithin(
+function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   ms: number,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(requestTimeout(ms)), ms);
-  });
-  try {
-    return await Promise.race([reader.read().catch(() => Promise.reject(incompleteBody())), idle]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return deadline(
+    reader.read().catch(() => Promise.reject(incompleteBody())),
+    ms,
+    () => {
+      throw requestTimeout(ms);
+    },
+  );
 }

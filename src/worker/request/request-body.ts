@@ -49,11 +49,6 @@ function refuseEncodedBody(req: Request): void {
     throw unsupportedContentEncoding(encoding);
 }
 
-/** zod's words for an issue, except a missing field, which it calls "expected nonoptional". */
-function messageOf(issue: z.core.$ZodIssue): string {
-  return issue.code === "invalid_type" && issue.expected === "nonoptional" ? "is required" : issue.message;
-}
-
 export async function readInferenceBody(req: Request, kind: InferenceKind): Promise<ParsedBody> {
   refuseEncodedBody(req);
   const meter = new JsonShapeMeter(SHAPE_LIMITS);
@@ -73,7 +68,7 @@ export async function readInferenceBody(req: Request, kind: InferenceKind): Prom
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const param = pathOf(issue);
-    throw badRequest(`'${param}' ${messageOf(issue)}`, param, "invalid_value");
+    throw badRequest(`'${param}' ${issue.message}`, param, "invalid_value");
   }
   return { body: parsed.data, raw: raw as Record<string, unknown>, text };
 }

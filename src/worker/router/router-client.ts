@@ -37,6 +37,7 @@ import { CellRing } from "../../routing/cell-ring";
 import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
 import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
+import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
 import { placementOptions } from "../location-hint";
 import type { ArmLabel } from "../stats/pool-snapshot";
@@ -159,12 +160,11 @@ class RouterUnavailable extends Error {
   override readonly name = "RouterUnavailable";
 }
 
-function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RouterUnavailable(`no answer within ${ms} ms`)), ms);
+/** `p`, or RouterUnavailable after `ms`. */
+function withinRouterDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  return deadline(p, ms, () => {
+    throw new RouterUnavailable(`no answer within ${ms} ms`);
   });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 export interface RouteCall {
@@ -336,7 +336,7 @@ async function routeVia(
     const pending = (async (): Promise<RouteResult> => stub.route(input))();
     let res: RouteResult;
     try {
-      res = await deadline(pending, Math.max(1, call.routerMs - (call.now() - started)));
+      res = await withinRouterDeadline(pending, Math.max(1, call.routerMs - (call.now() - started)));
     } catch (err) {
       // The object may not have ended what this call carried: send it again (ending twice is a no-op).
       if (carried.length > 0) call.waitUntil(reportAll(stub, carried));
@@ -363,7 +363,7 @@ export async function reportComplete(
   outcome: CompleteInput,
 ): Promise<void> {
   try {
-    await deadline((async () => stub.complete(leaseId, outcome))(), REPORT_TIMEOUT_MS);
+    await withinRouterDeadline((async () => stub.complete(leaseId, outcome))(), REPORT_TIMEOUT_MS);
   } catch {
     // The RouterDO was unreachable: the lease's TTL releases its in-flight slot instead.
   }
@@ -374,7 +374,7 @@ async function reportAll(stub: RouterStub, items: readonly CarriedComplete[]): P
   for (let i = 0; i < items.length; i += CARRIED_COMPLETES_MAX) {
     const batch = items.slice(i, i + CARRIED_COMPLETES_MAX);
     try {
-      await deadline((async () => stub.completeAll(batch))(), REPORT_TIMEOUT_MS);
+      await withinRouterDeadline((async () => stub.completeAll(batch))(), REPORT_TIMEOUT_MS);
     } catch {
       // The RouterDO was unreachable: the leases' TTL releases their in-flight slots instead.
     }
@@ -416,7 +416,7 @@ export function reportOutcome(call: RouteCall, decision: Decision, outcome: Comp
     outcome,
   };
   call.waitUntil(
-    deadline((async () => stub.observe(input))(), REPORT_TIMEOUT_MS).catch(() => {
+    withinRouterDeadline((async () => stub.observe(input))(), REPORT_TIMEOUT_MS).catch(() => {
       // Still unreachable: this outcome is lost to the RouterDO (the local router learned it).
     }),
   );
