@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { blockKeysFromIds, chainSeed } from "../prefix/block-keys";
 import { holdBack } from "./admission-view";
-import { PrefixAwarePolicy } from "./policies/prefix-aware";
 import { Router } from "./router";
 import { seededRandom } from "./seeded-random";
 import type { BackendSpec, RouteRequest } from "./types";
@@ -56,53 +55,5 @@ describe("prefix_aware with the admission view", () => {
     // now (the admission view): it goes to B.
     const l3 = router.route(prompt(102, 60_000), ctx(15_000));
     expect(l3.decision.backendId).toBe(l2.decision.backendId);
-  });
-});
-
-describe("prefix_aware with the headroom margin", () => {
-  const FLEET: BackendSpec[] = ["g0", "g1"].map((id) => ({ id, weight: 1, kvCacheTokens: 120_000 }));
-  const SEED = chainSeed("m", "tenant-h");
-  const prompt = (id: number, promptTokens: number): RouteRequest => ({
-    blocks: blockKeysFromIds([id * 10, id * 10 + 1, id * 10 + 2, id * 10 + 3], SEED),
-    promptTokens,
-  });
-
-  /** Where a 38k-token prompt goes when it would leave 2k tokens of room on the idle engine. */
-  const placeTight = (kvHeadroom: number | undefined) => {
-    const router = new Router(FLEET, { policy: new PrefixAwarePolicy({ kvHeadroom }) });
-    const random = seededRandom(1);
-    const ctx = (now: number) => ({ now, random });
-    // Ten short requests 100 ms apart, each decoding ~5 s: both backends learn their decode time.
-    for (let k = 0; k < 10; k++) {
-      const { ticket } = router.route(prompt(k + 1, 200), ctx(k * 100));
-      router.complete(ticket, { ok: true, cachedTokens: 0, ttftMs: 50 }, ctx(k * 100 + 5_000));
-    }
-    // An 80k-token prompt on an idle fleet: 8 s of prefill, then ~5 s of decode (A holds 80k until ~19 s).
-    const a = router.route(prompt(100, 80_000), ctx(6_000)).decision.backendId;
-    // A 30k-token prompt once A's prefill is done: to B (A's 80k weigh), which is busy ~3 s.
-    const b = router.route(prompt(101, 30_000), ctx(14_100)).decision.backendId;
-    expect(b, "the 30k prompt goes to the empty engine").not.toBe(a);
-    // 38k at 14.2 s: on A it starts now and the ledger says it fits (80k + 38k = 118k of 120k: 2k spare,
-    // within the ledger's error: 3k at 0.025); on B it waits ~2.9 s behind the 30k prompt, with 52k spare.
-    const c = router.route(prompt(102, 38_000), ctx(14_200)).decision.backendId;
-    return { a, b, c };
-  };
-
-  it("holds back an engine the request would leave with less room than the margin, when another has more", () => {
-    const { b, c } = placeTight(0.05);
-    expect(c).toBe(b);
-    const byDefault = placeTight(undefined);
-    expect(byDefault.c).toBe(byDefault.b);
-  });
-
-  it("without a margin, the engine that starts it now wins (the hold back by the ledger alone)", () => {
-    const { a, c } = placeTight(0);
-    expect(c).toBe(a);
-  });
-
-  it("rejects a margin outside [0, 1)", () => {
-    expect(() => new PrefixAwarePolicy({ kvHeadroom: -0.1 })).toThrow(RangeError);
-    expect(() => new PrefixAwarePolicy({ kvHeadroom: 1 })).toThrow(RangeError);
-    expect(() => new PrefixAwarePolicy({ kvHeadroom: Number.NaN })).toThrow(RangeError);
   });
 });

@@ -94,7 +94,7 @@
  * at its bound; `fallback` when no healthy backend can take the request
  * within its bound (it goes to the least work per weight).
  */
-import { checkHeadroom, DEFAULT_KV_HEADROOM, holdBack } from "../admission-view";
+import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
@@ -128,8 +128,6 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   readonly workSlack?: number;
   /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
   readonly sharedFloor?: number;
-  /** Margin of the hold back, a share of each backend's KV capacity (../admission-view.ts). Default DEFAULT_KV_HEADROOM. */
-  readonly kvHeadroom?: number;
 }
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -185,7 +183,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private work = new Float64Array(0);
   /** Tokens expected cached on each backend past the key window (see the header): no prefill, still KV. */
   private past = new Float64Array(0);
-  /** The request's wait for KV memory on each backend, by the ledger, with the headroom margin (the admission view). */
+  /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
   private memoryWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
@@ -194,8 +192,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   /** promptParts' answer, reused (a decision asks once per backend). */
   private readonly parts: PromptParts = { uncached: 0, past: 0 };
   private readonly sharedFloor: number;
-  /** The hold back's margin, a share of capacity (../admission-view.ts). */
-  private readonly headroom: number;
   /** This decision's f_i (see the header) per backend, their sum Φ, and Σw_healthy. */
   private foreignHere = new Float64Array(0);
   /** This decision's engine reading per backend: read once, used by every term. */
@@ -212,7 +208,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.tolerance = options.tieToleranceMs ?? DEFAULT_TIE_TOLERANCE_MS;
     this.bound = new WorkBound(this.model, options.workSlack);
     this.sharedFloor = options.sharedFloor ?? DEFAULT_SHARED_FLOOR;
-    this.headroom = checkHeadroom(options.kvHeadroom ?? DEFAULT_KV_HEADROOM);
     if (!(this.sharedFloor >= 0) || !Number.isFinite(this.sharedFloor))
       throw new RangeError(`sharedFloor: must be >= 0, got ${this.sharedFloor}`);
   }
@@ -278,16 +273,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
-    // another candidate can admit it now with the ledger's error to spare (see the header).
+    // another candidate can admit it now (see the header).
     for (let i = 0; i < size; i++)
       this.memoryWaits[i] =
-        costs[i] === Number.POSITIVE_INFINITY
-          ? 0
-          : this.model.memoryWaitForMs(
-              i,
-              work[i]! + this.headroom * fleet.backends[i]!.kvCacheTokens,
-              ctx.now,
-            );
+        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
     holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
