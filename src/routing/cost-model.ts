@@ -241,6 +241,8 @@ export class PrefillCostModel {
   /**
    * @param leastWaitMs a wait the request has before its prefill starts whatever the ledger says (an
    *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
+   * @param memoryWaitMs the request's memory wait here, when the caller has already asked
+   *   `memoryWaitForMs` for the same tokens (prefix-aware's admission view): not walked twice.
    */
   cost(
     i: number,
@@ -249,10 +251,13 @@ export class PrefillCostModel {
     now: number,
     outputTokens = 0,
     leastWaitMs = 0,
+    memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
   ): number {
     const s = this.states[i]!;
+    // The prefill starts behind the prefill queued ahead of it and once its blocks fit: the two overlap in
+    // time (the queue drains while memory is freed), so the later of the two, not their sum.
     return (
-      Math.max(this.startWaitMs(s, uncachedTokens + outputTokens, now), leastWaitMs) +
+      Math.max(s.busyUntil - now, memoryWaitMs, 0, leastWaitMs) +
       (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
       (this.decodeMsPerInflight * inflight) / s.share
     );
@@ -264,15 +269,6 @@ export class PrefillCostModel {
    */
   memoryWaitForMs(i: number, needTokens: number, now: number): number {
     return this.memoryWaitMs(this.states[i]!, needTokens, now);
-  }
-
-  /**
-   * How long a request needing `needTokens` of KV waits before its prefill can start: behind the prefill
-   * queued ahead of it, and until its blocks fit. The two overlap in time (the queue drains while
-   * memory is freed), so the later of the two, not their sum.
-   */
-  private startWaitMs(s: BackendCostState, needTokens: number, now: number): number {
-    return Math.max(s.busyUntil - now, this.memoryWaitMs(s, needTokens, now), 0);
   }
 
   /**

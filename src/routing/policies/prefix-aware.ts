@@ -286,7 +286,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const r = this.readings[i];
       const headWait = this.memory.headWaitMs(r, i, fleet.backends[i]!.kvCacheTokens, this.model, ctx.now);
       const cost =
-        this.model.cost(i, uncached, fleet.inflight[i]!, ctx.now, output + past[i]!, headWait) +
+        this.model.cost(
+          i,
+          uncached,
+          fleet.inflight[i]!,
+          ctx.now,
+          output + past[i]!,
+          headWait,
+          this.memoryWaits[i]!,
+        ) +
         (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
