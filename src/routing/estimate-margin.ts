@@ -108,7 +108,7 @@ export class EstimateMargin {
   marginTokens(i: number, tail: number): number {
     const b = this.backends[i];
     if (b === undefined || b.n === 0) return 0;
-    const t = tail > 0 ? tail : 0;
+    const t = Math.max(tail, 0);
     const s1 = b.sumTail + t;
     if (s1 === 0) return 0;
     const s2 = b.sumTailSq + t * t;
