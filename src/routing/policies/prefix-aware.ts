@@ -98,7 +98,6 @@ import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
-import { EstimateMargin } from "../estimate-margin";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
@@ -146,8 +145,6 @@ interface Routed {
   readonly cut: boolean;
   /** The fleet's block size when it was routed. */
   readonly blockTokens: number;
-  /** The Worker's count past the key window (0 when not cut): the learned margin's share (../estimate-margin.ts). */
-  readonly tail: number;
 }
 
 /** A prompt on one backend, split by what it costs there (PrefixAwarePolicy.promptParts). */
@@ -161,13 +158,6 @@ interface PromptParts {
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
 function reuseKey(blocks: readonly BlockKey[], matched: number): BlockKey | undefined {
   return matched > 0 ? blocks[matched - 1] : undefined;
-}
-
-/** The Worker's count of `req` past its key window, when the window cut it (it estimates there); else 0. */
-function tailPastWindow(req: RouteRequest, blockTokens: number): number {
-  return cutByWindow(req.promptTokens, req.blocks.length, blockTokens)
-    ? req.promptTokens - req.blocks.length * blockTokens
-    : 0;
 }
 
 /** Blocks spanning at least `tokens` tokens (at least one). */
@@ -199,8 +189,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
-  /** The hold back's margin for the Worker's count past the window, learned per backend (../estimate-margin.ts). */
-  private readonly margin = new EstimateMargin();
   /** promptParts' answer, reused (a decision asks once per backend). */
   private readonly parts: PromptParts = { uncached: 0, past: 0 };
   private readonly sharedFloor: number;
@@ -285,14 +273,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
-    // another candidate can admit it now, with the learned margin for the Worker's count past the window
-    // on what is in flight there and on this request (../estimate-margin.ts).
-    const ownTail = tailPastWindow(req, bt);
+    // another candidate can admit it now (see the header).
     for (let i = 0; i < size; i++)
       this.memoryWaits[i] =
-        costs[i] === Number.POSITIVE_INFINITY
-          ? 0
-          : this.model.memoryWaitForMs(i, work[i]! + this.margin.marginTokens(i, ownTail), ctx.now);
+        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
     holdBack(costs, this.memoryWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
@@ -407,9 +391,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    const tail = tailPastWindow(req, bt);
-    this.margin.routed(index, tail);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt, tail });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt });
     this.foreign.observeRouted(uncached);
   }
 
@@ -420,7 +402,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (outcome.ok) this.model.released(index, routed.slot, ctx.now, outcome.ttftMs, outcome.outputTokens);
     else this.model.released(index, routed.slot, ctx.now);
     this.memory.completed(index, routed.slot, ctx.now);
-    this.margin.released(index, routed.tail);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
@@ -430,8 +411,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
     if (outcome.promptTokens !== undefined && routed.cut)
       this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens, routed.blockTokens);
-    if (outcome.promptTokens !== undefined)
-      this.margin.observe(index, routed.tail, req.promptTokens, outcome.promptTokens);
     if (outcome.ttftMs === undefined) return;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
@@ -461,7 +440,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // of the size each extent is noted at).
     this.extents.reset(backends.map((b) => b.kvCacheTokens));
     this.memory.reset(backends.length);
-    this.margin.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
