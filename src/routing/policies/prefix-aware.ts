@@ -98,6 +98,7 @@ import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
+import { EstimateMargin } from "../estimate-margin";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
@@ -145,6 +146,8 @@ interface Routed {
   readonly cut: boolean;
   /** The fleet's block size when it was routed. */
   readonly blockTokens: number;
+  /** The Worker's count past the key window (0 when not cut): the learned margin's share (../estimate-margin.ts). */
+  readonly tail: number;
 }
 
 /** A prompt on one backend, split by what it costs there (PrefixAwarePolicy.promptParts). */
@@ -158,6 +161,13 @@ interface PromptParts {
 /** The key of the last block a match of `matched` blocks reuses; undefined for no match. */
 function reuseKey(blocks: readonly BlockKey[], matched: number): BlockKey | undefined {
   return matched > 0 ? blocks[matched - 1] : undefined;
+}
+
+/** The Worker's count of `req` past its key window, when the window cut it (it estimates there); else 0. */
+function tailPastWindow(req: RouteRequest, blockTokens: number): number {
+  return cutByWindow(req.promptTokens, req.blocks.length, blockTokens)
+    ? req.promptTokens - req.blocks.length * blockTokens
+    : 0;
 }
 
 /** Blocks spanning at least `tokens` tokens (at least one). */
@@ -185,10 +195,14 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private past = new Float64Array(0);
   /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
   private memoryWaits = new Float64Array(0);
+  /** The same wait for the request's work plus the learned margin (../estimate-margin.ts): what the hold back reads. */
+  private admitWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
+  /** The hold back's margin for the Worker's count past the window, learned per backend (../estimate-margin.ts). */
+  private readonly margin = new EstimateMargin();
   /** promptParts' answer, reused (a decision asks once per backend). */
   private readonly parts: PromptParts = { uncached: 0, past: 0 };
   private readonly sharedFloor: number;
@@ -231,6 +245,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
       this.memoryWaits = new Float64Array(size);
+      this.admitWaits = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
       this.readings = new Array(size);
     }
@@ -273,11 +288,22 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       matched[leastAt]! > 0 &&
       this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
-    // another candidate can admit it now (see the header).
-    for (let i = 0; i < size; i++)
-      this.memoryWaits[i] =
-        costs[i] === Number.POSITIVE_INFINITY ? 0 : this.model.memoryWaitForMs(i, work[i]!, ctx.now);
-    holdBack(costs, this.memoryWaits);
+    // another candidate can admit it now, with the learned margin for the Worker's count past the window
+    // on what is in flight there and on this request (../estimate-margin.ts).
+    // The cost keeps the ledger's own wait; only the hold back reads the margin.
+    const ownTail = tailPastWindow(req, bt);
+    for (let i = 0; i < size; i++) {
+      if (costs[i] === Number.POSITIVE_INFINITY) {
+        this.memoryWaits[i] = 0;
+        this.admitWaits[i] = 0;
+        continue;
+      }
+      this.memoryWaits[i] = this.model.memoryWaitForMs(i, work[i]!, ctx.now);
+      const margin = this.margin.marginTokens(i, ownTail);
+      this.admitWaits[i] =
+        margin > 0 ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now) : this.memoryWaits[i]!;
+    }
+    holdBack(costs, this.admitWaits);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
     for (let i = 0; i < size; i++) {
@@ -399,7 +425,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt });
+    const tail = tailPastWindow(req, bt);
+    this.margin.routed(index, tail);
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt, tail });
     this.foreign.observeRouted(uncached);
   }
 
@@ -410,6 +438,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (outcome.ok) this.model.released(index, routed.slot, ctx.now, outcome.ttftMs, outcome.outputTokens);
     else this.model.released(index, routed.slot, ctx.now);
     this.memory.completed(index, routed.slot, ctx.now);
+    this.margin.released(index, routed.tail);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
@@ -419,6 +448,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
     if (outcome.promptTokens !== undefined && routed.cut)
       this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens, routed.blockTokens);
+    if (outcome.promptTokens !== undefined)
+      this.margin.observe(index, routed.tail, req.promptTokens, outcome.promptTokens);
     if (outcome.ttftMs === undefined) return;
     const uncached =
       outcome.cachedTokens === undefined ? routed.uncached : Math.max(0, prompt - outcome.cachedTokens);
@@ -448,6 +479,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // of the size each extent is noted at).
     this.extents.reset(backends.map((b) => b.kvCacheTokens));
     this.memory.reset(backends.length);
+    this.margin.reset(backends.length);
     this.ring.rebuild(backends);
     this.syncedTo = backends;
   }
