@@ -90,13 +90,27 @@ describe("prefix_aware with the learned margin", () => {
     // 38k at 14.2 s: on A it starts now and by the Worker's count fits (80k + 38k of 120k); on B it waits
     // ~2.9 s behind the 30k prompt, with 52k spare.
     const c = router.route(prompt(102, 38_000), ctx(14_200)).decision.backendId;
-    return { a, b, c };
+    return { a, b, c, router };
   };
 
   it("holds back the engine where the Worker's learned undercount past the window leaves no room", () => {
     // The Worker has counted 30% low past the window: on A, 80k + 38k are ~35k more than it thinks.
     const { b, c } = placeTight((est) => Math.round(64 + (est - 64) * 1.3));
     expect(c).toBe(b);
+  });
+
+  it("shows each backend's learned error in the Router's stats, for the operator", () => {
+    expect(
+      new Router(FLEET, { policy: "prefix_aware" }).stats().backends.map((b) => b.promptEstimateError),
+    ).toEqual([undefined, undefined]);
+    const { router } = placeTight((est) => Math.round(64 + (est - 64) * 1.3));
+    for (const b of router.stats().backends) {
+      expect(b.promptEstimateError!.samples).toBeGreaterThan(0);
+      expect(b.promptEstimateError!.mean).toBeCloseTo(0.3, 2);
+      expect(b.promptEstimateError!.sd).toBeLessThan(0.01);
+    }
+    const plain = new Router(FLEET, { policy: "least_outstanding" });
+    expect(plain.stats().backends.every((b) => b.promptEstimateError === undefined)).toBe(true);
   });
 
   it("changes nothing where the Worker counted exactly or high (one-sided)", () => {

@@ -30,6 +30,8 @@
  * point of a normal), not tuned. Pure: no clock, no randomness.
  */
 
+import type { PromptEstimateError } from "./types";
+
 /** k of the header: standard deviations of the summed error the margin covers. Fixed in advance, not tuned. */
 export const MARGIN_SDS = 2;
 /** The error statistics weigh about this many of a backend's latest samples (EW weight 1/this once warm). */
@@ -116,7 +118,7 @@ export class EstimateMargin {
   }
 
   /** The learned mean and standard deviation of backend i's relative error (for tests and stats). */
-  errors(i: number): { samples: number; mean: number; sd: number } | undefined {
+  errors(i: number): PromptEstimateError | undefined {
     const b = this.backends[i];
     return b === undefined ? undefined : { samples: b.n, mean: b.mean, sd: Math.sqrt(b.variance) };
   }

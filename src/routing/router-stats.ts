@@ -1,4 +1,5 @@
 /** What a Router reports about itself (Router.stats()): for /healthz, the simulator and tests. */
+import type { PromptEstimateError } from "./types";
 
 export interface BackendStats {
   readonly id: string;
@@ -31,6 +32,11 @@ export interface BackendStats {
    * constant the cost model charges (decodeMsPerInflight).
    */
   readonly learnedInflightMs?: number;
+  /**
+   * How wrong the Worker's prompt count past the key window has been here (prefix_aware: the hold back's
+   * margin grows from it, ./estimate-margin.ts); absent before any completion whose prompt ran past it.
+   */
+  readonly promptEstimateError?: PromptEstimateError;
 }
 
 export interface RouterStats {

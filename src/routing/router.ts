@@ -366,6 +366,7 @@ export class Router {
       const h = this.health.get(s.spec.id);
       const rate = this.policy.prefillTokensPerSec?.(i);
       const perInflight = this.policy.learnedInflightMs?.(i);
+      const estimateError = this.policy.promptEstimateError?.(i);
       return {
         id: s.spec.id,
         healthy: !h.ejected,
@@ -380,6 +381,7 @@ export class Router {
         routed: s.routed,
         ...(rate !== undefined ? { prefillTokensPerSec: rate } : {}),
         ...(perInflight !== undefined ? { learnedInflightMs: perInflight } : {}),
+        ...(estimateError !== undefined ? { promptEstimateError: estimateError } : {}),
       };
     });
     return {

@@ -185,4 +185,19 @@ export interface RoutingPolicy {
   prefillTokensPerSec?(index: number): number | undefined;
   /** What the policy has learned one more request in flight adds to a step on backend `index`, ms; absent before, or when it learns none. */
   learnedInflightMs?(index: number): number | undefined;
+  /**
+   * How wrong the Worker's prompt count past the key window has been on backend `index`, relative to the
+   * part it estimated (usage.prompt_tokens against it); absent before any such completion.
+   */
+  promptEstimateError?(index: number): PromptEstimateError | undefined;
+}
+
+/** The learned error of the Worker's prompt count past the key window: (usage − count) / count past it. */
+export interface PromptEstimateError {
+  /** Completions whose prompt ran past the window, seen on this backend. */
+  readonly samples: number;
+  /** Exponentially weighted mean of the relative error (positive: the Worker counted low). */
+  readonly mean: number;
+  /** Its standard deviation. */
+  readonly sd: number;
 }

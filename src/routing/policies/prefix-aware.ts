@@ -109,6 +109,7 @@ import type {
   EngineSignals,
   FleetView,
   PolicyPick,
+  PromptEstimateError,
   RouteContext,
   RouteOutcome,
   RouteReason,
@@ -468,6 +469,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   /** What one more request in flight adds to an engine step on backend i, ms, as learned (undefined before). */
   learnedInflightMs(index: number): number | undefined {
     return index >= 0 && index < this.model.size ? this.model.learnedInflightMs(index) : undefined;
+  }
+
+  /** How wrong the Worker's count past the key window has been on backend i (undefined before any). */
+  promptEstimateError(index: number): PromptEstimateError | undefined {
+    const e = this.margin.errors(index);
+    return e === undefined || e.samples === 0 ? undefined : e;
   }
 
   private sync(backends: readonly BackendSpec[]): void {

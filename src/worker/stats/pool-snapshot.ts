@@ -5,7 +5,7 @@
  * concatenate (mergeSnapshots, snapshot-merge.ts). The Worker derives rates
  * and quantiles from it (/admin/stats, /metrics) after merging.
  */
-import type { PolicyName, RouteReason } from "../../routing/types";
+import type { PolicyName, PromptEstimateError, RouteReason } from "../../routing/types";
 import type { SketchData } from "./quantile-sketch";
 
 /** Reuse in prompt tokens, on one scale (README "Where the hits went"). */
@@ -93,6 +93,8 @@ export interface BackendSnapshot {
   readonly prefillTokensPerSec?: number;
   /** What one more request in flight adds to a step here, ms, as the first arm's policy has learned it (absent before). */
   readonly learnedInflightMs?: number;
+  /** How wrong the Worker's prompt count past the key window has been here (first arm's policy; absent before). */
+  readonly promptEstimateError?: PromptEstimateError;
 }
 
 export interface PoolCounters {

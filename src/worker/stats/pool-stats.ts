@@ -187,6 +187,7 @@ export function poolSnapshot(
       consecutiveFailures: b.faults,
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
       ...(b.learnedInflightMs !== undefined ? { learnedInflightMs: b.learnedInflightMs } : {}),
+      ...(b.promptEstimateError !== undefined ? { promptEstimateError: b.promptEstimateError } : {}),
     })),
     counters: {
       retried: usage.retried,
