@@ -4,7 +4,10 @@
 import { loadSetData } from "../../sim/eval-sets";
 import { engineFlags } from "../../sim/flags";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "../../sim/prepare";
-import type { FleetConfig, RouterFactory } from "../../sim/simulator";
+import { PrefixAwarePolicy } from "../../src/routing/policies/prefix-aware";
+import { Router } from "../../src/routing/router";
+import { viewOf } from "../../sim/policies";
+import { type FleetConfig, type RouterFactory, simulatePolicy } from "../../sim/simulator";
 
 /** What an audit reads inside one engine model (sim/model/): its block pool, its scheduler, its batch. */
 export interface EngineInside {
@@ -95,4 +98,21 @@ export function withTtft(make: RouterFactory, ttft: Float64Array): RouterFactory
       },
     };
   };
+}
+
+/** The nearest-rank p-quantile of `xs` (0 for none): the audits' one summary of a list of sizes. */
+export function quantileOf(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+}
+
+/** One run of prefix_aware (a fresh policy, the workload's block size) as bench:sim runs it. */
+export function simulatePrefixAware(w: Parameters<typeof simulatePolicy>[0], fleet: FleetConfig) {
+  return simulatePolicy(
+    w,
+    fleet,
+    "prefix_aware",
+    (specs) => new Router(specs, { policy: new PrefixAwarePolicy(), blockTokens: w.blockTokens }),
+    viewOf("prefix_aware"),
+  );
 }

@@ -4,10 +4,7 @@
 // only: it reads the policy's per-decision arrays after each pick, nothing here changes routing.
 //   MOONCAKE_TRACE=… npx tsx bench/results/admission-view/audit.ts mooncake 8 2 tuning 1 qwen3-30b-a3b-h100-vllm
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
-import { Router } from "../../../src/routing/router";
-import { viewOf } from "../../../sim/policies";
-import { simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING } from "../audit-run";
+import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, quantileOf, simulatePrefixAware } from "../audit-run";
 
 const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
 type Inside = {
@@ -33,17 +30,8 @@ proto.pick = function (this: Inside, ...a: unknown[]) {
   sizes.push((a[0] as { promptTokens: number }).promptTokens);
   return out;
 };
-const r = simulatePolicy(
-  w,
-  fleet,
-  "prefix_aware",
-  (specs) => new Router(specs, { policy: new PrefixAwarePolicy(), blockTokens: w.blockTokens }),
-  viewOf("prefix_aware"),
-);
-const q = (xs: number[], p: number) => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
+const r = simulatePrefixAware(w, fleet);
+const q = quantileOf;
 console.log(`prefix_aware: p50 ${r.ttftP50Ms.toFixed(0)} ms, p99 ${r.ttftP99Ms.toFixed(0)} ms`);
 console.log(
   `decisions ${decisions}; some backend held back ${held} (${((100 * held) / decisions).toFixed(2)}%), ${backendsHeld} backends in all`,

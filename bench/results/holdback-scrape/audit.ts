@@ -11,7 +11,7 @@ import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import type { EngineSignals } from "../../../src/routing/types";
 import { routerFactory, viewOf } from "../../../sim/policies";
 import { simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING } from "../audit-run";
+import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, quantileOf } from "../audit-run";
 
 const SCRAPE_MS = 1000;
 const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
@@ -86,10 +86,7 @@ const r = simulatePolicy(
   routerFactory("prefix_aware", w.blockTokens),
   viewOf("prefix_aware"),
 );
-const q = (xs: number[], p: number) => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
+const q = quantileOf;
 const pct = (x: number, of: number) => `${((100 * x) / of).toFixed(2)}%`;
 console.log(`prefix_aware, scrape ${SCRAPE_MS} ms: p50 ${r.ttftP50Ms.toFixed(0)} ms, p99 ${r.ttftP99Ms.toFixed(0)} ms`);
 console.log(`decisions ${decisions}; candidates ${candidates}, with a fresh reading ${fresh} (${pct(fresh, candidates)})`);
