@@ -58,8 +58,8 @@ export class EngineMemory {
   private readonly set: PrefillSlot[] = [];
   private readonly ends: { end: number; kv: number }[] = [];
   private readonly holders: PrefillSlot[] = [];
-  /** This decision's S members that completed since the reading, each with its rank in S by route time. */
-  private readonly since = new Map<PrefillSlot, number>();
+  /** This decision's S members that completed since the reading. */
+  private readonly since = new Set<PrefillSlot>();
 
   /** @param maxAgeMs readings older than this change nothing; completions older than it are forgotten. */
   constructor(readonly maxAgeMs: number) {
@@ -101,7 +101,7 @@ export class EngineMemory {
     const openSlots = model.openSlots(i);
     // S: ours in flight at t, by route time (open now, or completed after t).
     // `since` holds the members that completed after t (a completed slot has left openSlots: the rest of S
-    // is open now), each with its rank in S once sorted.
+    // is open now).
     const set = this.set;
     const since = this.since;
     set.length = 0;
@@ -110,20 +110,15 @@ export class EngineMemory {
     for (const d of released)
       if (d.at > t && d.slot.at <= t) {
         set.push(d.slot);
-        since.set(d.slot, -1);
+        since.add(d.slot);
       }
     const w = Math.min(Math.max(0, r.waiting), set.length);
     if (w === 0) return 0;
     set.sort((a, b) => a.at - b.at);
     const running = set.length - w;
-    if (since.size > 0)
-      for (let k = 0; k < set.length; k++) if (since.get(set[k]!) === -1) since.set(set[k]!, k);
     // What was free at t, plus what ours running then freed since.
     let free = Math.max(0, 1 - r.kvUsage) * capacityTokens;
-    for (const d of released) {
-      if (d.at <= t || d.slot.at > t) continue;
-      if (since.get(d.slot)! < running) free += d.slot.kvTokens;
-    }
+    for (let k = 0; k < running; k++) if (since.has(set[k]!)) free += set[k]!.kvTokens;
     // The queue in arrival order, ours waiting at t. One that completed since was admitted, and so was
     // everyone ahead of it (first come first served): those still in flight hold their KV now. From there
     // on each one that fits is admitted and takes its KV; the first that does not is the head.

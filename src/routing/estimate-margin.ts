@@ -117,9 +117,11 @@ export class EstimateMargin {
     return Math.max(0, b.mean * s1 + MARGIN_SDS * Math.sqrt(b.variance * s2));
   }
 
-  /** The learned mean and standard deviation of backend i's relative error (for tests and stats). */
+  /** The learned mean and standard deviation of backend i's relative error (undefined before any sample). */
   errors(i: number): PromptEstimateError | undefined {
     const b = this.backends[i];
-    return b === undefined ? undefined : { samples: b.n, mean: b.mean, sd: Math.sqrt(b.variance) };
+    return b === undefined || b.n === 0
+      ? undefined
+      : { samples: b.n, mean: b.mean, sd: Math.sqrt(b.variance) };
   }
 }

@@ -39,6 +39,10 @@ if (pos.length > 0)
     `margin tokens where > 0: p10 ${q(pos, 0.1).toFixed(0)}, p50 ${q(pos, 0.5).toFixed(0)}, p90 ${q(pos, 0.9).toFixed(0)}, max ${pos.at(-1)?.toFixed(0)}`,
 );
 for (let i = 0; i < fleet.backends; i++) {
-  const e = m.errors(i)!;
-  console.log(`backend ${i}: samples ${e.samples}, mean ${e.mean.toFixed(3)}, sd ${e.sd.toFixed(3)}`);
+  const e = m.errors(i);
+  console.log(
+    e === undefined
+      ? `backend ${i}: no samples`
+      : `backend ${i}: samples ${e.samples}, mean ${e.mean.toFixed(3)}, sd ${e.sd.toFixed(3)}`,
+  );
 }

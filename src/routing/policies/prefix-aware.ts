@@ -143,11 +143,12 @@ interface Routed {
   readonly from: number;
   /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
   readonly sharedGeneration: number | undefined;
-  /** The window cut its keys (it runs a whole block past them), at the fleet's block size then. */
-  readonly cut: boolean;
   /** The fleet's block size when it was routed. */
   readonly blockTokens: number;
-  /** The Worker's count past the key window (0 when not cut): the learned margin's share (../estimate-margin.ts). */
+  /**
+   * The Worker's count past the key window, at the fleet's block size then (0 unless the window cut its
+   * keys: it runs a whole block past them): the window extents' and the learned margin's share.
+   */
   readonly tail: number;
 }
 
@@ -294,11 +295,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // The cost keeps the ledger's own wait; only the hold back reads the margin.
     const ownTail = tailPastWindow(req, bt);
     for (let i = 0; i < size; i++) {
-      if (costs[i] === Number.POSITIVE_INFINITY) {
-        this.memoryWaits[i] = 0;
-        this.admitWaits[i] = 0;
-        continue;
-      }
+      // Out of bounds: neither the hold back nor the cost reads it.
+      if (costs[i] === Number.POSITIVE_INFINITY) continue;
       this.memoryWaits[i] = this.model.memoryWaitForMs(i, work[i]!, ctx.now);
       const margin = this.margin.marginTokens(i, ownTail);
       this.admitWaits[i] =
@@ -413,8 +411,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const from = req.blocks.length > 0 ? fleet.matchedBlocks(req.blocks)[index]! : 0;
     const { uncached, past } = this.promptParts(req, from, index, bt);
     // The backend computes the whole prompt: what it holds past the window from now on.
-    const cut = cutByWindow(req.promptTokens, req.blocks.length, bt);
-    if (cut) this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
+    const tail = tailPastWindow(req, bt);
+    if (tail > 0) this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
@@ -426,9 +424,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    const tail = tailPastWindow(req, bt);
     this.margin.routed(index, tail);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, cut, blockTokens: bt, tail });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, blockTokens: bt, tail });
     this.foreign.observeRouted(uncached);
   }
 
@@ -447,7 +444,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (!outcome.ok) return;
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
-    if (outcome.promptTokens !== undefined && routed.cut)
+    if (outcome.promptTokens !== undefined && routed.tail > 0)
       this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens, routed.blockTokens);
     if (outcome.promptTokens !== undefined)
       this.margin.observe(index, routed.tail, req.promptTokens, outcome.promptTokens);
@@ -473,8 +470,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
 
   /** How wrong the Worker's count past the key window has been on backend i (undefined before any). */
   promptEstimateError(index: number): PromptEstimateError | undefined {
-    const e = this.margin.errors(index);
-    return e === undefined || e.samples === 0 ? undefined : e;
+    return this.margin.errors(index);
   }
 
   private sync(backends: readonly BackendSpec[]): void {
