@@ -168,16 +168,20 @@ describe("admin API", () => {
   it("with SHADOW and a split on, each log line says its arm, the shadow's choice and where the hits went", async () => {
     const spy = vi.spyOn(console, "log");
     const env = { ...fleetEnv(), SHADOW: "on", AB_POLICY: "round_robin", AB_PERCENT: "50" };
-    for (let i = 0; i < 8; i++) {
+    const routedLines = () =>
+      spy.mock.calls
+        .map((args) => String(args[0]))
+        .filter((l) => l.startsWith('{"msg":"request"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        // A decision the Worker made alone (the RouterDO was slow to take the new fleet) has no arm.
+        .filter((l) => l.path === "/v1/chat/completions" && l.reason !== "local");
+    // Under a loaded test machine more of the first decisions can be the Worker's own: send until
+    // five came through the RouterDO (bounded), instead of a fixed eight.
+    for (let i = 0; i < 24 && routedLines().length < 5; i++) {
       const r = await gatewayWithEnv(env, "/v1/chat/completions", spareChat("shadow-log", { stream: true }));
       expect(r.status).toBe(200);
     }
-    const lines = spy.mock.calls
-      .map((args) => String(args[0]))
-      .filter((l) => l.startsWith('{"msg":"request"'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      // A decision the Worker made alone (the RouterDO was slow to take the new fleet) has no arm.
-      .filter((l) => l.path === "/v1/chat/completions" && l.reason !== "local");
+    const lines = routedLines();
     expect(lines.length).toBeGreaterThanOrEqual(5);
     for (const l of lines) {
       expect(["a", "b"]).toContain(l.arm);
