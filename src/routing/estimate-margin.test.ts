@@ -30,7 +30,10 @@ describe("EstimateMargin", () => {
     expect(m.errors(0)!.mean).toBeCloseTo(0.2, 9);
     expect(m.errors(0)!.sd).toBeCloseTo(Math.sqrt(0.02 / 3), 9);
     expect(m.errors(1)).toEqual({ ...m.errors(0)!, samples: 2 });
-    expect([0, 1, 2].map((i) => m.errors(i)!.samples), "each backend's own contribution").toEqual([0, 2, 1]);
+    expect(
+      [0, 1, 2].map((i) => m.errors(i)!.samples),
+      "each backend's own contribution",
+    ).toEqual([0, 2, 1]);
     expect(m.errors(0)!.fleetSamples).toBe(3);
   });
 
