@@ -1,7 +1,8 @@
 // A diagnostic, not a gate: which backend prefix_aware chose for each request of one run, with the
 // checkout's learned margin and with it zeroed, and how many decisions asked a margin above 0. Run it in two
 // checkouts (per-backend statistic on main, the fleet's on this branch) and compare the files with
-// decisions-diff.ts. Branch-only: it reads the policy's private margin through a cast.
+// decisions-diff.ts. Request k is the k-th routed (0-based). Branch-only: it reads the policy's private
+// margin through a cast.
 //   MOONCAKE_TRACE=… npx tsx bench/results/pooled-margin/decisions.ts mooncake 8 2 scoring 1 qwen3-30b-a3b-h100-vllm OUT.json
 import { writeFileSync } from "node:fs";
 import type { EstimateMargin } from "../../../src/routing/estimate-margin";
@@ -20,6 +21,8 @@ function run(zeroMargin: boolean) {
   const chosen: string[] = [];
   let asked = 0;
   let positive = 0;
+  // The request being placed when a margin above 0 was first asked: how soon the statistic has evidence.
+  let firstPositive = -1;
   const r = simulatePolicy(
     w,
     fleet,
@@ -32,6 +35,7 @@ function run(zeroMargin: boolean) {
         const v = zeroMargin ? 0 : inner(i, tail);
         asked++;
         if (v > 0) positive++;
+        if (v > 0 && firstPositive < 0) firstPositive = chosen.length;
         return v;
       };
       const router = new Router(specs, { policy, blockTokens: w.blockTokens });
@@ -45,7 +49,7 @@ function run(zeroMargin: boolean) {
     },
     viewOf("prefix_aware"),
   );
-  return { p99: r.ttftP99Ms, asked, positive, chosen };
+  return { p99: r.ttftP99Ms, asked, positive, firstPositive, chosen };
 }
 
 const withMargin = run(false);
@@ -53,5 +57,5 @@ const zeroed = run(true);
 writeFileSync(out, JSON.stringify({ withMargin, zeroed }));
 const differ = withMargin.chosen.filter((b, k) => b !== zeroed.chosen[k]).length;
 console.log(
-  `p99 ${withMargin.p99.toFixed(0)} ms (margin zeroed ${zeroed.p99.toFixed(0)} ms); margins asked ${withMargin.asked}, > 0: ${withMargin.positive}; requests whose backend differs from the zeroed run: ${differ} of ${withMargin.chosen.length}`,
+  `p99 ${withMargin.p99.toFixed(0)} ms (margin zeroed ${zeroed.p99.toFixed(0)} ms); margins asked ${withMargin.asked}, > 0: ${withMargin.positive} (first at request ${withMargin.firstPositive}); requests whose backend differs from the zeroed run: ${differ} of ${withMargin.chosen.length}`,
 );
