@@ -8,43 +8,9 @@ describe("EstimateMargin", () => {
     m.routed(0, 10_000);
     expect(m.marginTokens(0, 5_000), "no evidence, no margin").toBe(0);
     m.observe(1, 1_000, 33_000, 33_200); // backend 1 undercounted by 20% of its tail
+    expect(m.marginTokens(0, 5_000), "learned per backend").toBe(0);
     expect(m.marginTokens(1, 0), "nothing cut in flight on 1, none in this request").toBe(0);
     expect(m.marginTokens(1, 1_000)).toBeCloseTo(200, 6);
-  });
-
-  it("learns one statistic for the fleet: a backend with no sample of its own reads the fleet's", () => {
-    const m = new EstimateMargin();
-    m.reset(3);
-    // Backend 1 saw undercounts of 10% and 30% (mean 0.2, sd 0.1); backends 0 and 2 have served none.
-    m.observe(1, 10_000, 42_000, 43_000);
-    m.observe(1, 10_000, 42_000, 45_000);
-    m.routed(0, 30_000);
-    expect(m.marginTokens(0, 20_000)).toBeCloseTo(
-      0.2 * 50_000 + MARGIN_SDS * 0.1 * Math.sqrt(30_000 ** 2 + 20_000 ** 2),
-      6,
-    );
-    // The tails stay per backend: 2 has nothing in flight, so only its own request's tail counts.
-    expect(m.marginTokens(2, 20_000)).toBeCloseTo(0.2 * 20_000 + MARGIN_SDS * 0.1 * 20_000, 6);
-    // Samples from any backend feed the one statistic (0.1, 0.3, 0.2: mean 0.2, sd sqrt(2/300)).
-    m.observe(2, 10_000, 42_000, 44_000);
-    expect(m.errors(0)!.mean).toBeCloseTo(0.2, 9);
-    expect(m.errors(0)!.sd).toBeCloseTo(Math.sqrt(0.02 / 3), 9);
-    expect(m.errors(1)).toEqual({ ...m.errors(0)!, samples: 2 });
-    expect(
-      [0, 1, 2].map((i) => m.errors(i)!.samples),
-      "each backend's own contribution",
-    ).toEqual([0, 2, 1]);
-    expect(m.errors(0)!.fleetSamples).toBe(3);
-  });
-
-  it("forgets the fleet's statistic when the backend list is reset", () => {
-    const m = new EstimateMargin();
-    m.reset(2);
-    m.observe(0, 10_000, 42_000, 45_000);
-    m.reset(2);
-    m.routed(1, 10_000);
-    expect(m.marginTokens(1, 10_000)).toBe(0);
-    expect(m.errors(0)).toBeUndefined();
   });
 
   it("grows with the errors seen and the tails in flight: mu * sum t + k * sd * sqrt(sum t^2)", () => {

@@ -186,9 +186,8 @@ export interface RoutingPolicy {
   /** What the policy has learned one more request in flight adds to a step on backend `index`, ms; absent before, or when it learns none. */
   learnedInflightMs?(index: number): number | undefined;
   /**
-   * How wrong the Worker's prompt count past the key window has been, relative to the part it estimated
-   * (usage.prompt_tokens against it), as backend `index`'s hold back reads it (prefix_aware: the fleet's
-   * figure); absent before any such completion.
+   * How wrong the Worker's prompt count past the key window has been on backend `index`, relative to the
+   * part it estimated (usage.prompt_tokens against it); absent before any such completion.
    */
   promptEstimateError?(index: number): PromptEstimateError | undefined;
 }
@@ -197,9 +196,7 @@ export interface RoutingPolicy {
 export interface PromptEstimateError {
   /** Completions whose prompt ran past the window, seen on this backend. */
   readonly samples: number;
-  /** The same over the whole fleet: the samples mean and sd are learned from (one statistic for the fleet). */
-  readonly fleetSamples: number;
-  /** Exponentially weighted mean of the relative error, over the fleet (positive: the Worker counted low). */
+  /** Exponentially weighted mean of the relative error (positive: the Worker counted low). */
   readonly mean: number;
   /** Its standard deviation. */
   readonly sd: number;
