@@ -99,6 +99,15 @@ describe("EngineMemory.headWaitMs", () => {
     ).toBe(0);
   });
 
+  it("a request routed at the reading's own instant is not in its queue (the reading was taken first)", () => {
+    const { model, memory, a } = setup();
+    // Read at 2020, before C (routed at 2020) reached the engine: one waiting, B, behind A; 1,000 free. B is
+    // the head, in once A is out. Counting C as the waiting one would take B for running and C, which fits,
+    // for the queue: no wait.
+    const r = reading({ sampledAt: 2020, running: 1, waiting: 1, ownInflight: 2 });
+    expect(memory.headWaitMs(r, 0, CAPACITY, model, 2020)).toBeCloseTo(a.end + 900 - 2020, 6);
+  });
+
   it("nothing before the model has learned how long a request decodes there", () => {
     const model = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000 });
     model.setBackends([{ id: "g0", weight: 1, kvCacheTokens: CAPACITY }]);

@@ -19,8 +19,9 @@
  *
  * Model, for backend i and its latest reading r, taken at t_r:
  * - Which of our requests the engine held waiting at t_r: the last
- *   w = min(r.waiting, |S|) of S, our requests routed at or before t_r that
- *   were still in flight then (open now, or completed since), by route time:
+ *   w = min(r.waiting, |S|) of S, our requests routed before t_r (one routed
+ *   at t_r came after the reading) that were still in flight then (open now,
+ *   or completed since), by route time:
  *   the scheduler admits in arrival order, so the ones still waiting are the
  *   latest to arrive.
  * - Free KV now: (1 − r.kvUsage) · capacity_i at t_r, plus the KV (the
@@ -99,16 +100,20 @@ export class EngineMemory {
     const t = r.sampledAt;
     const released = this.released[i] ?? [];
     const openSlots = model.openSlots(i);
-    // S: ours in flight at t, by route time (open now, or completed after t).
+    // S: ours in flight at t, by route time (open now, or completed after t). One routed at t itself came
+    // after the reading: the engine rendered its metrics before the reading was stamped (the RouterDO stamps
+    // it when the headers land; the simulator's scrape reads before that instant's arrivals), and Mooncake's
+    // arrivals, on a whole-second grid, land on the scrape's instants in bursts
+    // (bench/results/scrape-margin/README.md). Counted, they would be taken for the engine's waiting.
     // `since` holds the members that completed after t (a completed slot has left openSlots: the rest of S
     // is open now).
     const set = this.set;
     const since = this.since;
     set.length = 0;
     since.clear();
-    for (const slot of openSlots) if (slot.at <= t) set.push(slot);
+    for (const slot of openSlots) if (slot.at < t) set.push(slot);
     for (const d of released)
-      if (d.at > t && d.slot.at <= t) {
+      if (d.at > t && d.slot.at < t) {
         set.push(d.slot);
         since.add(d.slot);
       }
