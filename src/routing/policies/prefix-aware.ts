@@ -28,6 +28,10 @@
  * has computed the prefix its saving is in its own cost (suffix only), and
  * the charge stops: spreading a hot prefix to a second home is then a
  * load decision, left to the queue, decode and bound terms as before.
+ * The requests that join a prefix still being computed share one step after
+ * it, so the earliest waits for all of them: once that wait would pass a
+ * fresh prefill elsewhere, the home is shut for the request and it starts one
+ * copy, uncharged; past two backends computing it, no more (../burst-split.ts).
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -96,6 +100,7 @@
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
+import { startsCopy } from "../burst-split";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
@@ -303,6 +308,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         margin > 0 ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now) : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
+    // A burst whose joining batch at the home would be slower than a fresh prefill elsewhere starts one
+    // copy (../burst-split.ts): the home is shut for this request, and nobody is charged the repeat.
+    const chargeRepeat =
+      homeComputing && !this.splitsBurst(req, matched, leastAt, leastUncached, output, ctx.now);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
     for (let i = 0; i < size; i++) {
@@ -320,7 +329,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
           headWait,
           this.memoryWaits[i]!,
         ) +
-        (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
+        (chargeRepeat ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
         this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       costs[i] = cost;
       candidates++;
@@ -355,6 +364,46 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       }
     }
     return { index: best, reason };
+  }
+
+  /**
+   * The burst split (../burst-split.ts), asked while `home` still computes the prefix `req` matches there:
+   * true when it shuts the home for this request (its cost becomes Infinity) so that it starts a copy.
+   */
+  private splitsBurst(
+    req: RouteRequest,
+    matched: Int32Array,
+    home: number,
+    homeUncached: number,
+    output: number,
+    now: number,
+  ): boolean {
+    const costs = this.costs;
+    if (costs[home] === Number.POSITIVE_INFINITY) return false;
+    const m = matched[home]!;
+    const key = req.blocks[m - 1]!;
+    let homes = 0;
+    let elsewhere = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < costs.length; i++) {
+      if (matched[i] === m && this.pending.isPending(i, key, now)) {
+        homes++;
+        continue;
+      }
+      if (costs[i] === Number.POSITIVE_INFINITY) continue;
+      const uncached = this.work[i]! - output - this.past[i]!;
+      const first = this.startWaitMs(i, now) + this.model.prefillMs(i, uncached);
+      if (first < elsewhere) elsewhere = first;
+    }
+    const joinedAt = this.pending.firstJoinAt(home, key, now) ?? now;
+    const batch = now - joinedAt + this.startWaitMs(home, now) + this.model.prefillMs(home, homeUncached);
+    if (!startsCopy(batch, elsewhere, homes)) return false;
+    costs[home] = Number.POSITIVE_INFINITY;
+    return true;
+  }
+
+  /** When a request's prefill could start on backend i, ms from now: after its queue and its memory wait. */
+  private startWaitMs(i: number, now: number): number {
+    return Math.max(this.model.queueWaitMs(i, now), this.memoryWaits[i]!);
   }
 
   /**
@@ -421,6 +470,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
     );
+    // A request that reuses a prefix its backend still computes joins that prefill's batch (../burst-split.ts).
+    if (from > 0) this.pending.joined(index, req.blocks[from - 1]!, ctx.now);
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
