@@ -210,6 +210,28 @@ describe("prefix_aware", () => {
     expect(next.reason).toBe("affinity");
   });
 
+  it("starts no copy while another burst's prefix is being computed from scratch (bursts clustering)", () => {
+    // The previous test's burst (prefix 33: first at 0, a joiner at 20, a third at 21, which there starts a
+    // copy), with a second burst's first request (prefix 34) at 5. Its 4,229 tokens are computed from
+    // scratch until ~428 ms: bursts are clustering, so the first burst's third request joins its home
+    // instead of taking one of the idle backends the next bursts need (../burst-split.ts). Without the
+    // guard it would go elsewhere, a spill, as in the previous test.
+    const { router, ctx } = setup();
+    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(33, 0), ctx(0)).decision;
+    const other = router.route(req(34, 100), ctx(5)).decision;
+    expect(other.backendId).not.toBe(first.backendId);
+    const joiner = router.route(req(33, 1), ctx(20)).decision;
+    expect(joiner.backendId).toBe(first.backendId);
+    const third = router.route(req(33, 2), ctx(21)).decision;
+    expect(third.backendId).toBe(first.backendId);
+    expect(third.reason).toBe("affinity");
+    // The second burst's joiner finds its home, and two backends are still idle for whatever comes next.
+    const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
+    expect(otherJoiner.backendId).toBe(other.backendId);
+    expect(otherJoiner.reason).toBe("affinity");
+  });
+
   it("past the shared-prefix cap a hot prefix's request replicates, a conversation's own turn stays home", () => {
     // Turn 1 of a conversation (a 64-block system prompt + 4 blocks of its own) lands on H and completes.
     const { router, ctx } = setup();

@@ -31,7 +31,9 @@
  * The requests that join a prefix still being computed share one step after
  * it, so the earliest waits for all of them: once that wait would pass a
  * fresh prefill elsewhere, the home is shut for the request and it starts one
- * copy, uncharged; past two backends computing it, no more (../burst-split.ts).
+ * copy, uncharged; past two backends computing it, or while another prefix is
+ * being computed from scratch anywhere (bursts clustering), no copy
+ * (../burst-split.ts, ../fresh-prefills.ts).
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -104,6 +106,7 @@ import { startsCopy } from "../burst-split";
 import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
+import { FreshPrefills } from "../fresh-prefills";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
@@ -155,6 +158,8 @@ interface Routed {
    * keys: it runs a whole block past them): the window extents' and the learned margin's share.
    */
   readonly tail: number;
+  /** Whether it computes its prefix from scratch (../fresh-prefills.ts): counted there until it ends. */
+  readonly fresh: boolean;
 }
 
 /** A prompt on one backend, split by what it costs there (PrefixAwarePolicy.promptParts). */
@@ -206,6 +211,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private admitWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
+  /** Prefixes of ours being computed from scratch in the fleet: the burst split's clustering guard. */
+  private readonly fresh = new FreshPrefills();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
   /** The hold back's margin for the Worker's count past the window, learned per backend (../estimate-margin.ts). */
@@ -396,7 +403,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     }
     const joinedAt = this.pending.firstJoinAt(home, key, now) ?? now;
     const batch = now - joinedAt + this.startWaitMs(home, now) + this.model.prefillMs(home, homeUncached);
-    if (!startsCopy(batch, elsewhere, homes)) return false;
+    const othersComputing = this.fresh.othersPending(req.blocks[0]!, now);
+    if (!startsCopy(batch, elsewhere, homes, othersComputing)) return false;
     costs[home] = Number.POSITIVE_INFINITY;
     return true;
   }
@@ -473,10 +481,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // A request that reuses a prefix its backend still computes joins that prefill's batch (../burst-split.ts).
     if (from > 0) this.pending.joined(index, req.blocks[from - 1]!, ctx.now);
     this.pending.add(index, req.blocks, from, slot.end);
+    // Nothing of it held there, and at least a prefix long: a new prefix, or a copy of one (../fresh-prefills.ts).
+    const fresh = from === 0 && req.blocks.length > 0 && uncached >= this.minMatchTokens;
+    if (fresh) this.fresh.add(index, req.blocks[0]!, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
     this.margin.routed(index, tail);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, blockTokens: bt, tail });
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, blockTokens: bt, tail, fresh });
     this.foreign.observeRouted(uncached);
   }
 
@@ -489,6 +500,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.memory.completed(index, routed.slot, ctx.now);
     this.margin.released(index, routed.tail);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
+    if (routed.fresh) this.fresh.done(index, req.blocks[0]!, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
@@ -528,6 +540,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.syncedTo === backends) return;
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
+    this.fresh.reset();
     this.shared.reset(backends.length);
     // A backend holds at most its capacity in blocks, so no more distinct window ends than that (in blocks
     // of the size each extent is noted at).
