@@ -82,4 +82,22 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.failed).toBe(1);
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
   });
+
+  for (const [what, path, stream] of [
+    ["a JSON answer", "empty", false],
+    ["an event stream", "emptysse", true],
+  ] as const) {
+    it(`200 with an empty body (${what}) is a 502 for the client and a fault of that backend, not a success`, async () => {
+      const model = `odd-${path}`;
+      const res = await gatewayWithEnv(oddPool(model, path), "/v1/chat/completions", ask(model, stream));
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(/empty body/);
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.leases).toBe(0);
+      expect(s.usage.failed).toBe(1);
+      expect(s.usage.completed).toBe(0);
+      expect(s.backends[0]!.consecutiveFailures).toBe(1);
+    });
+  }
 });

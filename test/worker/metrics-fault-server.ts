@@ -10,7 +10,9 @@
  * (the edge-pass tests, test/worker/backend-answers.test.ts):
  * - /html/v1/chat/completions:     200 text/html, a login page;
  * - /badsse/v1/chat/completions:   200 text/event-stream, one good event, then lines that are not JSON;
- * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way.
+ * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way;
+ * - /empty/v1/chat/completions:    200 application/json with no body at all (content-length: 0);
+ * - /emptysse/v1/chat/completions: 200 text/event-stream that ends before its first event.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -101,6 +103,14 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
         );
         hold(res, () => res.destroy(), CUT_MS);
+        return;
+      case "/empty/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json", "content-length": "0" });
+        res.end();
+        return;
+      case "/emptysse/v1/chat/completions":
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end();
         return;
       default:
         res.writeHead(404).end("not found");
