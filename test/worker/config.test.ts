@@ -58,15 +58,19 @@ describe("parseConfig", () => {
     ],
     // The OpenAI base_url habit: the gateway appends /v1/..., so every request would go to /v1/v1/... (a 404
     // relayed as the backend's own answer, never counted against it: a fleet that serves nothing, silently).
-    ...["http://x:8000/v1", "http://x:8000/v1/", "https://x/proxy/V1"].map((url) => [
-      { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
-      "BACKENDS[0].url: must be the server's base URL without /v1 (the gateway appends /v1/...)",
-    ]),
+    ...["http://x:8000/v1", "http://x:8000/v1/", "https://x/proxy/V1"].map(
+      (url): [{ BACKENDS: string }, string] => [
+        { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
+        "BACKENDS[0].url: must be the server's base URL without /v1 (the gateway appends /v1/...)",
+      ],
+    ),
     // A query or fragment would swallow the path the gateway appends (http://x?k=1/v1/chat/completions).
-    ...["http://x:8000?token=1", "http://x:8000/#a", "http://x/?"].map((url) => [
-      { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
-      "BACKENDS[0].url: must have no query or fragment",
-    ]),
+    ...["http://x:8000?token=1", "http://x:8000/#a", "http://x/?"].map(
+      (url): [{ BACKENDS: string }, string] => [
+        { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
+        "BACKENDS[0].url: must have no query or fragment",
+      ],
+    ),
     [
       { BACKENDS: JSON.stringify([{ id: "a", url: "not a url", models: ["m"], kvCacheTokens: 1 }]) },
       "BACKENDS[0].url: must be http(s)",
