@@ -126,7 +126,9 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         return;
       case "/err200/v1/chat/completions":
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: "engine failed", type: "InternalServerError", code: 500 } }));
+        res.end(
+          JSON.stringify({ error: { message: "engine failed", type: "InternalServerError", code: 500 } }),
+        );
         return;
       default:
         res.writeHead(404).end("not found");

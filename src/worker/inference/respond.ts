@@ -95,7 +95,8 @@ export function respond(
     // A stream the client left after content was computed all the same: the prefix is cached there.
     // An error object inside a 2xx is a failed request; whose fault is unknown (the engine, or a request it
     // cannot serve), so it is no failure kind and no fault of the backend, like a 500 seen on two backends.
-    const ok = res.ok && !t.sawError && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
+    const ok =
+      res.ok && !t.sawError && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
     const now = Date.now();
     report({
       ok,
