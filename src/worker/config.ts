@@ -61,7 +61,15 @@ const backendSchema = z.object({
         return false;
       }
     }, "must be http(s) without credentials")
-    // The proxy appends /v1/...; a trailing slash would double it.
+    // The gateway appends /v1/... to the url as a string: a query or fragment (even an empty `?`) would
+    // swallow that path, and a url ending in /v1 (the OpenAI SDKs' base_url habit) would send every request
+    // to /v1/v1/..., whose 404 is relayed as the backend's own answer and never counted against it.
+    .refine((s) => !/[?#]/.test(s), "must have no query or fragment")
+    .refine(
+      (s) => !/\/v1\/*$/i.test(URL.parse(s)?.pathname ?? ""),
+      "must be the server's base URL without /v1 (the gateway appends /v1/...)",
+    )
+    // A trailing slash would double the one the gateway appends.
     .transform((s) => s.replace(/\/+$/, "")),
   models: z.array(z.string().min(1, "must be non-empty")).min(1, "must list at least one model"),
   apiKey: z.string().min(1, "must be non-empty when given").optional(),

@@ -82,4 +82,41 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.failed).toBe(1);
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
   });
+
+  for (const [what, path, stream] of [
+    ["a JSON answer", "empty", false],
+    ["an event stream", "emptysse", true],
+  ] as const) {
+    it(`200 with an empty body (${what}) is a 502 for the client and a fault of that backend, not a success`, async () => {
+      const model = `odd-${path}`;
+      const res = await gatewayWithEnv(oddPool(model, path), "/v1/chat/completions", ask(model, stream));
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(/empty body/);
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.leases).toBe(0);
+      expect(s.usage.failed).toBe(1);
+      expect(s.usage.completed).toBe(0);
+      expect(s.backends[0]!.consecutiveFailures).toBe(1);
+    });
+  }
+
+  for (const [what, path, stream] of [
+    ["an error event inside a 200 stream", "sseerr", true],
+    ["a 200 JSON body that is an error object", "err200", false],
+  ] as const) {
+    it(`${what} reaches the client unchanged and counts as a failed request, not against the backend's health`, async () => {
+      const model = `odd-${path}`;
+      const res = await gatewayWithEnv(oddPool(model, path), "/v1/chat/completions", ask(model, stream));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain("InternalServerError");
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.leases).toBe(0);
+      expect(s.usage.completed).toBe(0);
+      expect(s.usage.failed).toBe(1);
+      // Who is to blame is unknown (the engine, or a request it cannot serve): no fault, as for a poison 500.
+      expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    });
+  }
 });

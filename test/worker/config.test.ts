@@ -56,6 +56,25 @@ describe("parseConfig", () => {
       { BACKENDS: JSON.stringify([{ id: "a", url: "ftp://x", models: ["m"], kvCacheTokens: 1 }]) },
       "BACKENDS[0].url: must be http(s)",
     ],
+    // The OpenAI base_url habit: the gateway appends /v1/..., so every request would go to /v1/v1/... (a 404
+    // relayed as the backend's own answer, never counted against it: a fleet that serves nothing, silently).
+    ...["http://x:8000/v1", "http://x:8000/v1/", "https://x/proxy/V1"].map(
+      (url): [{ BACKENDS: string }, string] => [
+        { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
+        "BACKENDS[0].url: must be the server's base URL without /v1 (the gateway appends /v1/...)",
+      ],
+    ),
+    // A query or fragment would swallow the path the gateway appends (http://x?k=1/v1/chat/completions).
+    ...["http://x:8000?token=1", "http://x:8000/#a", "http://x/?"].map(
+      (url): [{ BACKENDS: string }, string] => [
+        { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
+        "BACKENDS[0].url: must have no query or fragment",
+      ],
+    ),
+    [
+      { BACKENDS: JSON.stringify([{ id: "a", url: "not a url", models: ["m"], kvCacheTokens: 1 }]) },
+      "BACKENDS[0].url: must be http(s)",
+    ],
     [{ BACKENDS: "[{" }, "BACKENDS: must be a JSON array"],
     [{ BACKENDS: "[]" }, "BACKENDS: must list at least one backend"],
     [
@@ -107,6 +126,14 @@ describe("parseConfig", () => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+  });
+
+  it("keeps a path prefix in a backend url (a proxy mounting the server under /vllm)", async () => {
+    const r = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([{ id: "a", url: "http://x:8000/vllm/", models: ["m"], kvCacheTokens: 1 }]),
+    });
+    expect(r.ok && r.config.backends[0]!.url).toBe("http://x:8000/vllm");
   });
 
   it("takes every Durable Object location hint, or none", async () => {

@@ -10,7 +10,12 @@
  * (the edge-pass tests, test/worker/backend-answers.test.ts):
  * - /html/v1/chat/completions:     200 text/html, a login page;
  * - /badsse/v1/chat/completions:   200 text/event-stream, one good event, then lines that are not JSON;
- * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way.
+ * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way;
+ * - /empty/v1/chat/completions:    200 application/json with no body at all (content-length: 0);
+ * - /emptysse/v1/chat/completions: 200 text/event-stream that ends before its first event;
+ * - /sseerr/v1/chat/completions:   200 text/event-stream, one token, then an error event and [DONE] (vLLM's way
+ *                                  of failing a request mid-stream);
+ * - /err200/v1/chat/completions:   200 application/json whose body is an OpenAI error object.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -101,6 +106,29 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
         );
         hold(res, () => res.destroy(), CUT_MS);
+        return;
+      case "/empty/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json", "content-length": "0" });
+        res.end();
+        return;
+      case "/emptysse/v1/chat/completions":
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end();
+        return;
+      case "/sseerr/v1/chat/completions":
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`,
+        );
+        res.end(
+          `data: ${JSON.stringify({ error: { object: "error", message: "EngineCore encountered an issue", type: "InternalServerError", code: 500 } })}\n\ndata: [DONE]\n\n`,
+        );
+        return;
+      case "/err200/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({ error: { message: "engine failed", type: "InternalServerError", code: 500 } }),
+        );
         return;
       default:
         res.writeHead(404).end("not found");

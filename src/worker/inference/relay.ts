@@ -29,7 +29,7 @@ export interface RelayHooks {
 
 export interface RelaySource {
   readonly reader: ReadableStreamDefaultReader<Uint8Array>;
-  /** A chunk already read from `reader` (the first event of a stream), relayed first. */
+  /** A chunk already read from `reader` (the first bytes of a 2xx answer), relayed first. */
   readonly first: Uint8Array | undefined;
   /** Aborted when the relay stops early (the client left, the upstream went quiet). */
   readonly abort: AbortController;

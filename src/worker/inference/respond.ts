@@ -93,7 +93,10 @@ export function respond(
             ? "timeout"
             : failure;
     // A stream the client left after content was computed all the same: the prefix is cached there.
-    const ok = res.ok && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
+    // An error object inside a 2xx is a failed request; whose fault is unknown (the engine, or a request it
+    // cannot serve), so it is no failure kind and no fault of the backend, like a 500 seen on two backends.
+    const ok =
+      res.ok && !t.sawError && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
     const now = Date.now();
     report({
       ok,
@@ -115,6 +118,7 @@ export function respond(
       ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
       ...(firstContentAt !== undefined && eventStream ? { ttftMs: firstContentAt - startedAt } : {}),
       ...(end.kind === "client_abort" ? { aborted: true } : {}),
+      ...(t.sawError ? { backendError: true } : {}),
       ...(end.kind === "stream_error" || end.kind === "idle_timeout" ? { error: end.message } : {}),
     });
   };

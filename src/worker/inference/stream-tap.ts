@@ -24,6 +24,17 @@ export interface Tap {
   readonly sawContent: boolean;
   /** The bytes handed on so far stop inside an event (or we cannot tell): a break would split it. */
   readonly midEvent: boolean;
+  /**
+   * The answer carried an OpenAI error object inside its 2xx (an SSE `data: {"error": …}` event, how vLLM
+   * fails a request mid-stream, or a JSON body that is one): relayed as is, but the request did not succeed.
+   */
+  readonly sawError: boolean;
+}
+
+/** An OpenAI error object at the top level of a parsed event or body. */
+function isErrorObject(obj: unknown): boolean {
+  const e = typeof obj === "object" && obj !== null ? (obj as { error?: unknown }).error : undefined;
+  return typeof e === "object" && e !== null;
 }
 
 /** Beyond this, a line without an event boundary is not SSE we understand: stop parsing, keep relaying. */
@@ -93,6 +104,7 @@ const UTF8_ENCODER = new TextEncoder();
 export class SseTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
+  sawError = false;
   private readonly decoder = new TextDecoder();
   private pending = "";
   private parsing = true;
@@ -157,9 +169,9 @@ export class SseTap implements Tap {
         data += (data === "" ? "" : "\n") + line.slice(line.startsWith("data: ") ? 6 : 5);
     }
     if (data === "" || data === "[DONE]") return false;
-    // Once content was seen only usage matters, and an event without the word cannot carry it:
-    // a long stream parses its first events and its tail, not one JSON per token.
-    if (this.sawContent && !data.includes("usage")) return false;
+    // Once content was seen only usage and an error matter, and an event without either word cannot carry
+    // them: a long stream parses its first events and its tail, not one JSON per token.
+    if (this.sawContent && !data.includes("usage") && !data.includes('"error"')) return false;
     let obj: unknown;
     try {
       obj = JSON.parse(data);
@@ -168,6 +180,7 @@ export class SseTap implements Tap {
     }
     const u = readUsage(obj);
     if (u !== undefined) this.usage = u;
+    if (isErrorObject(obj)) this.sawError = true;
     if (!this.sawContent && hasContent(obj)) this.sawContent = true;
     return isUsageOnly(obj);
   }
@@ -176,6 +189,7 @@ export class SseTap implements Tap {
 export class JsonTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
+  sawError = false;
   readonly midEvent = false;
   private readonly decoder = new TextDecoder();
   private text = "";
@@ -197,7 +211,9 @@ export class JsonTap implements Tap {
     if (this.overflow) return null;
     this.text += this.decoder.decode();
     try {
-      this.usage = readUsage(JSON.parse(this.text));
+      const obj: unknown = JSON.parse(this.text);
+      this.usage = readUsage(obj);
+      this.sawError = isErrorObject(obj);
     } catch {
       // Not JSON (an HTML error page, say): nothing to learn.
     }

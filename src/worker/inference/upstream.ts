@@ -8,7 +8,8 @@
  *   answer is a 2xx event stream, its first event within `firstByteMs` after
  *   that: the first chunk is read here, before the client sees a header.
  * - A non-streamed request gets its headers with its whole answer: it must
- *   arrive within `responseMs`.
+ *   arrive within `responseMs`; a 2xx body's first bytes within `firstByteMs`
+ *   after the headers (an empty 2xx body, streamed or not, is a failure).
  * The client's credentials never leave the gateway: the upstream request
  * carries only the backend's own key.
  */
@@ -26,7 +27,7 @@ export type Attempt =
       readonly startedAt: number;
       /** Aborts the upstream request (the client left, a deadline passed). */
       readonly abort: AbortController;
-      /** The body's reader, with the first chunk already read for a 2xx event stream. */
+      /** The body's reader, with the first chunk already read (into `first`) for a 2xx answer. */
       readonly reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       readonly first: Uint8Array | undefined;
     }
@@ -117,11 +118,24 @@ export async function callBackend(
   if (res.body === null)
     return { kind: "response", res, startedAt, abort, reader: undefined, first: undefined };
   const reader = res.body.getReader();
-  if (!(opts.stream && res.ok && isEventStream(res)))
-    return { kind: "response", res, startedAt, abort, reader, first: undefined };
+  // An error answer is relayed (or buffered for a retry) as it comes; a success is read up to its first
+  // bytes before the client sees a header, so that one without any is still a failure we can retry.
+  if (!res.ok) return { kind: "response", res, startedAt, abort, reader, first: undefined };
+  const eventStream = isEventStream(res);
   try {
-    const { done, value } = await within(reader.read(), firstByteMs, abort, "the first event");
-    return { kind: "response", res, startedAt, abort, reader, first: done ? undefined : value };
+    const { done, value } = await within(
+      reader.read(),
+      firstByteMs,
+      abort,
+      eventStream ? "the first event" : "the first bytes of the body",
+    );
+    // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
+    // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
+    if (done || value === undefined || value.byteLength === 0) {
+      if (!done) reader.cancel().catch(() => {});
+      return failed(new Error(`answered ${res.status} with an empty body, not an API response`));
+    }
+    return { kind: "response", res, startedAt, abort, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});
     return failed(err);
