@@ -27,6 +27,36 @@ describe("PendingPrefill", () => {
     expect(p.isPending(0, 3, 10)).toBe(false);
   });
 
+  it("remembers the earliest request that joined a pending block, until that prefill ends", () => {
+    const p = new PendingPrefill();
+    p.reset(2);
+    p.add(0, [1, 2, 3], 0, 100);
+    expect(p.firstJoinAt(0, 3, 10)).toBeUndefined();
+    p.joined(0, 3, 20);
+    p.joined(0, 3, 30);
+    expect(p.firstJoinAt(0, 3, 40)).toBe(20);
+    // Not on another backend, not past the predicted end, and not for a block nobody computes.
+    expect(p.firstJoinAt(1, 3, 40)).toBeUndefined();
+    expect(p.firstJoinAt(0, 3, 100)).toBeUndefined();
+    p.joined(0, 9, 20);
+    expect(p.firstJoinAt(0, 9, 30)).toBeUndefined();
+    // A join after the block was computed is no join.
+    p.joined(0, 2, 150);
+    expect(p.firstJoinAt(0, 2, 150)).toBeUndefined();
+  });
+
+  it("drops the joiners with the prefill they waited for: a new computation of the block starts afresh", () => {
+    const p = new PendingPrefill();
+    p.reset(1);
+    p.add(0, [1, 2], 0, 100);
+    p.joined(0, 2, 10);
+    p.done(0, [1, 2], 0, 100);
+    p.add(0, [1, 2], 0, 500);
+    expect(p.firstJoinAt(0, 2, 300)).toBeUndefined();
+    p.joined(0, 2, 300);
+    expect(p.firstJoinAt(0, 2, 310)).toBe(300);
+  });
+
   it("starts empty after a reset (the backend list changed)", () => {
     const p = new PendingPrefill();
     p.reset(1);
