@@ -9,11 +9,22 @@
  * prefill on an idle backend takes ~223 ms). prefix_aware charges every other backend the prefill a copy
  * repeats (./pending-prefill.ts), which keeps a burst on one home however large its batch grows.
  *
- * The rule: while fewer than MAX_HOMES_COMPUTING backends compute the prefix, a request does not join the
- * home when the batch's slowest first token there (the earliest joiner's wait, with this request's suffix
- * added) would come later than this request's own first token on the best other backend, a full prefill
- * (both from the cost model: queue or memory wait, then prefill at the learned rate). It then goes where
- * its cost is lowest among the others, a second home; the joiners after it share the two homes by cost.
+ * What joining costs, at the margin (not the earliest joiner's whole wait, which no later request can
+ * shorten since that prefill is under way: a test on it fired at the Mooncake trace's shared openings,
+ * joined by one or two; bench/results/joiner-delay/README.md):
+ *   (a) this request's own first token at the home: the home's wait (which already holds the suffixes of
+ *       the joiners routed before it, the cost model's queue) and then its own suffix; and
+ *   (b) the delay its suffix adds to the step that every joiner already waiting there shares: about
+ *       k × prefill(its suffix at the home), k = our requests that joined the pending prefill there
+ *       (./pending-prefill.ts counts them).
+ * A copy costs this request's first token on the best other backend, a full prefill, and delays nobody
+ * already waiting. So, while fewer than MAX_HOMES_COMPUTING backends compute the prefix and no other
+ * prefix is being computed from scratch (the guard below), the request starts a copy when (a) + (b) is
+ * more than that: in a 16-request burst k grows to ~15 and (b) to ~100 ms (the audit's shared step),
+ * while at a shared opening joined by one other request (b) is one suffix. Both sides come from the cost
+ * model (queue or memory wait, then prefill at the learned rate); the rule adds no constant. It then goes
+ * where its cost is lowest among the others, a second home; the joiners after it share the two homes by
+ * cost, each counted against its own home's joiners.
  * At most one copy: a copy repeats the prefill, and past two homes the repeated prefills crowd out the
  * next burst (a split over four homes cost up to +43% on the audit's seed 2, and a tenth of the hit).
  * The limit is the least split (one copy, as the pending charge is counted once), not a fitted value.
@@ -38,17 +49,23 @@ export const MAX_HOMES_COMPUTING = 2;
 
 /**
  * Whether a request should start a copy of the prefix rather than join its home.
- * @param homeBatchMs the joining batch's slowest first token at the home if the request joins, ms from now
- *   (the earliest joiner's wait so far plus the home's wait and the request's own prefill there)
+ * @param ownHomeMs the request's own first token at the home if it joins, ms from now (the home's wait,
+ *   then its suffix)
+ * @param suffixMs the prefill of the request's suffix at the home, ms: what it adds to each joiner's step
+ * @param joiners our requests already joined to the home's pending prefill of the prefix
  * @param elsewhereMs the request's first token on the best other backend, ms from now
  * @param homesComputing backends computing the prefix now (the home included)
  * @param othersComputing whether another prefix of ours is being computed from scratch anywhere (the guard)
  */
 export function startsCopy(
-  homeBatchMs: number,
+  ownHomeMs: number,
+  suffixMs: number,
+  joiners: number,
   elsewhereMs: number,
   homesComputing: number,
   othersComputing: boolean,
 ): boolean {
-  return !othersComputing && homesComputing < MAX_HOMES_COMPUTING && homeBatchMs > elsewhereMs;
+  return (
+    !othersComputing && homesComputing < MAX_HOMES_COMPUTING && ownHomeMs + joiners * suffixMs > elsewhereMs
+  );
 }

@@ -9,22 +9,22 @@
  * token is about the same at the home as anywhere else (the rest of that
  * prefill, or all of it again), and only the duplicated work tells them apart.
  *
- * It also keeps, per pending block, when the earliest of our requests that joined it arrived: the joiners
- * get their first tokens together after the step that computes it, so the earliest waits for the whole
- * batch (./burst-split.ts).
+ * It also counts, per pending block, our requests that joined it: the joiners get their first tokens
+ * together, at the end of the step after the one that computes it, so each new joiner's suffix delays
+ * every joiner already waiting (./burst-split.ts).
  */
 import type { BlockKey } from "./types";
 
-/** The earliest of our requests that joined a pending block: its arrival, and the prefill it waits for. */
+/** Our requests that joined a pending block: how many, and the prefill they wait for. */
 interface Joined {
-  readonly at: number;
+  readonly count: number;
   readonly end: number;
 }
 
 export class PendingPrefill {
   /** Per backend: block key → predicted end of the prefill that computes it (ms). */
   private byBackend: Map<BlockKey, number>[] = [];
-  /** Per backend: pending block key → the earliest of our requests that joined it (see joined()). */
+  /** Per backend: pending block key → our requests that joined it (see joined()). */
   private joiners: Map<BlockKey, Joined>[] = [];
 
   /** Forgets everything: the backend list changed, indices mean other backends. */
@@ -36,22 +36,23 @@ export class PendingPrefill {
   /**
    * A request of ours, arriving at `now`, was sent to backend i to reuse `key` while i still computes it.
    * Under vLLM V1 every request that joins a prefix in flight is scheduled in the step after the one that
-   * computes it, so they get their first tokens together: the earliest joiner waits the longest.
+   * computes it, so they get their first tokens together, in one step that carries every joiner's suffix.
    */
   joined(i: number, key: BlockKey, now: number): void {
     const end = this.byBackend[i]?.get(key);
     if (end === undefined || !(end > now)) return;
     const j = this.joiners[i]!;
     const prev = j.get(key);
-    if (prev === undefined || prev.end !== end) j.set(key, { at: now, end });
+    // Joiners of an earlier computation of the block (another prefill's end) are not this one's.
+    j.set(key, { count: prev !== undefined && prev.end === end ? prev.count + 1 : 1, end });
   }
 
-  /** When the earliest request of ours still waiting for backend i to compute `key` arrived; undefined for none. */
-  firstJoinAt(i: number, key: BlockKey, now: number): number | undefined {
+  /** Our requests still waiting for backend i to compute `key` (they joined it while pending); 0 for none. */
+  joinersOf(i: number, key: BlockKey, now: number): number {
     const end = this.byBackend[i]?.get(key);
-    if (end === undefined || !(end > now)) return undefined;
-    const first = this.joiners[i]?.get(key);
-    return first !== undefined && first.end === end ? first.at : undefined;
+    if (end === undefined || !(end > now)) return 0;
+    const j = this.joiners[i]?.get(key);
+    return j !== undefined && j.end === end ? j.count : 0;
   }
 
   /** Backend i computes blocks[from..] until `end`. */

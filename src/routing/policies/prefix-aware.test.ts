@@ -174,9 +174,9 @@ describe("prefix_aware", () => {
     // none done yet. Each later one costs about the same at the home (the rest of the first one's
     // prefill, then its question) as elsewhere (the whole prompt again), but elsewhere the fleet
     // prefills the prefix a second time: the cost counts that duplicated work, so they join the home.
-    // The joiners share one step after that prefill, so the earliest waits for all of them: once that
-    // wait would pass a fresh prefill elsewhere, one copy starts (../burst-split.ts), and the rest share
-    // the two homes. The shared-prefix cap (max(⌈1.25/4 · (T + 1)⌉, F = 8) per home) holds 16 on two.
+    // The joiners share one step after that prefill: once a request's own first token there plus the
+    // delay its question adds to the joiners waiting would pass a fresh prefill elsewhere, one copy starts
+    // (../burst-split.ts), and the rest share the two homes. The shared-prefix cap (max(⌈1.25/4 · (T + 1)⌉, F = 8) per home) holds 16 on two.
     const { router, ctx } = setup();
     const homes: string[] = [];
     for (let k = 0; k < 16; k++) {
@@ -192,10 +192,11 @@ describe("prefix_aware", () => {
 
   it("starts one copy of a prefix still being computed once its joiners' shared step would outlast a fresh prefill", () => {
     // The first request's 4,229 tokens take ~423 ms at the default 10k tokens/s. A joiner 20 ms in waits
-    // ~403 ms + its own 133 tokens (~13 ms): 416 ms, under 423: it joins. One more, 1 ms later, would make
-    // the first joiner's shared step end ~430 ms after it arrived, past the 423 ms a copy takes: it goes
-    // elsewhere (a spill: the home holds more of it). Then two backends compute the prefix, the limit:
-    // the next request joins one of them, whatever its batch. Without the split all four join the home.
+    // ~403 ms + its own 133 tokens (~13 ms): 416 ms, under 423: it joins. One more, 1 ms later: its own
+    // first token ~428 ms (the wait now holds the joiner's question) plus the ~13 ms its question adds to
+    // the one joiner's step, past the 423 ms a copy takes: it goes elsewhere (a spill: the home holds more
+    // of it). Then two backends compute the prefix, the limit: the next request joins one of them,
+    // whatever its batch. Without the split all four join the home.
     const { router, ctx } = setup();
     const req = (k: number) => ({ ...prompt(33, 256, k, 8), outputTokens: 256 });
     const first = router.route(req(0), ctx(0)).decision;
@@ -208,6 +209,37 @@ describe("prefix_aware", () => {
     const next = router.route(req(3), ctx(22)).decision;
     expect([first.backendId, copy.backendId]).toContain(next.backendId);
     expect(next.reason).toBe("affinity");
+  });
+
+  it("counts the delay a request adds to the joiners waiting, not the earliest joiner's whole wait", () => {
+    // A burst 20 ms apart: the first request's 4,229 tokens take ~423 ms. The request at 40 ms (one
+    // joiner waiting) would get its first token ~409 ms on and add ~13 ms to that joiner's step: 422 ms,
+    // under the 423 ms of a copy: it joins (the earliest joiner's whole wait, ~429 ms, would have started
+    // a copy). The request at 60 ms, with two joiners waiting: ~402 + 2 × 13 = 428 ms: it starts one.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(35, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    for (const t of [20, 40]) {
+      const joiner = router.route(req(t), ctx(t)).decision;
+      expect(joiner.backendId).toBe(first.backendId);
+      expect(joiner.reason).toBe("affinity");
+    }
+    const copy = router.route(req(60), ctx(60)).decision;
+    expect(copy.backendId).not.toBe(first.backendId);
+    expect(copy.reason).toBe("spill");
+  });
+
+  it("does not split a pending prefix joined by one request (a shared opening), however long that one has waited", () => {
+    // One joiner 20 ms in, the next request 100 ms later: its own first token ~329 ms on, plus ~13 ms on
+    // the one joiner's step, is far under a fresh prefill elsewhere (~423 ms): it joins. A test on the
+    // earliest joiner's whole wait (100 + 316 + 13 = 429 ms) would have started a copy here.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(36, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    expect(router.route(req(1), ctx(20)).decision.backendId).toBe(first.backendId);
+    const late = router.route(req(2), ctx(120)).decision;
+    expect(late.backendId).toBe(first.backendId);
+    expect(late.reason).toBe("affinity");
   });
 
   it("starts no copy while another burst's prefix is being computed from scratch (bursts clustering)", () => {

@@ -29,11 +29,12 @@
  * the charge stops: spreading a hot prefix to a second home is then a
  * load decision, left to the queue, decode and bound terms as before.
  * The requests that join a prefix still being computed share one step after
- * it, so the earliest waits for all of them: once that wait would pass a
- * fresh prefill elsewhere, the home is shut for the request and it starts one
- * copy, uncharged; past two backends computing it, or while another prefix is
- * being computed from scratch anywhere (bursts clustering), no copy
- * (../burst-split.ts, ../fresh-prefills.ts).
+ * it, so each joiner's suffix delays every joiner already waiting: once a
+ * request's own first token at the home plus that delay (k joiners × its
+ * suffix) would pass a fresh prefill elsewhere, the home is shut for the
+ * request and it starts one copy, uncharged; past two backends computing it,
+ * or while another prefix is being computed from scratch anywhere (bursts
+ * clustering), no copy (../burst-split.ts, ../fresh-prefills.ts).
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -315,8 +316,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         margin > 0 ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now) : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
-    // A burst whose joining batch at the home would be slower than a fresh prefill elsewhere starts one
-    // copy (../burst-split.ts): the home is shut for this request, and nobody is charged the repeat.
+    // A request whose own first token at the home plus the delay it adds to the joiners waiting there would
+    // pass a fresh prefill elsewhere starts one copy (../burst-split.ts): the home is shut for this request,
+    // and nobody is charged the repeat.
     const chargeRepeat =
       homeComputing && !this.splitsBurst(req, matched, leastAt, leastUncached, output, ctx.now);
     let bestCost = Number.POSITIVE_INFINITY;
@@ -401,10 +403,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const first = this.startWaitMs(i, now) + this.model.prefillMs(i, uncached);
       if (first < elsewhere) elsewhere = first;
     }
-    const joinedAt = this.pending.firstJoinAt(home, key, now) ?? now;
-    const batch = now - joinedAt + this.startWaitMs(home, now) + this.model.prefillMs(home, homeUncached);
+    const suffix = this.model.prefillMs(home, homeUncached);
+    const own = this.startWaitMs(home, now) + suffix;
+    const joiners = this.pending.joinersOf(home, key, now);
     const othersComputing = this.fresh.othersPending(req.blocks[0]!, now);
-    if (!startsCopy(batch, elsewhere, homes, othersComputing)) return false;
+    if (!startsCopy(own, suffix, joiners, elsewhere, homes, othersComputing)) return false;
     costs[home] = Number.POSITIVE_INFINITY;
     return true;
   }
