@@ -6,8 +6,9 @@ import { engineFlags } from "../../sim/flags";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "../../sim/prepare";
 import { PrefixAwarePolicy } from "../../src/routing/policies/prefix-aware";
 import { Router } from "../../src/routing/router";
-import { viewOf } from "../../sim/policies";
-import { type FleetConfig, type RouterFactory, simulatePolicy } from "../../sim/simulator";
+import { engineSignalMaxAgeMs } from "../../src/routing/defaults";
+import { readingsOf, routerFactory, viewOf } from "../../sim/policies";
+import { type FleetConfig, type RouterFactory, type SimRouter, simulatePolicy } from "../../sim/simulator";
 
 /** What an audit reads inside one engine model (sim/model/): its block pool, its scheduler, its batch. */
 export interface EngineInside {
@@ -115,4 +116,23 @@ export function simulatePrefixAware(w: Parameters<typeof simulatePolicy>[0], fle
     (specs) => new Router(specs, { policy: new PrefixAwarePolicy(), blockTokens: w.blockTokens }),
     viewOf("prefix_aware"),
   );
+}
+
+/**
+ * prefix_aware's router as bench:sim builds it or, with TIE=ms in the environment, with that tie tolerance
+ * instead (0.9 / 1.1 / 1.2 against 1): a perturbation of no meaning that shows how far a p99 moves by chance,
+ * the audits' noise gauge (tail-gaps/README.md). `scrapeMs` > 0: engine readings as that scrape gives them.
+ */
+export function tieGaugedRouter(blockTokens: number, scrapeMs: number): RouterFactory {
+  return (specs, readings): SimRouter =>
+    process.env.TIE === undefined
+      ? routerFactory("prefix_aware", blockTokens)(specs, readings)
+      : new Router(specs, {
+          policy: new PrefixAwarePolicy({
+            tieToleranceMs: Number(process.env.TIE),
+            ...(scrapeMs > 0 ? { engineSignalMaxAgeMs: engineSignalMaxAgeMs(scrapeMs) } : {}),
+          }),
+          blockTokens,
+          ...readingsOf("prefix_aware", readings),
+        });
 }

@@ -8,12 +8,9 @@
 // SHOW=N rows.
 // An audit only: the head wait is counted by wrapping EngineMemory's method, nothing here changes routing.
 import { writeFileSync } from "node:fs";
-import { engineSignalMaxAgeMs } from "../../../src/routing/defaults";
-import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
-import { Router } from "../../../src/routing/router";
-import { readingsOf, routerFactory, viewOf } from "../../../sim/policies";
-import { type SimRouter, simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, withTtft, MOONCAKE_MOE_8_TUNING } from "../audit-run";
+import { viewOf } from "../../../sim/policies";
+import { simulatePolicy } from "../../../sim/simulator";
+import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, tieGaugedRouter, withTtft } from "../audit-run";
 
 const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
 const scrapeMs = Number(process.env.SCRAPE_MS ?? 1000);
@@ -50,18 +47,7 @@ const r = simulatePolicy(
   { ...fleet, scrapeMs },
   "prefix_aware",
   withTtft((specs, readings) => {
-    // TIE=ms: another tie tolerance, a perturbation of no meaning that shows how far p99 moves by chance.
-    const router: SimRouter =
-      process.env.TIE === undefined
-        ? routerFactory("prefix_aware", w.blockTokens)(specs, readings)
-        : new Router(specs, {
-            policy: new PrefixAwarePolicy({
-              tieToleranceMs: Number(process.env.TIE),
-              engineSignalMaxAgeMs: engineSignalMaxAgeMs(scrapeMs),
-            }),
-            blockTokens: w.blockTokens,
-            ...readingsOf("prefix_aware", readings),
-          });
+    const router = tieGaugedRouter(w.blockTokens, scrapeMs)(specs, readings);
     let k = 0;
     return {
       ...router,

@@ -18,11 +18,16 @@ import { PrefillCostModel } from "../../../src/routing/cost-model";
 import { EngineMemory } from "../../../src/routing/engine-memory";
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import type { EngineReq } from "../../../sim/model/scheduler";
-import { engineSignalMaxAgeMs } from "../../../src/routing/defaults";
-import { Router } from "../../../src/routing/router";
-import { readingsOf, routerFactory, viewOf } from "../../../sim/policies";
-import { type SimRouter, simulatePolicy } from "../../../sim/simulator";
-import { type EngineInside, loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, quantileOf, withTtft } from "../audit-run";
+import { viewOf } from "../../../sim/policies";
+import { simulatePolicy } from "../../../sim/simulator";
+import {
+  type EngineInside,
+  loadAuditRunFromArgv,
+  MOONCAKE_MOE_8_TUNING,
+  quantileOf,
+  tieGaugedRouter,
+  withTtft,
+} from "../audit-run";
 
 const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
 const scrapeMs = Number(process.env.SCRAPE_MS ?? 1000);
@@ -135,18 +140,7 @@ const res = simulatePolicy(
   { ...fleet, scrapeMs },
   "prefix_aware",
   withTtft((specs, readings) => {
-    // TIE=ms: another tie tolerance (0.9 / 1.1 / 1.2 against 1), the noise gauge of tail-gaps/README.md.
-    const router: SimRouter =
-      process.env.TIE === undefined
-        ? routerFactory("prefix_aware", bt)(specs, readings)
-        : new Router(specs, {
-            policy: new PrefixAwarePolicy({
-              tieToleranceMs: Number(process.env.TIE),
-              ...(scrapeMs > 0 ? { engineSignalMaxAgeMs: engineSignalMaxAgeMs(scrapeMs) } : {}),
-            }),
-            blockTokens: bt,
-            ...readingsOf("prefix_aware", readings),
-          });
+    const router = tieGaugedRouter(bt, scrapeMs)(specs, readings);
     let k = 0;
     return {
       ...router,
