@@ -1,7 +1,9 @@
-// The table of seeds.txt (written by seeds.sh): per seed and run, prefix_aware's TTFT p99 under main, the
-// rule and the rule with the guard, llm-d's, the guard against main and against llm-d, and hit / backends
-// per burst / cold prefills for each version. Reads only the audit's own summary lines.
+// The table of seeds.txt (written by seeds.sh): per seed and run, prefix_aware's TTFT p99 under three versions
+// (VERSIONS="base middle candidate", default "main rule guard"; joiner-delay/ uses "main guard jd"), llm-d's,
+// the candidate against each of the others, and hit / backends per burst / cold prefills for each version;
+// then means over runs, by seed group. Reads only the audit's own summary lines.
 //   npx tsx bench/results/burst-split-2/seeds-table.ts bench/results/burst-split-2/seeds.txt
+//   VERSIONS="main guard jd" npx tsx bench/results/burst-split-2/seeds-table.ts bench/results/joiner-delay/seeds.txt
 import { readFileSync } from "node:fs";
 
 interface Line {
@@ -10,6 +12,9 @@ interface Line {
   perBurst: string;
   cold: string;
 }
+const names = (process.env.VERSIONS ?? "main rule guard").split(/\s+/).filter((v) => v !== "");
+if (names.length !== 3) throw new RangeError(`VERSIONS: three names (base middle candidate), got "${process.env.VERSIONS}"`);
+const [base, middle, cand] = names as [string, string, string];
 const file = process.argv[2] ?? "bench/results/burst-split-2/seeds.txt";
 const rows = new Map<string, Map<string, Line>>();
 let key = "";
@@ -22,20 +27,44 @@ for (const line of readFileSync(file, "utf8").split("\n")) {
     if (!rows.has(key)) rows.set(key, new Map());
     continue;
   }
-  const m = /^(prefix_aware|llmd): TTFT p50 \d+ ms p99 (\d+) ms hit ([\d.]+%); backends per burst mean ([\d.]+).*cold prefills (\d+)/.exec(
-    line,
-  );
+  const m =
+    /^(prefix_aware|llmd): TTFT p50 \d+ ms p99 (\d+) ms hit ([\d.]+%); backends per burst mean ([\d.]+).*cold prefills (\d+)/.exec(
+      line,
+    );
   if (!m) continue;
   const who = m[1] === "llmd" ? "llmd" : version;
   rows.get(key)!.set(who, { p99: Number(m[2]), hit: m[3]!, perBurst: m[4]!, cold: m[5]! });
 }
-const pct = (a: number, b: number) => `${a >= b ? "+" : "−"}${Math.abs((a / b - 1) * 100).toFixed(1)}%`;
-console.log("| seed | run | main | rule | guard | llm-d | guard vs main | guard vs rule | guard vs llm-d | hit main / rule / guard | backends per burst main / rule / guard | cold prefills main / rule / guard |");
+const rel = (a: number, b: number) => (a / b - 1) * 100;
+const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}%`;
+const three = `${base} / ${middle} / ${cand}`;
+console.log(
+  `| seed | run | ${base} | ${middle} | ${cand} | llm-d | ${cand} vs ${base} | ${cand} vs ${middle} | ${cand} vs llm-d | hit ${three} | backends per burst ${three} | cold prefills ${three} |`,
+);
 console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+const groups = new Map<string, { vsBase: number[]; vsMiddle: number[]; vsLlmd: number[]; middleVsBase: number[] }>();
 for (const [k, r] of rows) {
-  const [main, rule, guard, llmd] = ["main", "rule", "guard", "llmd"].map((v) => r.get(v));
-  if (!main || !rule || !guard || !llmd) continue;
+  const [b, m, c, llmd] = [base, middle, cand, "llmd"].map((v) => r.get(v));
+  if (!b || !m || !c || !llmd) continue;
   console.log(
-    `| ${k} | ${main.p99} | ${rule.p99} | ${guard.p99} | ${llmd.p99} | ${pct(guard.p99, main.p99)} | ${pct(guard.p99, rule.p99)} | ${pct(guard.p99, llmd.p99)} | ${main.hit} / ${rule.hit} / ${guard.hit} | ${main.perBurst} / ${rule.perBurst} / ${guard.perBurst} | ${main.cold} / ${rule.cold} / ${guard.cold} |`,
+    `| ${k} | ${b.p99} | ${m.p99} | ${c.p99} | ${llmd.p99} | ${pct(rel(c.p99, b.p99))} | ${pct(rel(c.p99, m.p99))} | ${pct(rel(c.p99, llmd.p99))} | ${b.hit} / ${m.hit} / ${c.hit} | ${b.perBurst} / ${m.perBurst} / ${c.perBurst} | ${b.cold} / ${m.cold} / ${c.cold} |`,
   );
+  const seed = Number(k.split(" | ")[0]);
+  const g = seed >= 20 ? "20, 22, 27, 30 (clustered)" : "1, 2, 6, 7, 8";
+  if (!groups.has(g)) groups.set(g, { vsBase: [], vsMiddle: [], vsLlmd: [], middleVsBase: [] });
+  const s = groups.get(g)!;
+  s.vsBase.push(rel(c.p99, b.p99));
+  s.vsMiddle.push(rel(c.p99, m.p99));
+  s.vsLlmd.push(rel(c.p99, llmd.p99));
+  s.middleVsBase.push(rel(m.p99, b.p99));
 }
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log("");
+console.log(
+  `| seeds | runs | ${middle} vs ${base} | ${cand} vs ${base} | ${cand} vs ${middle} | ${cand} vs llm-d | ${cand} worse than ${base} | worst ${cand} vs ${base} |`,
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const [g, s] of groups)
+  console.log(
+    `| ${g} | ${s.vsBase.length} | ${pct(mean(s.middleVsBase))} | ${pct(mean(s.vsBase))} | ${pct(mean(s.vsMiddle))} | ${pct(mean(s.vsLlmd))} | ${s.vsBase.filter((x) => x > 0).length} of ${s.vsBase.length} | ${pct(Math.max(...s.vsBase))} |`,
+  );
