@@ -372,7 +372,7 @@ export class RouterDO extends DurableObject<Env> {
 
   private count(input: CompleteInput, outcome: RouteOutcome): void {
     if (input.failure === "unused") return;
-    if (input.ok) this.usage.completed++;
+    if (input.ok && input.backendError !== true) this.usage.completed++;
     else this.usage.failed++;
     // From the outcome the router got, not the report: what the index was charged.
     if (outcome.outputTokens !== undefined) this.usage.outputTokens += outcome.outputTokens;

@@ -5,7 +5,7 @@
  * answer for the client, no lease left open, the pool's figures right.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { authHeaders, BACKEND_KEY, expectOpenAIError, gatewayWithEnv, poolStats, settle } from "./helpers";
 
 const base = () => (env as unknown as { TEST_METRICS_FAULT_URL: string }).TEST_METRICS_FAULT_URL;
@@ -26,11 +26,11 @@ function oddPool(model: string, path: string): { BACKENDS: string } {
   };
 }
 
-function ask(model: string, stream: boolean): RequestInit {
+function ask(model: string, stream: boolean, content = "hi"): RequestInit {
   return {
     method: "POST",
     headers: authHeaders(),
-    body: JSON.stringify({ model, stream, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+    body: JSON.stringify({ model, stream, max_tokens: 8, messages: [{ role: "user", content }] }),
   };
 }
 
@@ -86,6 +86,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
   for (const [what, path, stream] of [
     ["a JSON answer", "empty", false],
     ["an event stream", "emptysse", true],
+    ["no body at all, a 204", "nocontent", false],
   ] as const) {
     it(`200 with an empty body (${what}) is a 502 for the client and a fault of that backend, not a success`, async () => {
       const model = `odd-${path}`;
@@ -118,5 +119,33 @@ describe("a backend that answers 200 with the wrong thing", () => {
       // Who is to blame is unknown (the engine, or a request it cannot serve): no fault, as for a poison 500.
       expect(s.backends[0]!.consecutiveFailures).toBe(0);
     });
+
+    it(`${what}: routing still learns the prompt's blocks there (the backend answered; counting it failed is the counters' business)`, async () => {
+      const model = `odd-${path}-learn`;
+      const env = oddPool(model, path);
+      const prompt = "a question long enough to fill several blocks of sixteen tokens each ".repeat(8);
+      await gatewayWithEnv(env, "/v1/chat/completions", ask(model, stream, prompt));
+      await settle(model);
+      const again = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, stream, prompt));
+      expect(again.headers.get("x-prefix-gateway-route")).toBe("affinity");
+    });
   }
+
+  it("a relayed 400 (an error answer's own error body) is the client's answer, with no backendError flag in the log and no fault", async () => {
+    const spy = vi.spyOn(console, "log");
+    const model = "odd-e400";
+    const res = await gatewayWithEnv(oddPool(model, "e400"), "/v1/chat/completions", ask(model, false));
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("maximum context length");
+    await settle(model);
+    const line = spy.mock.calls
+      .map((args) => String(args[0]))
+      .filter((l) => l.startsWith('{"msg":"request"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.model === model);
+    expect(line).toBeDefined();
+    expect(line!.status).toBe(400);
+    expect(line!.backendError).toBeUndefined();
+    expect((await poolStats(model)).backends[0]!.consecutiveFailures).toBe(0);
+  });
 });

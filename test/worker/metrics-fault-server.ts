@@ -15,7 +15,9 @@
  * - /emptysse/v1/chat/completions: 200 text/event-stream that ends before its first event;
  * - /sseerr/v1/chat/completions:   200 text/event-stream, one token, then an error event and [DONE] (vLLM's way
  *                                  of failing a request mid-stream);
- * - /err200/v1/chat/completions:   200 application/json whose body is an OpenAI error object.
+ * - /err200/v1/chat/completions:   200 application/json whose body is an OpenAI error object;
+ * - /nocontent/v1/chat/completions: 204, no body at all;
+ * - /e400/v1/chat/completions:     400 with vLLM's OpenAI error body for a prompt past the context length.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -128,6 +130,22 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(
           JSON.stringify({ error: { message: "engine failed", type: "InternalServerError", code: 500 } }),
+        );
+        return;
+      case "/nocontent/v1/chat/completions":
+        res.writeHead(204);
+        res.end();
+        return;
+      case "/e400/v1/chat/completions":
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            object: "error",
+            message: "This model's maximum context length is 131072 tokens.",
+            type: "BadRequestError",
+            param: null,
+            code: 400,
+          }),
         );
         return;
       default:

@@ -93,13 +93,15 @@ export function respond(
             ? "timeout"
             : failure;
     // A stream the client left after content was computed all the same: the prefix is cached there.
+    const ok = res.ok && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
     // An error object inside a 2xx is a failed request; whose fault is unknown (the engine, or a request it
     // cannot serve), so it is no failure kind and no fault of the backend, like a 500 seen on two backends.
-    const ok =
-      res.ok && !t.sawError && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
+    // (An error answer's own body is an error object too: that is its status, not this flag.)
+    const backendError = res.ok && t.sawError;
     const now = Date.now();
     report({
       ok,
+      ...(backendError ? { backendError: true as const } : {}),
       status: res.status,
       ...(ended !== undefined ? { failure: ended } : {}),
       ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
@@ -118,7 +120,7 @@ export function respond(
       ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
       ...(firstContentAt !== undefined && eventStream ? { ttftMs: firstContentAt - startedAt } : {}),
       ...(end.kind === "client_abort" ? { aborted: true } : {}),
-      ...(t.sawError ? { backendError: true } : {}),
+      ...(backendError ? { backendError: true } : {}),
       ...(end.kind === "stream_error" || end.kind === "idle_timeout" ? { error: end.message } : {}),
     });
   };

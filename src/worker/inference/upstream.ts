@@ -115,8 +115,11 @@ export async function callBackend(
     res.body?.cancel().catch(() => {});
     return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
   }
-  if (res.body === null)
+  if (res.body === null) {
+    // No body at all (a 204 or 205 by the Fetch standard): on a success, the same fault as an empty one.
+    if (res.ok) return failed(new Error(`answered ${res.status} with an empty body, not an API response`));
     return { kind: "response", res, startedAt, abort, reader: undefined, first: undefined };
+  }
   const reader = res.body.getReader();
   // An error answer is relayed (or buffered for a retry) as it comes; a success is read up to its first
   // bytes before the client sees a header, so that one without any is still a failure we can retry.
@@ -131,10 +134,7 @@ export async function callBackend(
     );
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
-    if (done || value === undefined || value.byteLength === 0) {
-      if (!done) reader.cancel().catch(() => {});
-      return failed(new Error(`answered ${res.status} with an empty body, not an API response`));
-    }
+    if (done) return failed(new Error(`answered ${res.status} with an empty body, not an API response`));
     return { kind: "response", res, startedAt, abort, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});

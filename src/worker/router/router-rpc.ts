@@ -181,6 +181,12 @@ export interface CompleteInput {
   readonly outputTokens?: number;
   /** Gateway received the request → last byte, ms (end-to-end latency). */
   readonly durationMs?: number;
+  /**
+   * The 2xx answer carried an error object (vLLM's mid-stream error event, a JSON error body): a failed
+   * request in the counters, no fault of the backend (whose fault is unknown), and `ok` stays what the
+   * backend computed (tokens came: the prefix is cached there), so routing learns as from any answer.
+   */
+  readonly backendError?: true;
 }
 
 /** A request the Worker routed by itself (the RouterDO was unreachable), reported afterwards. */

@@ -124,7 +124,7 @@ export class PoolStats {
   ended(arm: number, figures: DecisionFigures, input: CompleteInput): void {
     const a = this.arms[arm];
     if (a === undefined || input.failure === "unused") return;
-    if (input.ok) a.completed++;
+    if (input.ok && input.backendError !== true) a.completed++;
     else if (input.failure !== "client_abort") a.failed++;
     if (input.ok && input.cachedTokens !== undefined) {
       const h = a.hits;
