@@ -120,13 +120,16 @@ export class PoolStats {
     };
   }
 
-  /** A lease of `arm` ended with what the Worker reported. */
-  ended(arm: number, figures: DecisionFigures, input: CompleteInput): void {
+  /**
+   * A lease of `arm` ended with what the Worker reported. `figures` undefined: a lease an earlier
+   * RouterDO instance decided (its decision's figures went with it): counted, but not in the hits.
+   */
+  ended(arm: number, figures: DecisionFigures | undefined, input: CompleteInput): void {
     const a = this.arms[arm];
     if (a === undefined || input.failure === "unused") return;
     if (input.ok) a.completed++;
     else if (input.failure !== "client_abort") a.failed++;
-    if (input.ok && input.cachedTokens !== undefined) {
+    if (input.ok && input.cachedTokens !== undefined && figures !== undefined) {
       const h = a.hits;
       h.requests++;
       h.promptTokens += figures.promptTokens;

@@ -1,0 +1,152 @@
+/**
+ * What a RouterDO must not forget when it is evicted (or restarted by a
+ * deploy): a fresh instance on the same storage (evictDurableObject keeps the
+ * storage and drops the instance) still applies the end of a lease its
+ * predecessor granted — a backend fault reaches health, the counters count
+ * it — and counts in flight again the leases a Worker re-announces.
+ */
+import { evictDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { RouterDO } from "../../durable-objects/router-do";
+import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
+import type { HeldLease, PoolSpec } from "../../src/worker/router/router-rpc";
+import { spareUrls } from "./helpers";
+
+function spec(...backends: { id: string; url: string }[]): PoolSpec {
+  return testPoolSpec(backends, { policy: "least_outstanding", healthProbeSeconds: 30 });
+}
+
+interface Granted {
+  readonly leaseId: string;
+  readonly held: HeldLease;
+}
+
+/**
+ * Routes until a lease lands on `id`; returns it, held as the Worker holds it. The others stay open
+ * (least_outstanding would never pick `id` again if they ended), and are pushed to `others`.
+ */
+async function leaseOn(
+  stub: DurableObjectStub<RouterDO>,
+  version: string,
+  id: string,
+  others: string[] = [],
+): Promise<Granted> {
+  for (let i = 0; i < 200; i++) {
+    const r = await stub.route({ fleetVersion: version, blocks: [i + 1], promptTokens: 16 });
+    if (!r.ok) throw new Error(r.message);
+    if (r.backendId === id) {
+      if (r.instance === undefined) throw new Error("the RouterDO did not say its instance");
+      return { leaseId: r.leaseId, held: { backendId: id, instance: r.instance, arm: r.arm, ageMs: 0 } };
+    }
+    others.push(r.leaseId);
+  }
+  throw new Error(`no lease on ${id}`);
+}
+
+async function adopt(stub: DurableObjectStub<RouterDO>, version: string, s: PoolSpec): Promise<string> {
+  const r = await stub.route({ fleetVersion: version, spec: s, blocks: [], promptTokens: 1 });
+  if (!r.ok) throw new Error(r.message);
+  await stub.complete(r.leaseId, { ok: true });
+  return r.instance!;
+}
+
+async function statsOf(stub: DurableObjectStub<RouterDO>) {
+  const s = await stub.stats();
+  if (!s.ok) throw new Error(s.message);
+  return s;
+}
+
+describe("RouterDO eviction", () => {
+  it("a fault reported after a fresh instance took over ejects the backend like before, and counts once", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("evict-fault");
+    const before = await adopt(stub, "ev1", spec({ id: "f-a", url: a }, { id: "f-b", url: b }));
+    // Three streams on f-b, open when the object is evicted.
+    const open: Granted[] = [];
+    for (let k = 0; k < 3; k++) open.push(await leaseOn(stub, "ev1", "f-b"));
+    const failedBefore = (await statsOf(stub)).usage.failed;
+    await evictDurableObject(stub);
+    const fresh = await statsOf(stub);
+    expect(fresh.leases).toBe(0); // the fresh instance never saw them
+    // A report without what the Worker holds is unknown to it, as before.
+    expect((await stub.complete(open[0]!.leaseId, { ok: false, failure: "timeout" })).ok).toBe(false);
+    // With it, each fault counts: the third ejects f-b (EJECT_AFTER_FAULTS = 3).
+    for (const g of open) {
+      const r = await stub.complete(
+        g.leaseId,
+        { ok: false, failure: "timeout" },
+        { ...g.held, ageMs: 20_000 },
+      );
+      expect(r).toEqual({ ok: true, backendId: "f-b" });
+    }
+    let s = await statsOf(stub);
+    expect(s.backends.find((x) => x.id === "f-b")!.healthy).toBe(false);
+    expect(s.usage.failed).toBe(3);
+    expect(s.usage.ejections).toBe(1);
+    // The same end reported again (a carried report resent) is skipped.
+    const again = await stub.completeAll(
+      open.map((g) => ({
+        leaseId: g.leaseId,
+        outcome: { ok: false, failure: "timeout" as const },
+        held: g.held,
+      })),
+    );
+    expect(again.ended).toBe(0);
+    s = await statsOf(stub);
+    expect(s.usage.failed).toBe(3);
+    // A lease of this very instance, already ended, stays skipped too.
+    const mine = await stub.route({ fleetVersion: "ev1", blocks: [900], promptTokens: 16 });
+    if (!mine.ok) throw new Error(mine.message);
+    expect(mine.instance).not.toBe(before);
+    await stub.complete(mine.leaseId, { ok: true });
+    const held: HeldLease = { backendId: mine.backendId, instance: mine.instance!, arm: "a", ageMs: 0 };
+    expect((await stub.complete(mine.leaseId, { ok: true }, held)).ok).toBe(false);
+    expect(failedBefore).toBe(0);
+  });
+
+  it("leases a Worker re-announces to a fresh instance count in flight again until they end", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("evict-reopen");
+    await adopt(stub, "er1", spec({ id: "r-a", url: a }, { id: "r-b", url: b }));
+    const others: string[] = [];
+    const onA = await leaseOn(stub, "er1", "r-a", others);
+    const onB = await leaseOn(stub, "er1", "r-b", others);
+    expect((await statsOf(stub)).leases).toBe(2 + others.length);
+    await evictDurableObject(stub);
+    const next = await stub.route({ fleetVersion: "er1", blocks: [500], promptTokens: 16 });
+    if (!next.ok) throw new Error(next.message);
+    expect(next.instance).not.toBe(onA.held.instance);
+    expect(next.cellInflight).toBe(1); // the two streams are uncounted: what this repairs
+    const reopened = await stub.reopen([
+      { leaseId: onA.leaseId, held: { ...onA.held, ageMs: 15_000 } },
+      { leaseId: onB.leaseId, held: { ...onB.held, ageMs: 15_000 } },
+      // A lease of this instance, and one whose deadline has passed, are not reopened.
+      {
+        leaseId: next.leaseId,
+        held: { backendId: next.backendId, instance: next.instance!, arm: "a", ageMs: 0 },
+      },
+      { leaseId: "long-gone", held: { ...onA.held, ageMs: 10_000_000 } },
+    ]);
+    expect(reopened).toEqual({ ok: true, reopened: 2 });
+    let s = await statsOf(stub);
+    expect(s.leases).toBe(3);
+    expect(s.backends.reduce((n, x) => n + x.inflight, 0)).toBe(3);
+    expect(s.backends.find((x) => x.id === "r-a")!.inflight).toBeGreaterThanOrEqual(1);
+    // Re-announced twice (another isolate, or a resend): counted once.
+    expect((await stub.reopen([{ leaseId: onA.leaseId, held: onA.held }])).reopened).toBe(0);
+    const completedBefore = s.usage.completed;
+    await stub.complete(next.leaseId, { ok: true });
+    await stub.complete(onA.leaseId, { ok: true, promptTokens: 16, cachedTokens: 0 }, onA.held);
+    await stub.complete(onB.leaseId, { ok: false, failure: "stream_error" }, onB.held);
+    s = await statsOf(stub);
+    expect(s.leases).toBe(0);
+    expect(s.backends.every((x) => x.inflight === 0)).toBe(true);
+    expect(s.usage.completed).toBe(completedBefore + 2);
+    expect(s.usage.failed).toBe(1);
+    expect(s.backends.find((x) => x.id === "r-b")!.consecutiveFailures).toBe(1);
+    // Ended here: neither its end nor its re-announcement counts again.
+    expect((await stub.complete(onA.leaseId, { ok: true }, onA.held)).ok).toBe(false);
+    expect((await stub.reopen([{ leaseId: onA.leaseId, held: onA.held }])).reopened).toBe(0);
+  });
+});
