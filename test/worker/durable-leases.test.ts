@@ -11,7 +11,17 @@ import { describe, expect, it } from "vitest";
 import type { RouterDO } from "../../durable-objects/router-do";
 import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import type { HeldLease, PoolSpec } from "../../src/worker/router/router-rpc";
-import { spareUrls } from "./helpers";
+import {
+  authHeaders,
+  chatBody,
+  gatewayWithEnv,
+  longPrompt,
+  MODEL,
+  openWithEnv,
+  poolStats,
+  settle,
+  spareUrls,
+} from "./helpers";
 
 function spec(...backends: { id: string; url: string }[]): PoolSpec {
   return testPoolSpec(backends, { policy: "least_outstanding", healthProbeSeconds: 30 });
@@ -148,5 +158,50 @@ describe("RouterDO eviction", () => {
     // Ended here: neither its end nor its re-announcement counts again.
     expect((await stub.complete(onA.leaseId, { ok: true }, onA.held)).ok).toBe(false);
     expect((await stub.reopen([{ leaseId: onA.leaseId, held: onA.held }])).reopened).toBe(0);
+  });
+});
+
+describe("through the Worker", () => {
+  /** A route call no loaded machine misses (a local decision holds no lease), every report sent at once. */
+  const vars = { ROUTER_TIMEOUT_MS: "10000", REPORT_CARRY_MS: "0" };
+  const chat = (seed: string, extra: Record<string, unknown>): RequestInit => ({
+    method: "POST",
+    headers: authHeaders(),
+    body: chatBody(longPrompt(seed, 40), "q", extra),
+  });
+
+  it("a stream open across an eviction is counted in flight again after the next request, and its end is applied", async () => {
+    expect(
+      (await gatewayWithEnv(vars, "/v1/chat/completions", chat("ev-warm", { max_tokens: 2 }))).status,
+    ).toBe(200);
+    await settle();
+    const stream = await openWithEnv(
+      vars,
+      "/v1/chat/completions",
+      chat("ev-stream", { stream: true, max_tokens: 400 }),
+    );
+    expect(stream.res.status).toBe(200);
+    const reader = stream.res.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    expect((await poolStats()).leases).toBe(1);
+    const endedBefore = (await poolStats()).usage;
+    await evictDurableObject(env.ROUTER.getByName(MODEL));
+    expect((await poolStats()).leases).toBe(0); // what the edge pass saw: the open stream forgotten
+    // The next request's route answer comes from another instance: the isolate re-announces its stream.
+    expect(
+      (await gatewayWithEnv(vars, "/v1/chat/completions", chat("ev-next", { max_tokens: 2 }))).status,
+    ).toBe(200);
+    const during = await poolStats();
+    expect(during.leases).toBe(1);
+    expect(during.backends.reduce((n, b) => n + b.inflight, 0)).toBe(1);
+    // The client leaves: the stream's end reaches the new instance and releases its slot.
+    await reader.cancel("client went away");
+    await stream.settled();
+    const after = await poolStats();
+    expect(after.leases).toBe(0);
+    expect(after.backends.every((b) => b.inflight === 0)).toBe(true);
+    // The fresh instance's counters (since it started; persisted counters are another matter) saw both ends.
+    expect(after.usage.completed + after.usage.failed).toBeGreaterThanOrEqual(2);
+    expect(endedBefore.completed).toBeGreaterThanOrEqual(1);
   });
 });
