@@ -35,7 +35,12 @@ import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
 import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
-import { CARRIED_COMPLETES_MAX, FOREIGN_LEASES_REMEMBERED, ROUTER_CELLS_MAX } from "../src/routing/defaults";
+import {
+  CARRIED_COMPLETES_MAX,
+  FOREIGN_LEASES_REMEMBERED,
+  ROUTER_CELLS_MAX,
+  STATS_SAVE_MS,
+} from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
@@ -144,6 +149,11 @@ export class RouterDO extends DurableObject<Env> {
     restorations: 0,
     observed: 0,
   };
+  /** Epoch ms since which the arms' figures count (PoolSnapshot.since): kept across evictions. */
+  private countingSince = Date.now();
+  /** The counters changed since they were last saved (the alarm saves them: STATS_SAVE_MS). */
+  private countersDirty = false;
+  private countersSavedAt = 0;
   /** The alarm we believe is scheduled (undefined: none), so the hot path rarely touches storage. */
   private alarmAt: number | undefined;
   /** What this cell knows of every cell's load, relayed between the isolates that call it (cell-loads.ts). */
@@ -161,6 +171,7 @@ export class RouterDO extends DurableObject<Env> {
         this.applySpec(saved.version, saved.spec, false);
         this.router!.loadHealth(this.store.loadHealth(saved.spec));
         for (const id of this.store.loadDrained()) this.router!.setDrained(id, true);
+        this.restoreCounters();
       }
       this.alarmAt = (await ctx.storage.getAlarm()) ?? undefined;
     });
@@ -183,6 +194,9 @@ export class RouterDO extends DurableObject<Env> {
       const old = this.router;
       this.router = new PoolRouter(specs, poolRouterOptions(spec, this.scraper.book.read));
       this.stats_ = new PoolStats(armPolicies(spec), spec.shadow ? SHADOW_POLICY : undefined);
+      // New arms count from now (saved, so a restart does not bring the old arms' figures back).
+      this.countingSince = Date.now();
+      this.countersChanged();
       if (old !== undefined) {
         this.router.loadHealth(old.healthRows());
         for (const id of old.drainedIds()) this.router.setDrained(id, true);
@@ -242,7 +256,8 @@ export class RouterDO extends DurableObject<Env> {
       );
       if (!this.budget!.tryWithdraw()) {
         this.usage.retriesRefused++;
-        await this.scheduleAlarm(router.nextProbeAt());
+        this.countersChanged();
+        await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
         return { ok: false, code: "retry_budget_exhausted", message: "the pool's retry budget is spent" };
       }
       this.usage.retried++;
@@ -263,6 +278,7 @@ export class RouterDO extends DurableObject<Env> {
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
     const figures = this.stats_!.routed(pick, req.promptTokens);
+    this.countersChanged();
     this.leases.add({
       id: leaseId,
       backendId: decision.backendId,
@@ -270,9 +286,7 @@ export class RouterDO extends DurableObject<Env> {
       deadline,
     });
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
-    await this.scheduleAlarm(
-      Math.min(deadline, router.nextProbeAt() ?? deadline, this.scraper.nextAt() ?? deadline),
-    );
+    await this.scheduleAlarm(this.soonest(deadline, router.nextProbeAt(), this.scraper.nextAt()));
     const ejected = [...router.ejectedIds(), ...router.drainedIds()];
     return {
       ok: true,
@@ -319,7 +333,7 @@ export class RouterDO extends DurableObject<Env> {
     if (backendId === undefined) {
       return { ok: false, code: "unknown_lease", message: `lease ${leaseId} is unknown or already ended` };
     }
-    await this.scheduleAlarm(this.router?.nextProbeAt());
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return { ok: true, backendId };
   }
 
@@ -329,7 +343,7 @@ export class RouterDO extends DurableObject<Env> {
    */
   async completeAll(items: readonly CarriedComplete[]): Promise<CompleteAllResult> {
     const ended = this.endAll(items, this.context());
-    await this.scheduleAlarm(this.router?.nextProbeAt());
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return { ok: true, ended };
   }
 
@@ -404,7 +418,7 @@ export class RouterDO extends DurableObject<Env> {
     this.usage.observed++;
     this.count(input.outcome, outcome);
     this.healthChanged(change);
-    await this.scheduleAlarm(router.nextProbeAt());
+    await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
     return { ok: true };
   }
 
@@ -481,6 +495,7 @@ export class RouterDO extends DurableObject<Env> {
 
   private count(input: CompleteInput, outcome: RouteOutcome): void {
     if (input.failure === "unused") return;
+    this.countersChanged();
     if (input.ok) this.usage.completed++;
     else this.usage.failed++;
     // From the outcome the router got, not the report: what the index was charged.
@@ -497,6 +512,7 @@ export class RouterDO extends DurableObject<Env> {
     if (change === null) return;
     if (change === "ejected") this.usage.ejections++;
     else this.usage.restorations++;
+    this.countersChanged();
     this.store.saveHealth(this.spec!, this.router!.healthRows());
   }
 
@@ -533,7 +549,14 @@ export class RouterDO extends DurableObject<Env> {
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     return {
       ok: true,
-      snapshot: poolSnapshot(this.version, this.router, this.stats_, this.usage, Date.now()),
+      snapshot: poolSnapshot(
+        this.version,
+        this.router,
+        this.stats_,
+        this.usage,
+        Date.now(),
+        this.countingSince,
+      ),
     };
   }
 
@@ -577,6 +600,7 @@ export class RouterDO extends DurableObject<Env> {
       this.verdicts.delete(l.id);
       this.router?.complete(l.ticket.pool, { ok: false }, ctx);
       this.usage.expired++;
+      this.countersChanged();
     }
     const due = this.router?.dueProbes(ctx.now) ?? [];
     // Our share of what each engine reports: every arm's requests in flight there (the shadow's are not real).
@@ -584,10 +608,54 @@ export class RouterDO extends DurableObject<Env> {
       ? this.scraper.run(ctx.now, (id) => this.router?.inflight(id) ?? 0)
       : undefined;
     await Promise.all([...due.map((id) => this.probe(id)), scrape]);
-    const next = [this.leases.earliestDeadline(), this.router?.nextProbeAt(), this.scraper.nextAt()].filter(
-      (t): t is number => t !== undefined,
+    if (this.countersDirty && Date.now() >= this.countersSavedAt + STATS_SAVE_MS) this.saveCounters();
+    await this.scheduleAlarm(
+      this.soonest(this.leases.earliestDeadline(), this.router?.nextProbeAt(), this.scraper.nextAt()),
     );
-    if (next.length > 0) await this.scheduleAlarm(Math.min(...next));
+  }
+
+  /** The earliest of `times` and of when changed counters are due to be saved; undefined: none. */
+  private soonest(...times: (number | undefined)[]): number | undefined {
+    let at: number | undefined;
+    if (this.countersDirty) at = Math.max(this.countersSavedAt + STATS_SAVE_MS, Date.now());
+    for (const t of times) if (t !== undefined && (at === undefined || t < at)) at = t;
+    return at;
+  }
+
+  private countersChanged(): void {
+    this.countersDirty = true;
+  }
+
+  /** Writes the /admin/stats figures (fleet-store.ts SavedCounters); off the hot path: the alarm calls it. */
+  private saveCounters(): void {
+    if (this.spec === undefined || this.stats_ === undefined) return;
+    this.store.saveCounters({
+      optionsKey: routerOptionsKey(this.spec),
+      usage: { ...this.usage },
+      ...this.stats_.snapshot(),
+      since: this.countingSince,
+    });
+    this.countersDirty = false;
+    this.countersSavedAt = Date.now();
+  }
+
+  /**
+   * Goes on counting from the saved figures (an evicted or restarted object): the pool's counters
+   * always, the arms' when they were counted under the same routing options (else they describe
+   * other arms, and the arms count from now).
+   */
+  private restoreCounters(): void {
+    const saved = this.store.loadCounters();
+    if (saved === undefined || this.spec === undefined || this.stats_ === undefined) return;
+    for (const k of Object.keys(this.usage) as (keyof MutableUsage)[]) {
+      const v = saved.usage[k];
+      if (typeof v === "number" && Number.isFinite(v)) this.usage[k] = v;
+    }
+    if (saved.optionsKey === routerOptionsKey(this.spec)) {
+      this.stats_.restore(saved);
+      this.countingSince = saved.since;
+      this.countersDirty = false;
+    }
   }
 
   private async probe(id: string): Promise<void> {

@@ -5,10 +5,11 @@
  * predecessor granted — a backend fault reaches health, the counters count
  * it — and counts in flight again the leases a Worker re-announces.
  */
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RouterDO } from "../../durable-objects/router-do";
+import { STATS_SAVE_MS } from "../../src/routing/defaults";
 import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import type { HeldLease, PoolSpec } from "../../src/worker/router/router-rpc";
 import {
@@ -158,6 +159,58 @@ describe("RouterDO eviction", () => {
     // Ended here: neither its end nor its re-announcement counts again.
     expect((await stub.complete(onA.leaseId, { ok: true }, onA.held)).ok).toBe(false);
     expect((await stub.reopen([{ leaseId: onA.leaseId, held: onA.held }])).reopened).toBe(0);
+  });
+});
+
+describe("RouterDO counters", () => {
+  it("the /admin/stats figures survive an eviction: saved by the alarm, restored by the fresh instance", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("evict-counters");
+    await adopt(stub, "ec1", spec({ id: "k-a", url: a }, { id: "k-b", url: b }));
+    for (let i = 0; i < 12; i++) {
+      const r = await stub.route({ fleetVersion: "ec1", blocks: [i + 1], promptTokens: 64 });
+      if (!r.ok) throw new Error(r.message);
+      await stub.complete(
+        r.leaseId,
+        i % 4 === 3
+          ? { ok: false, failure: "server_error", status: 502 }
+          : {
+              ok: true,
+              promptTokens: 64,
+              cachedTokens: 16 * (i % 3),
+              ttftMs: 20 + 7 * i,
+              durationMs: 300 + 50 * i,
+              outputTokens: 10,
+            },
+      );
+    }
+    // A change of the counters asks for an alarm within STATS_SAVE_MS (the save is never on a route call).
+    const alarmAt = await runInDurableObject(stub, (_i, state) => state.storage.getAlarm());
+    expect(alarmAt).not.toBeNull();
+    expect(alarmAt!).toBeLessThanOrEqual(Date.now() + STATS_SAVE_MS);
+    const before = await stub.snapshot();
+    if (!before.ok) throw new Error(before.message);
+    // The alarm saves when it is due (at most every STATS_SAVE_MS: the adopting request's alarm saved first).
+    await new Promise((r) => setTimeout(r, Math.max(0, alarmAt! - Date.now()) + 100));
+    await runDurableObjectAlarm(stub); // if the runtime has not run it yet
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull();
+    await evictDurableObject(stub);
+    const after = await stub.snapshot();
+    if (!after.ok) throw new Error(after.message);
+    expect(after.snapshot.arms).toEqual(before.snapshot.arms);
+    expect(after.snapshot.counters).toEqual(before.snapshot.counters);
+    expect(after.snapshot.since).toBe(before.snapshot.since);
+    expect(after.snapshot.arms[0]!.routed).toBe(13);
+    expect(after.snapshot.arms[0]!.ttftMs.count).toBe(9);
+    const usage = (await statsOf(stub)).usage;
+    expect([usage.completed, usage.failed]).toEqual([10, 3]);
+    // And they go on counting from there.
+    const r = await stub.route({ fleetVersion: "ec1", blocks: [99], promptTokens: 64 });
+    if (!r.ok) throw new Error(r.message);
+    await stub.complete(r.leaseId, { ok: true, ttftMs: 5, durationMs: 50 });
+    const more = await stub.snapshot();
+    expect(more.ok && more.snapshot.arms[0]!.routed).toBe(14);
+    expect(more.ok && more.snapshot.arms[0]!.ttftMs.count).toBe(10);
   });
 });
 
