@@ -60,10 +60,10 @@ export interface PoolSpec extends RouterSettings {
 
 /**
  * Why an attempt ended badly. Backend faults (count toward ejection):
- * connect_error, timeout, server_error (502/503/504), stream_error (cut
+ * connect_error, timeout, server_error (502/503/504; a 503 with a retry-after is throttled), stream_error (cut
  * mid-way). Judged later: http_500 (a fault only if the retry elsewhere
- * succeeds). Not the backend's fault: throttled (429: routed around for its
- * retry-after), client_abort, request_error (4xx, or a 500 the request got
+ * succeeds). Not the backend's fault: throttled (a 429, or a 503 with a
+ * retry-after: routed around for its retry-after), client_abort, request_error (4xx, or a 500 the request got
  * everywhere), unused (a lease whose decision arrived after the Worker had
  * decided without it).
  */
