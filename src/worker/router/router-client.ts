@@ -20,6 +20,11 @@
  * RouterDO, which carries it and has the object end it before deciding; if
  * none comes in time, the waiting reports go in one completeAll call.
  *
+ * The RouterDO keeps its leases in memory: this isolate remembers the ones
+ * whose streams it holds (held-leases.ts), re-announces them when a route
+ * answer comes from a new instance of the object (evicted, redeployed), and
+ * sends what it holds of a lease with its end, so that end still counts.
+ *
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
