@@ -9,9 +9,27 @@
  * from traffic within seconds, and persisting it per request would cost a
  * write on the hot path. Health is written only when it changes state
  * (ejection, restoration, a probe), never per request.
+ *
+ * The /admin/stats figures (counters, latency sketches: SavedCounters) are
+ * one JSON row, rewritten by the object's alarm at most every STATS_SAVE_MS
+ * when they changed, so an evicted or restarted object goes on counting
+ * from them. Bounded: fixed counters, four sketches of at most
+ * SKETCH_BIN_LIMIT bins, a counter per backend id the pool has routed to.
  */
 import type { HealthRow } from "../src/routing";
-import type { PoolSpec } from "../src/worker/router/router-rpc";
+import type { PoolSpec, UsageTotals } from "../src/worker/router/router-rpc";
+import type { ArmSnapshot, ShadowSnapshot } from "../src/worker/stats/pool-snapshot";
+
+/** What a RouterDO's counters were when last saved. */
+export interface SavedCounters {
+  /** The router options the arms' figures were counted under (figures of other arms are dropped). */
+  readonly optionsKey: string;
+  readonly usage: UsageTotals;
+  readonly arms: readonly ArmSnapshot[];
+  readonly shadow?: ShadowSnapshot;
+  /** When these figures were first counted (epoch ms): the "since" of /admin/stats. */
+  readonly since: number;
+}
 
 type MetaRow = { value: string } & Record<string, SqlStorageValue>;
 type HealthSqlRow = { id: string; url: string; row: string } & Record<string, SqlStorageValue>;
@@ -58,6 +76,15 @@ export class FleetStore {
 
   saveDrained(ids: readonly string[]): void {
     this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('drained', ?)`, JSON.stringify(ids));
+  }
+
+  loadCounters(): SavedCounters | undefined {
+    const rows = this.sql.exec<MetaRow>(`SELECT value FROM meta WHERE key = 'counters'`).toArray();
+    return rows.length === 0 ? undefined : (JSON.parse(rows[0]!.value) as SavedCounters);
+  }
+
+  saveCounters(c: SavedCounters): void {
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('counters', ?)`, JSON.stringify(c));
   }
 
   /** Health rows of the spec's backends at their current urls (rows of other addresses are stale). */

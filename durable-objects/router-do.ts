@@ -11,6 +11,21 @@
  * ENGINE_SCRAPE_MS on, the same alarm reads the backends' /metrics
  * (engine-scrape.ts) and the Routers route on those readings.
  *
+ * Leases live in memory only, and an object is evicted after some idle time
+ * and restarted by every deploy. Persisting them (a row per route, deleted
+ * at its end) would make every routing decision wait for its write to be
+ * confirmed (a SQLite-backed object's output gate holds a response until its
+ * writes are durable, replicated off the machine: Cloudflare, "Zero-latency
+ * SQLite storage in every Durable Object", 2024) and bill two row writes per
+ * request. Instead, nothing is written on the hot path: every route answer
+ * names this instance; the Worker holding a stream keeps its lease
+ * (src/worker/router/held-leases.ts), re-announces it to an instance that
+ * did not grant it (reopen: counted in flight again, same deadline), and
+ * reports its end with what it holds, so a new instance still applies it to
+ * health and the counters, once (foreign-leases.ts). The cost: a fresh
+ * instance decides without the streams it was not yet told of, until the
+ * first answer to each holding isolate (that isolate's next route call).
+ *
  * The pool's Routers (src/routing/pool-router.ts) are one or two A/B arms
  * and an optional shadow; what their traffic did is counted in PoolStats
  * and read as one mergeable snapshot. Operators drain backends (persisted)
@@ -20,7 +35,12 @@ import { DurableObject } from "cloudflare:workers";
 import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
 import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
-import { CARRIED_COMPLETES_MAX, ROUTER_CELLS_MAX } from "../src/routing/defaults";
+import {
+  CARRIED_COMPLETES_MAX,
+  FOREIGN_LEASES_REMEMBERED,
+  ROUTER_CELLS_MAX,
+  STATS_SAVE_MS,
+} from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
@@ -39,9 +59,12 @@ import type {
   CompleteInput,
   CompleteResult,
   DrainInput,
+  HeldLease,
   ObserveInput,
   ObserveResult,
   PoolSpec,
+  ReopenedLease,
+  ReopenResult,
   RouteInput,
   RouteResult,
   SnapshotResult,
@@ -52,13 +75,15 @@ import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
 import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
+import { ForeignLeases } from "./foreign-leases";
 import { LeaseBook } from "./lease-book";
 
 /** What a lease holds from its decision to its end. */
 interface Ticket {
   readonly pool: PoolTicket;
   readonly routedAt: number;
-  readonly figures: DecisionFigures;
+  /** The decision's hit figures; undefined for a lease an earlier instance granted (reopen). */
+  readonly figures: DecisionFigures | undefined;
 }
 
 const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
@@ -96,6 +121,13 @@ type MutableUsage = { -readonly [K in keyof UsageTotals]: UsageTotals[K] };
 export class RouterDO extends DurableObject<Env> {
   private readonly store: FleetStore;
   private readonly leases = new LeaseBook<Ticket>();
+  /**
+   * This instance (RouteResult.instance): an evicted or restarted object forgets its leases, and the
+   * Workers that hold them tell a lease of another instance by it (foreign-leases.ts).
+   */
+  private readonly instance = crypto.randomUUID();
+  private readonly startedAt = Date.now();
+  private readonly foreign = new ForeignLeases(FOREIGN_LEASES_REMEMBERED);
   private readonly scraper = new EngineScraper();
   private readonly verdicts = new Map<string, PendingVerdict>();
   private router: PoolRouter | undefined;
@@ -117,6 +149,11 @@ export class RouterDO extends DurableObject<Env> {
     restorations: 0,
     observed: 0,
   };
+  /** Epoch ms since which the arms' figures count (PoolSnapshot.since): kept across evictions. */
+  private countingSince = Date.now();
+  /** The counters changed since they were last saved (the alarm saves them: STATS_SAVE_MS). */
+  private countersDirty = false;
+  private countersSavedAt = 0;
   /** The alarm we believe is scheduled (undefined: none), so the hot path rarely touches storage. */
   private alarmAt: number | undefined;
   /** What this cell knows of every cell's load, relayed between the isolates that call it (cell-loads.ts). */
@@ -134,6 +171,7 @@ export class RouterDO extends DurableObject<Env> {
         this.applySpec(saved.version, saved.spec, false);
         this.router!.loadHealth(this.store.loadHealth(saved.spec));
         for (const id of this.store.loadDrained()) this.router!.setDrained(id, true);
+        this.restoreCounters();
       }
       this.alarmAt = (await ctx.storage.getAlarm()) ?? undefined;
     });
@@ -156,6 +194,9 @@ export class RouterDO extends DurableObject<Env> {
       const old = this.router;
       this.router = new PoolRouter(specs, poolRouterOptions(spec, this.scraper.book.read));
       this.stats_ = new PoolStats(armPolicies(spec), spec.shadow ? SHADOW_POLICY : undefined);
+      // New arms count from now (saved, so a restart does not bring the old arms' figures back).
+      this.countingSince = Date.now();
+      this.countersChanged();
       if (old !== undefined) {
         this.router.loadHealth(old.healthRows());
         for (const id of old.drainedIds()) this.router.setDrained(id, true);
@@ -206,15 +247,17 @@ export class RouterDO extends DurableObject<Env> {
     let avoid: string | undefined;
     if (input.retryOf !== undefined) {
       const failed = this.leases.get(input.retryOf.leaseId);
-      avoid = failed?.backendId;
+      avoid = failed?.backendId ?? input.retryOf.held?.backendId;
       this.finish(
         input.retryOf.leaseId,
         { ok: false, failure: input.retryOf.failure, ...retryAfter(input.retryOf) },
         ctx,
+        input.retryOf.held,
       );
       if (!this.budget!.tryWithdraw()) {
         this.usage.retriesRefused++;
-        await this.scheduleAlarm(router.nextProbeAt());
+        this.countersChanged();
+        await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
         return { ok: false, code: "retry_budget_exhausted", message: "the pool's retry budget is spent" };
       }
       this.usage.retried++;
@@ -235,6 +278,7 @@ export class RouterDO extends DurableObject<Env> {
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
     const figures = this.stats_!.routed(pick, req.promptTokens);
+    this.countersChanged();
     this.leases.add({
       id: leaseId,
       backendId: decision.backendId,
@@ -242,9 +286,7 @@ export class RouterDO extends DurableObject<Env> {
       deadline,
     });
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
-    await this.scheduleAlarm(
-      Math.min(deadline, router.nextProbeAt() ?? deadline, this.scraper.nextAt() ?? deadline),
-    );
+    await this.scheduleAlarm(this.soonest(deadline, router.nextProbeAt(), this.scraper.nextAt()));
     const ejected = [...router.ejectedIds(), ...router.drainedIds()];
     return {
       ok: true,
@@ -259,6 +301,7 @@ export class RouterDO extends DurableObject<Env> {
       ...(shadow !== undefined ? { shadow } : {}),
       ...(ejected.length > 0 ? { ejected } : {}),
       cellInflight: this.leases.size,
+      instance: this.instance,
       ...(input.cellLoads !== undefined ? this.relayLoads(input.cellLoads, ctx.now) : {}),
     };
   }
@@ -284,13 +327,13 @@ export class RouterDO extends DurableObject<Env> {
   }
 
   /** Ends a lease: releases the in-flight slot and feeds what happened back to the router. */
-  async complete(leaseId: string, input: CompleteInput): Promise<CompleteResult> {
+  async complete(leaseId: string, input: CompleteInput, held?: HeldLease): Promise<CompleteResult> {
     const ctx = this.context();
-    const backendId = this.finish(leaseId, input, ctx);
+    const backendId = this.finish(leaseId, input, ctx, held);
     if (backendId === undefined) {
       return { ok: false, code: "unknown_lease", message: `lease ${leaseId} is unknown or already ended` };
     }
-    await this.scheduleAlarm(this.router?.nextProbeAt());
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return { ok: true, backendId };
   }
 
@@ -300,7 +343,7 @@ export class RouterDO extends DurableObject<Env> {
    */
   async completeAll(items: readonly CarriedComplete[]): Promise<CompleteAllResult> {
     const ended = this.endAll(items, this.context());
-    await this.scheduleAlarm(this.router?.nextProbeAt());
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return { ok: true, ended };
   }
 
@@ -309,8 +352,51 @@ export class RouterDO extends DurableObject<Env> {
     let ended = 0;
     const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
     for (let i = 0; i < n; i++)
-      if (this.finish(items[i]!.leaseId, items[i]!.outcome, ctx) !== undefined) ended++;
+      if (this.finish(items[i]!.leaseId, items[i]!.outcome, ctx, items[i]!.held) !== undefined) ended++;
     return ended;
+  }
+
+  /**
+   * Counts in flight again the leases a Worker still holds open that an earlier instance granted
+   * (this one started after them: an eviction or a deploy emptied the lease book), so the load
+   * bound sees their streams; each keeps the deadline it was granted with. At most
+   * CARRIED_COMPLETES_MAX per call. Skipped: leases of this instance, known or already ended here,
+   * past their deadline, or on a backend no longer in the pool.
+   */
+  async reopen(items: readonly ReopenedLease[]): Promise<ReopenResult> {
+    const router = this.router;
+    const spec = this.spec;
+    if (router === undefined || spec === undefined) return { ok: true, reopened: 0 };
+    const ctx = this.context();
+    let reopened = 0;
+    let earliest: number | undefined;
+    const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
+    for (let i = 0; i < n; i++) {
+      const { leaseId, held } = items[i]!;
+      if (held.instance === this.instance || this.leases.get(leaseId) !== undefined) continue;
+      if (this.foreign.hasEnded(leaseId)) continue;
+      const routedAt = this.foreignRoutedAt(held, ctx.now);
+      const deadline = routedAt + spec.leaseTtlSeconds * 1000;
+      if (deadline <= ctx.now) continue;
+      const pool = router.restore(held.backendId, armIndex(held.arm), routedAt);
+      if (pool === undefined) continue;
+      this.leases.add({
+        id: leaseId,
+        backendId: held.backendId,
+        ticket: { pool, routedAt, figures: undefined },
+        deadline,
+      });
+      reopened++;
+      earliest = Math.min(earliest ?? deadline, deadline);
+    }
+    await this.scheduleAlarm(earliest);
+    return { ok: true, reopened };
+  }
+
+  /** When a lease of an earlier instance was granted, by our clock: never after this instance started. */
+  private foreignRoutedAt(held: HeldLease, now: number): number {
+    const age = Number.isFinite(held.ageMs) ? Math.max(0, held.ageMs) : 0;
+    return Math.min(now - age, this.startedAt);
   }
 
   /** Learns from a decision the Worker made without us (we were unreachable): affinity and health. */
@@ -332,14 +418,20 @@ export class RouterDO extends DurableObject<Env> {
     this.usage.observed++;
     this.count(input.outcome, outcome);
     this.healthChanged(change);
-    await this.scheduleAlarm(router.nextProbeAt());
+    await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
     return { ok: true };
   }
 
-  private finish(leaseId: string, input: CompleteInput, ctx: RouteContext): string | undefined {
+  private finish(
+    leaseId: string,
+    input: CompleteInput,
+    ctx: RouteContext,
+    held?: HeldLease,
+  ): string | undefined {
     const lease = this.leases.take(leaseId);
     const router = this.router;
-    if (lease === undefined || router === undefined) return undefined;
+    if (router === undefined) return undefined;
+    if (lease === undefined) return this.endForeign(leaseId, input, ctx, held);
     const verdict = this.verdicts.get(leaseId);
     if (verdict !== undefined) {
       this.verdicts.delete(leaseId);
@@ -357,10 +449,41 @@ export class RouterDO extends DurableObject<Env> {
         );
     }
     const outcome = this.outcomeOf(lease.backendId, input, ctx);
-    this.healthChanged(router.complete(lease.ticket.pool, outcome, ctx));
+    const reopened = lease.ticket.figures === undefined;
+    if (reopened) this.foreign.markEnded(leaseId);
+    // A reopened lease's blocks were never recorded here: only its health verdict applies.
+    this.healthChanged(router.complete(lease.ticket.pool, reopened ? verdictOnly(outcome) : outcome, ctx));
     this.count(input, outcome);
     this.stats_?.ended(lease.ticket.pool.arm, lease.ticket.figures, input);
     return lease.backendId;
+  }
+
+  /**
+   * The end of a lease this instance does not hold, reported with what the Worker holds of it. One
+   * an earlier instance granted (that instance was evicted or restarted) still counts, once: its
+   * fault reaches its backend's health, its figures the counters, as if that instance had ended it.
+   * Anything else (unknown, already ended, a lease of this instance dropped by a fleet change) is
+   * skipped, as before.
+   */
+  private endForeign(
+    leaseId: string,
+    input: CompleteInput,
+    ctx: RouteContext,
+    held: HeldLease | undefined,
+  ): string | undefined {
+    const router = this.router;
+    if (router === undefined || held === undefined || held.instance === this.instance) return undefined;
+    if (this.foreign.hasEnded(leaseId)) return undefined;
+    if (!this.spec!.backends.some((b) => b.id === held.backendId)) return undefined;
+    this.foreign.markEnded(leaseId);
+    const outcome = this.outcomeOf(held.backendId, input, ctx);
+    const routedAt = this.foreignRoutedAt(held, ctx.now);
+    this.healthChanged(
+      router.observe(held.backendId, { blocks: [], promptTokens: 0 }, verdictOnly(outcome), routedAt, ctx),
+    );
+    this.count(input, outcome);
+    this.stats_?.ended(armIndex(held.arm), undefined, input);
+    return held.backendId;
   }
 
   /** The routing core's outcome of a report; a 429 also throttles its backend for its retry-after. */
@@ -372,6 +495,7 @@ export class RouterDO extends DurableObject<Env> {
 
   private count(input: CompleteInput, outcome: RouteOutcome): void {
     if (input.failure === "unused") return;
+    this.countersChanged();
     if (input.ok && input.backendError !== true) this.usage.completed++;
     else this.usage.failed++;
     // From the outcome the router got, not the report: what the index was charged.
@@ -388,6 +512,7 @@ export class RouterDO extends DurableObject<Env> {
     if (change === null) return;
     if (change === "ejected") this.usage.ejections++;
     else this.usage.restorations++;
+    this.countersChanged();
     this.store.saveHealth(this.spec!, this.router!.healthRows());
   }
 
@@ -424,7 +549,14 @@ export class RouterDO extends DurableObject<Env> {
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     return {
       ok: true,
-      snapshot: poolSnapshot(this.version, this.router, this.stats_, this.usage, Date.now()),
+      snapshot: poolSnapshot(
+        this.version,
+        this.router,
+        this.stats_,
+        this.usage,
+        Date.now(),
+        this.countingSince,
+      ),
     };
   }
 
@@ -468,6 +600,7 @@ export class RouterDO extends DurableObject<Env> {
       this.verdicts.delete(l.id);
       this.router?.complete(l.ticket.pool, { ok: false }, ctx);
       this.usage.expired++;
+      this.countersChanged();
     }
     const due = this.router?.dueProbes(ctx.now) ?? [];
     // Our share of what each engine reports: every arm's requests in flight there (the shadow's are not real).
@@ -475,10 +608,54 @@ export class RouterDO extends DurableObject<Env> {
       ? this.scraper.run(ctx.now, (id) => this.router?.inflight(id) ?? 0)
       : undefined;
     await Promise.all([...due.map((id) => this.probe(id)), scrape]);
-    const next = [this.leases.earliestDeadline(), this.router?.nextProbeAt(), this.scraper.nextAt()].filter(
-      (t): t is number => t !== undefined,
+    if (this.countersDirty && Date.now() >= this.countersSavedAt + STATS_SAVE_MS) this.saveCounters();
+    await this.scheduleAlarm(
+      this.soonest(this.leases.earliestDeadline(), this.router?.nextProbeAt(), this.scraper.nextAt()),
     );
-    if (next.length > 0) await this.scheduleAlarm(Math.min(...next));
+  }
+
+  /** The earliest of `times` and of when changed counters are due to be saved; undefined: none. */
+  private soonest(...times: (number | undefined)[]): number | undefined {
+    let at: number | undefined;
+    if (this.countersDirty) at = Math.max(this.countersSavedAt + STATS_SAVE_MS, Date.now());
+    for (const t of times) if (t !== undefined && (at === undefined || t < at)) at = t;
+    return at;
+  }
+
+  private countersChanged(): void {
+    this.countersDirty = true;
+  }
+
+  /** Writes the /admin/stats figures (fleet-store.ts SavedCounters); off the hot path: the alarm calls it. */
+  private saveCounters(): void {
+    if (this.spec === undefined || this.stats_ === undefined) return;
+    this.store.saveCounters({
+      optionsKey: routerOptionsKey(this.spec),
+      usage: { ...this.usage },
+      ...this.stats_.snapshot(),
+      since: this.countingSince,
+    });
+    this.countersDirty = false;
+    this.countersSavedAt = Date.now();
+  }
+
+  /**
+   * Goes on counting from the saved figures (an evicted or restarted object): the pool's counters
+   * always, the arms' when they were counted under the same routing options (else they describe
+   * other arms, and the arms count from now).
+   */
+  private restoreCounters(): void {
+    const saved = this.store.loadCounters();
+    if (saved === undefined || this.spec === undefined || this.stats_ === undefined) return;
+    for (const k of Object.keys(this.usage) as (keyof MutableUsage)[]) {
+      const v = saved.usage[k];
+      if (typeof v === "number" && Number.isFinite(v)) this.usage[k] = v;
+    }
+    if (saved.optionsKey === routerOptionsKey(this.spec)) {
+      this.stats_.restore(saved);
+      this.countingSince = saved.since;
+      this.countersDirty = false;
+    }
   }
 
   private async probe(id: string): Promise<void> {
@@ -507,6 +684,16 @@ export class RouterDO extends DurableObject<Env> {
     this.alarmAt = at;
     await this.ctx.storage.setAlarm(at);
   }
+}
+
+/** The part of an outcome that judges health (success, backend fault), without figures for the index. */
+function verdictOnly(outcome: RouteOutcome): RouteOutcome {
+  return { ok: outcome.ok, ...(outcome.backendFault === true ? { backendFault: true } : {}) };
+}
+
+/** The arm index of a label; a label this pool does not have counts in arm A. */
+function armIndex(label: ArmLabel): 0 | 1 {
+  return label === "b" ? 1 : 0;
 }
 
 function retryAfter(r: NonNullable<RouteInput["retryOf"]>): { retryAfterMs?: number } {

@@ -330,3 +330,21 @@ export function defaultVar(name: SettingName): string {
 
 /** Lease ends one call carries at most (a route call, or one batch of a flush): bounds the payload and the object's work per call. */
 export const CARRIED_COMPLETES_MAX = 64;
+
+/**
+ * Ids of leases an earlier RouterDO instance granted that this instance has ended (re-announced
+ * ones, or ends reported for leases it never saw), remembered so that a second report of the same
+ * end (a carried report sent again after a timeout) is not counted twice. Such leases are the
+ * ones open when the object was evicted or restarted (a deploy restarts it under load): this many
+ * ids (~40 bytes each) covers a deploy in the middle of thousands of open streams.
+ */
+export const FOREIGN_LEASES_REMEMBERED = 8192;
+
+/**
+ * A RouterDO's /admin/stats counters and latency sketches are written to its storage at most this
+ * often, by its alarm, when they changed (never by a route call itself): an object is evicted after
+ * ~10 s without calls (a hibernatable one; Cloudflare, "Lifecycle of a Durable Object"), so the last
+ * figures are saved before that, and a restart (a deploy, a crash) loses at most this much of them.
+ * One write per this long: each holds the object's responses of that moment until it is confirmed.
+ */
+export const STATS_SAVE_MS = 5000;

@@ -161,3 +161,27 @@ describe("PoolRouter.drain", () => {
     expect(pool.drainedIds()).toEqual(["b"]);
   });
 });
+
+describe("PoolRouter.restore", () => {
+  it("counts a re-announced request in flight on its backend until it completes, and learns nothing from it", () => {
+    const pool = new PoolRouter(fleet, { arms: [{ policy: "prefix_aware", indexStride: 1 }] });
+    expect(pool.restore("nowhere", 0, 0)).toBeUndefined();
+    const t = pool.restore("b", 0, -5_000)!;
+    expect(pool.inflight("b")).toBe(1);
+    // The load bound sees it: the next decision reports it in flight there.
+    expect(pool.stats(0).arms[0]!.backends.find((x) => x.id === "b")!.inflight).toBe(1);
+    pool.complete(t, { ok: true, promptTokens: 256, cachedTokens: 256, outputTokens: 64 }, ctx);
+    expect(pool.inflight("b")).toBe(0);
+    // Completing twice changes nothing, and the index holds nothing of it.
+    pool.complete(t, { ok: true }, ctx);
+    expect(pool.inflight("b")).toBe(0);
+    expect(pool.route(req(1000), 0, ctx).decision.availableCachedTokens).toBe(0);
+  });
+
+  it("a restored request's fault judges its backend like a routed one's", () => {
+    const pool = new PoolRouter(fleet, { arms: [{ policy: "least_outstanding", indexStride: 1, health }] });
+    const t = pool.restore("c", 0, 0)!;
+    expect(pool.complete(t, { ok: false, backendFault: true }, ctx)).toBe("ejected");
+    expect(pool.ejectedIds()).toEqual(["c"]);
+  });
+});

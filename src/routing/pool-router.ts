@@ -115,6 +115,17 @@ export class PoolRouter {
     return this.arms[t.arm]!.complete(t.ticket, outcome, ctx);
   }
 
+  /**
+   * Counts in flight a request an earlier holder of this state routed to `backendId` for `arm`
+   * (Router.restore); the shadow is not told (it never feeds health or load). undefined for a
+   * backend not in the pool.
+   */
+  restore(backendId: string, arm: ArmIndex, routedAt: number): PoolTicket | undefined {
+    const a = (arm < this.arms.length ? arm : 0) as ArmIndex;
+    const ticket = this.arms[a]!.restore(backendId, routedAt);
+    return ticket === undefined ? undefined : { arm: a, ticket };
+  }
+
   /** A decision made without us (the Worker decided alone): arm A learns it, as the pool's default. */
   observe(
     backendId: string,

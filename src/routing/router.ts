@@ -317,6 +317,37 @@ export class Router {
   }
 
   /**
+   * Counts in flight, on `backendId`, a request routed there at `routedAt` by
+   * an earlier holder of this state (a RouterDO instance that was evicted: the
+   * Worker re-announces the leases it still holds open). Nothing is learnt:
+   * its blocks and its cost were the old instance's; only the load bound
+   * needs to see it. complete() releases it like any ticket (the outcome then
+   * judges health; with no blocks recorded, the index learns nothing).
+   * undefined for a backend not in the fleet.
+   */
+  restore(backendId: string, routedAt: number): RouteTicket | undefined {
+    const slot = this.byId.get(backendId);
+    if (slot === undefined) return undefined;
+    const f = this.fleet;
+    const req: RouteRequest = { blocks: [], promptTokens: 0 };
+    const inflightAtDecision = f.inflight[slot.index]!;
+    f.inflight[slot.index] = inflightAtDecision + 1;
+    f.totalInflight++;
+    const receipt = this.record(slot, req, 0);
+    // Nobody decided here: this decision is never reported (the lease's route result went out long ago).
+    const decision: RouteDecision = {
+      backendId,
+      reason: "fallback",
+      expectedCachedTokens: 0,
+      availableCachedTokens: 0,
+      inflightAtDecision,
+    };
+    const ticket: RouteTicket = { backendId, routedAt, decision };
+    this.tickets.set(ticket, { slot, req, receipt });
+    return ticket;
+  }
+
+  /**
    * A request this Router did not route (the Worker decided alone while the
    * RouterDO was unreachable) went to `backendId`: learn its blocks and its
    * outcome as if it had been routed there at `routedAt`, with nothing in flight.

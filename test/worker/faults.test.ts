@@ -187,6 +187,31 @@ describe("retries before the first byte", () => {
     expect((await backendState(urlOf(tag, `${tag}-3`))).stats.requests).toBe(before);
   });
 
+  it("a 503 with a retry-after is busy, like a 429: retried elsewhere, kept out for that long, never ejected", async () => {
+    const tag = "shed";
+    await fault(tag, `${tag}-2`, { kind: "status", status: 503, retryAfterSeconds: 30 });
+    let hit = false;
+    let answered = 0;
+    for (let i = 0; i < 20 && !hit; i++) {
+      const { res } = await send(tag, `q${i}`);
+      expect(res.status).toBe(200);
+      await settle(FAULT_MODEL);
+      answered = (await backendState(urlOf(tag, `${tag}-2`))).stats.requests;
+      hit = (await backend(`${tag}-2`)).throttledUntil !== undefined;
+    }
+    const b2 = await backend(`${tag}-2`);
+    expect(answered).toBeGreaterThanOrEqual(1);
+    expect(b2.healthy).toBe(true);
+    expect(b2.consecutiveFailures).toBe(0);
+    expect(b2.throttledUntil! - Date.now()).toBeGreaterThan(20_000);
+    // Throttled, it gets nothing; however many requests pass, it is never ejected.
+    const before = (await backendState(urlOf(tag, `${tag}-2`))).stats.requests;
+    for (let i = 0; i < 9; i++) expect((await send(tag, `after ${i}`)).res.status).toBe(200);
+    await settle(FAULT_MODEL);
+    expect((await backendState(urlOf(tag, `${tag}-2`))).stats.requests).toBe(before);
+    expect((await backend(`${tag}-2`)).healthy).toBe(true);
+  });
+
   it("when every backend answers 429, the client gets 429 with the backend's retry-after", async () => {
     const tag = "allbusy";
     for (const url of faultUrls())

@@ -4,8 +4,9 @@
  * A retry happens only before the first byte reaches the client, only on
  * another backend, at most once per request, and only while the pool's retry
  * budget allows (router/router-client.ts: the RouterDO spends it). It is tried for
- * a refused or timed-out connection, a 502/503/504, a 429 (whose retry-after
- * keeps that backend out of decisions for a while), and a 500. A 500 is the
+ * a refused or timed-out connection, a 502/503/504, a 429 or a 503 with a
+ * retry-after (busy: that backend is kept out of decisions for that long,
+ * never blamed), and a 500. A 500 is the
  * one ambiguous answer — the backend may be broken, or the request may break
  * every backend (a poison prompt) — and the retry is the test: if the same
  * request succeeds elsewhere, the first backend takes a fault; if it fails
@@ -51,7 +52,10 @@ const poison = new Set<string>();
 export function failureOf(attempt: Attempt): FailureKind | undefined {
   if (attempt.kind === "failed") return attempt.failure;
   const s = attempt.res.status;
-  if (s === 429) return "throttled";
+  // Busy, not broken: a 429, or a 503 that says when to come back (RFC 9110 §10.2.3: a 503's
+  // Retry-After is how long the service expects to be unavailable, e.g. a proxy shedding load). A
+  // 503 without it stays a fault: vLLM answers a bare 503 when its engine is dead.
+  if (s === 429 || (s === 503 && retryAfterMs(attempt.res, Date.now()) !== undefined)) return "throttled";
   if (s === 502 || s === 503 || s === 504) return "server_error";
   if (s >= 500) return "http_500";
   if (s >= 400) return "request_error";

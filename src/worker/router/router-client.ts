@@ -20,6 +20,11 @@
  * RouterDO, which carries it and has the object end it before deciding; if
  * none comes in time, the waiting reports go in one completeAll call.
  *
+ * The RouterDO keeps its leases in memory: this isolate remembers the ones
+ * whose streams it holds (held-leases.ts), re-announces them when a route
+ * answer comes from a new instance of the object (evicted, redeployed), and
+ * sends what it holds of a lease with its end, so that end still counts.
+ *
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
@@ -42,14 +47,17 @@ import { GatewayError } from "../errors";
 import { placementOptions } from "../location-hint";
 import type { ArmLabel } from "../stats/pool-snapshot";
 import { CompleteOutbox } from "./complete-carry";
+import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import { type Cell, poolCells, specVersion } from "./pool-cells";
 import type {
   CarriedComplete,
   CompleteInput,
   FailureKind,
+  HeldLease,
   ObserveInput,
   PoolSpec,
+  ReopenedLease,
   RouteInput,
   RouteResult,
 } from "./router-rpc";
@@ -120,6 +128,8 @@ export type Decision =
       readonly policy: PolicyName;
       readonly arm: ArmLabel;
       readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
+      /** The lease as this isolate holds it (held-leases.ts); absent when the object did not say its instance. */
+      readonly held?: OpenLease;
     }
   | {
       readonly via: "local";
@@ -150,6 +160,8 @@ const REPORT_TIMEOUT_MS = 5000;
 
 /** Lease ends waiting for a route call to their cell to carry them (complete-carry.ts). */
 const outbox = new CompleteOutbox();
+/** The leases this isolate holds open, re-announced to a RouterDO instance that never saw them. */
+const heldLeases = new HeldLeases();
 
 /** Per cell (RouterDO name): until when this isolate decides alone. */
 const routerDownUntil = new Map<string, number>();
@@ -198,6 +210,8 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
   const { cell, placed } =
     retryOf !== undefined ? { cell: retryOf.decision.cell, placed: undefined } : chooseCell(call);
   const local = localRouterFor(cell.name, cell.version, cell.spec);
+  // The failed attempt's lease ends with this retry (carried on its route call, or sent alone).
+  if (retryOf?.decision.via === "router") heldLeases.close(cell.name, retryOf.decision.leaseId);
   if (retryOf?.decision.via === "local") return decideLocally(call, cell, local, retryOf);
   if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) {
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
@@ -214,6 +228,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
     if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
     local.syncEjected(res.ejected);
+    const held = holdLease(call, cell, res);
     return {
       via: "router",
       cell,
@@ -226,6 +241,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
       policy: res.policy,
       arm: res.arm,
       ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
+      ...(held !== undefined ? { held } : {}),
     };
   } catch (err) {
     if (err instanceof GatewayError) throw err;
@@ -234,6 +250,51 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
     return decideLocally(call, cell, local, retryOf);
   }
+}
+
+/**
+ * Remembers the lease this isolate was granted, and, when the answer came from another instance of
+ * the cell's RouterDO than the last one (an eviction, a deploy), re-announces the leases this isolate
+ * holds of earlier instances, so the new one counts their streams in flight (held-leases.ts).
+ */
+function holdLease(
+  call: RouteCall,
+  cell: Cell,
+  res: Extract<RouteResult, { ok: true }>,
+): OpenLease | undefined {
+  if (res.instance === undefined) return undefined;
+  const now = call.now();
+  const stale = heldLeases.answered(cell.name, res.instance, now);
+  if (stale.length > 0) call.waitUntil(reopenAll(routerStub(call.router, cell, call.locationHint), stale));
+  const lease: OpenLease = {
+    leaseId: res.leaseId,
+    backendId: res.backendId,
+    instance: res.instance,
+    arm: res.arm,
+    grantedAt: now,
+    expiresAt: now + cell.spec.leaseTtlSeconds * 1000,
+  };
+  heldLeases.open(cell.name, lease, now);
+  return lease;
+}
+
+/** Re-announces held leases, CARRIED_COMPLETES_MAX per call; a failure is swallowed (their ends still count). */
+async function reopenAll(stub: RouterStub, items: readonly ReopenedLease[]): Promise<void> {
+  for (let i = 0; i < items.length; i += CARRIED_COMPLETES_MAX) {
+    const batch = items.slice(i, i + CARRIED_COMPLETES_MAX);
+    try {
+      await withinRouterDeadline((async () => stub.reopen(batch))(), REPORT_TIMEOUT_MS);
+    } catch {
+      // Unreachable: those streams go uncounted until they end; their ends are still applied.
+    }
+  }
+}
+
+/** What a decision's end tells a RouterDO instance that does not know its lease. */
+function heldFor(call: RouteCall, decision: Decision): { held?: HeldLease } {
+  return decision.via === "router" && decision.held !== undefined
+    ? { held: heldOf(decision.held, call.now()) }
+    : {};
 }
 
 /** The request's cell: the pool's only one, or the cell chooser's pick (and the family it newly placed, to relay). */
@@ -289,7 +350,8 @@ function failedReport(retryOf: RetryOf): CompleteInput {
 function endLeaseOf(call: RouteCall, retryOf: RetryOf): void {
   if (retryOf.decision.via !== "router") return;
   const stub = routerStub(call.router, retryOf.decision.cell, call.locationHint);
-  call.waitUntil(reportComplete(stub, retryOf.decision.leaseId, failedReport(retryOf)));
+  const { held } = heldFor(call, retryOf.decision);
+  call.waitUntil(reportComplete(stub, retryOf.decision.leaseId, failedReport(retryOf), held));
 }
 
 /** One route call (two when the RouterDO asks for the spec), within the deadline. */
@@ -308,6 +370,7 @@ async function routeVia(
             leaseId: retryOf.decision.leaseId,
             failure: retryOf.failure,
             ...(retryOf.retryAfterMs !== undefined ? { retryAfterMs: retryOf.retryAfterMs } : {}),
+            ...heldFor(call, retryOf.decision),
           },
         }
       : {};
@@ -361,9 +424,10 @@ export async function reportComplete(
   stub: RouterStub,
   leaseId: string,
   outcome: CompleteInput,
+  held?: HeldLease,
 ): Promise<void> {
   try {
-    await withinRouterDeadline((async () => stub.complete(leaseId, outcome))(), REPORT_TIMEOUT_MS);
+    await withinRouterDeadline((async () => stub.complete(leaseId, outcome, held))(), REPORT_TIMEOUT_MS);
   } catch {
     // The RouterDO was unreachable: the lease's TTL releases its in-flight slot instead.
   }
@@ -390,10 +454,11 @@ async function carryOrSend(
   cell: Cell,
   leaseId: string,
   outcome: CompleteInput,
+  held: HeldLease | undefined,
 ): Promise<void> {
   const stub = () => routerStub(call.router, cell, call.locationHint);
-  if (call.reportCarryMs === 0) return reportComplete(stub(), leaseId, outcome);
-  const entry = outbox.add(cell.name, { leaseId, outcome });
+  if (call.reportCarryMs === 0) return reportComplete(stub(), leaseId, outcome, held);
+  const entry = outbox.add(cell.name, { leaseId, outcome, ...(held !== undefined ? { held } : {}) });
   await new Promise((r) => setTimeout(r, call.reportCarryMs));
   if (entry.taken) return; // a route call carries it (and sends it again if that call fails)
   await reportAll(stub(), outbox.take(cell.name, Number.POSITIVE_INFINITY));
@@ -402,7 +467,8 @@ async function carryOrSend(
 /** Reports how a decision ended: its lease, or (a local decision) its own router and then observe(). */
 export function reportOutcome(call: RouteCall, decision: Decision, outcome: CompleteInput): void {
   if (decision.via === "router") {
-    call.waitUntil(carryOrSend(call, decision.cell, decision.leaseId, outcome));
+    heldLeases.close(decision.cell.name, decision.leaseId);
+    call.waitUntil(carryOrSend(call, decision.cell, decision.leaseId, outcome, heldFor(call, decision).held));
     return;
   }
   const stub = routerStub(call.router, decision.cell, call.locationHint);

@@ -60,10 +60,10 @@ export interface PoolSpec extends RouterSettings {
 
 /**
  * Why an attempt ended badly. Backend faults (count toward ejection):
- * connect_error, timeout, server_error (502/503/504), stream_error (cut
+ * connect_error, timeout, server_error (502/503/504; a 503 with a retry-after is throttled), stream_error (cut
  * mid-way). Judged later: http_500 (a fault only if the retry elsewhere
- * succeeds). Not the backend's fault: throttled (429: routed around for its
- * retry-after), client_abort, request_error (4xx, or a 500 the request got
+ * succeeds). Not the backend's fault: throttled (a 429, or a 503 with a
+ * retry-after: routed around for its retry-after), client_abort, request_error (4xx, or a 500 the request got
  * everywhere), unused (a lease whose decision arrived after the Worker had
  * decided without it).
  */
@@ -113,6 +113,8 @@ export interface RouteInput {
     readonly leaseId: string;
     readonly failure: FailureKind;
     readonly retryAfterMs?: number;
+    /** The failed lease as the Worker holds it (for an instance that does not know it). */
+    readonly held?: HeldLease;
   };
   /**
    * Leases this isolate saw end since its last call to this object (at most
@@ -155,6 +157,12 @@ export type RouteResult =
        * (src/routing/cell-families.ts). Sent back when the call carried RouteInput.cellLoads.
        */
       readonly cellFamilies?: readonly number[];
+      /**
+       * Which instance of the RouterDO answered (a random id drawn when the object starts): a caller
+       * that held leases of another instance re-announces them (reopen()), since an evicted or
+       * restarted object forgot them. Absent from an object deployed before it.
+       */
+      readonly instance?: string;
     }
   | {
       readonly ok: false;
@@ -204,10 +212,38 @@ export type ObserveResult =
   | { readonly ok: true }
   | { readonly ok: false; readonly code: "fleet_stale" | "unknown_backend"; readonly message: string };
 
+/**
+ * A lease as the Worker that holds its stream knows it: enough for a RouterDO instance that never
+ * saw it (the one that granted it was evicted) to count it in flight again (reopen()) or to apply
+ * its end to the backend's health and the counters (complete()).
+ */
+export interface HeldLease {
+  readonly backendId: string;
+  /** The instance that granted it (RouteResult.instance). */
+  readonly instance: string;
+  readonly arm: ArmLabel;
+  /** How long before this was sent the lease was granted, by the Worker's clock (ms): no clock skew. */
+  readonly ageMs: number;
+}
+
+/** A lease the Worker still holds open, re-announced to a new instance of its RouterDO. */
+export interface ReopenedLease {
+  readonly leaseId: string;
+  readonly held: HeldLease;
+}
+
+/** What reopen() did: leases counted in flight again (the others were known, ended, expired or on departed backends). */
+export interface ReopenResult {
+  readonly ok: true;
+  readonly reopened: number;
+}
+
 /** One lease's end, carried on a route call or sent in a batch (complete-carry.ts). */
 export interface CarriedComplete {
   readonly leaseId: string;
   readonly outcome: CompleteInput;
+  /** The lease as the Worker holds it (absent from a Worker deployed before it). */
+  readonly held?: HeldLease;
 }
 
 /** What completeAll() ended: leases that were open (the others were unknown or already ended). */
@@ -233,7 +269,7 @@ export interface BackendStatus {
   readonly throttledUntil?: number;
 }
 
-/** What backends reported back through complete(), since this RouterDO instance started. */
+/** What backends reported back through complete(), since the counters were first kept (README "/admin/stats"). */
 export interface UsageTotals {
   readonly completed: number;
   readonly failed: number;

@@ -1,6 +1,7 @@
 /**
  * A pool's figures as its RouterDO reports them (RouterDO.snapshot()): plain
- * data, cumulative since the object started, and mergeable — counters add,
+ * data, cumulative since `since` (kept across the object's evictions and
+ * restarts: fleet-store.ts SavedCounters), and mergeable — counters add,
  * sketches merge, histogram buckets add, backends of different cells
  * concatenate (mergeSnapshots, snapshot-merge.ts). The Worker derives rates
  * and quantiles from it (/admin/stats, /metrics) after merging.
@@ -110,6 +111,12 @@ export interface PoolSnapshot {
   readonly fleetVersion: string;
   /** Epoch ms the snapshot was taken. */
   readonly at: number;
+  /**
+   * Epoch ms since which the counters count: when the pool's RouterDO first counted under its
+   * present routing options (policy, arms, shadow, block size; a change of them starts over).
+   * Absent from an object deployed before it.
+   */
+  readonly since?: number;
   readonly backends: readonly BackendSnapshot[];
   readonly counters: PoolCounters;
   readonly arms: readonly ArmSnapshot[];

@@ -46,6 +46,15 @@ class Histogram {
   data(): HistogramData {
     return { counts: [...this.counts], sumSeconds: this.sum };
   }
+
+  /** Adds saved counts (a restarted RouterDO's); data of other buckets is ignored. */
+  load(d: HistogramData): void {
+    if (d.counts.length !== this.counts.length) return;
+    d.counts.forEach((n, i) => {
+      this.counts[i]! += n;
+    });
+    this.sum += d.sumSeconds;
+  }
 }
 
 class ArmStats {
@@ -66,6 +75,23 @@ class ArmStats {
     readonly arm: ArmLabel,
     readonly policy: PolicyName,
   ) {}
+
+  /** Adds a saved snapshot of this arm (same label and policy: the caller checked). */
+  load(d: ArmSnapshot): void {
+    this.routed += d.routed;
+    this.completed += d.completed;
+    this.failed += d.failed;
+    this.outputTokens += d.outputTokens;
+    this.outputMs += d.outputMs;
+    for (const [k, n] of Object.entries(d.reasons) as [RouteReason, number][])
+      this.reasons[k] = (this.reasons[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(d.backends)) this.backends[k] = (this.backends[k] ?? 0) + n;
+    for (const k of Object.keys(this.hits) as (keyof HitTotals)[]) this.hits[k] += d.hits[k] ?? 0;
+    this.ttft.merge(QuantileSketch.fromData(d.ttftMs));
+    this.e2e.merge(QuantileSketch.fromData(d.e2eMs));
+    this.ttftHistogram.load(d.ttftHistogram);
+    this.e2eHistogram.load(d.e2eHistogram);
+  }
 
   snapshot(): ArmSnapshot {
     return {
@@ -120,13 +146,16 @@ export class PoolStats {
     };
   }
 
-  /** A lease of `arm` ended with what the Worker reported. */
-  ended(arm: number, figures: DecisionFigures, input: CompleteInput): void {
+  /**
+   * A lease of `arm` ended with what the Worker reported. `figures` undefined: a lease an earlier
+   * RouterDO instance decided (its decision's figures went with it): counted, but not in the hits.
+   */
+  ended(arm: number, figures: DecisionFigures | undefined, input: CompleteInput): void {
     const a = this.arms[arm];
     if (a === undefined || input.failure === "unused") return;
     if (input.ok && input.backendError !== true) a.completed++;
     else if (input.failure !== "client_abort") a.failed++;
-    if (input.ok && input.cachedTokens !== undefined) {
+    if (input.ok && input.cachedTokens !== undefined && figures !== undefined) {
       const h = a.hits;
       h.requests++;
       h.promptTokens += figures.promptTokens;
@@ -155,6 +184,26 @@ export class PoolStats {
     }
   }
 
+  /**
+   * Takes back what snapshot() gave (a RouterDO restarting from its saved figures): each arm whose
+   * label and policy match, and the shadow's if its policy does. Figures of another configuration
+   * are dropped: they would describe other arms.
+   */
+  restore(saved: { arms: readonly ArmSnapshot[]; shadow?: ShadowSnapshot }): void {
+    for (const d of saved.arms) {
+      const a = this.arms.find((x) => x.arm === d.arm);
+      if (a !== undefined && a.policy === d.policy) a.load(d);
+    }
+    const sh = this.shadow;
+    if (sh !== undefined && saved.shadow !== undefined && saved.shadow.policy === sh.policy) {
+      sh.routed += saved.shadow.routed;
+      sh.agreed += saved.shadow.agreed;
+      sh.requests += saved.shadow.requests;
+      sh.promptTokens += saved.shadow.promptTokens;
+      sh.captured += saved.shadow.captured;
+    }
+  }
+
   arm(arm: number): ArmSnapshot | undefined {
     return this.arms[arm]?.snapshot();
   }
@@ -172,11 +221,13 @@ export function poolSnapshot(
   stats: PoolStats,
   usage: UsageTotals,
   now: number,
+  since: number,
 ): PoolSnapshot {
   const { arms, shadow } = stats.snapshot();
   return {
     fleetVersion,
     at: now,
+    since,
     backends: router.stats(now).arms[0]!.backends.map((b) => ({
       id: b.id,
       healthy: b.healthy,

@@ -79,6 +79,7 @@ export function mergeSnapshots(a: PoolSnapshot, b: PoolSnapshot): PoolSnapshot {
   return {
     fleetVersion: a.fleetVersion === b.fleetVersion ? a.fleetVersion : `${a.fleetVersion}+${b.fleetVersion}`,
     at: Math.max(a.at, b.at),
+    ...earliest(a.since, b.since),
     backends: [...a.backends, ...b.backends],
     counters: {
       retried: c.retried + d.retried,
@@ -91,4 +92,10 @@ export function mergeSnapshots(a: PoolSnapshot, b: PoolSnapshot): PoolSnapshot {
     arms: arms.sort((x, y) => x.arm.localeCompare(y.arm)),
     ...(shadow !== undefined ? { shadow } : {}),
   };
+}
+
+/** The cells' earliest "since": the merged counters count from when the first cell started counting. */
+function earliest(a: number | undefined, b: number | undefined): { since?: number } {
+  if (a === undefined) return b === undefined ? {} : { since: b };
+  return { since: b === undefined ? a : Math.min(a, b) };
 }

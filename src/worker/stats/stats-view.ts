@@ -50,6 +50,8 @@ export interface ArmView {
 export interface PoolView {
   readonly fleetVersion: string;
   readonly at: number;
+  /** Epoch ms since which the counters count (PoolSnapshot.since). */
+  readonly since?: number;
   readonly backends: readonly BackendSnapshot[];
   readonly counters: PoolCounters;
   /** Every arm's hits together: where the pool's reuse went. */
@@ -108,6 +110,7 @@ export function poolView(s: PoolSnapshot): PoolView {
   return {
     fleetVersion: s.fleetVersion,
     at: s.at,
+    ...(s.since !== undefined ? { since: s.since } : {}),
     backends: s.backends,
     counters: s.counters,
     hits,
