@@ -201,7 +201,10 @@ export class RouterDO extends DurableObject<Env> {
         this.router.loadHealth(old.healthRows());
         for (const id of old.drainedIds()) this.router.setDrained(id, true);
       }
-      this.leases.expire(Number.POSITIVE_INFINITY);
+      // Dropped leases end unknown to the new arms; a reopened one (no figures of this instance) too, not
+      // as an earlier instance's lease (endForeign would count it).
+      for (const l of this.leases.expire(Number.POSITIVE_INFINITY))
+        if (l.ticket.figures === undefined) this.foreign.markEnded(l.id);
       this.verdicts.clear();
     } else {
       this.router.setHealthSettings(healthSettings(spec));

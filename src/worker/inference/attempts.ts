@@ -54,8 +54,10 @@ export function failureOf(attempt: Attempt): FailureKind | undefined {
   const s = attempt.res.status;
   // Busy, not broken: a 429, or a 503 that says when to come back (RFC 9110 §10.2.3: a 503's
   // Retry-After is how long the service expects to be unavailable, e.g. a proxy shedding load). A
-  // 503 without it stays a fault: vLLM answers a bare 503 when its engine is dead.
-  if (s === 429 || (s === 503 && retryAfterMs(attempt.res, Date.now()) !== undefined)) return "throttled";
+  // 503 without it stays a fault: vLLM answers a bare 503 when its engine is dead. Nor does a 503 asking
+  // for no wait at all (Retry-After 0, or a date already past) make it busy: that would throttle it for
+  // 0 ms and never eject a dead engine behind such a proxy.
+  if (s === 429 || (s === 503 && (retryAfterMs(attempt.res, Date.now()) ?? 0) > 0)) return "throttled";
   if (s === 502 || s === 503 || s === 504) return "server_error";
   if (s >= 500) return "http_500";
   if (s >= 400) return "request_error";

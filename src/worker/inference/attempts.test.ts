@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { failureOf } from "./attempts";
+import type { Attempt } from "./upstream";
+
+const answered = (status: number, headers: Record<string, string> = {}): Attempt => ({
+  kind: "response",
+  res: new Response(null, { status, headers }),
+  startedAt: 0,
+  abort: new AbortController(),
+  reader: undefined,
+  first: undefined,
+});
+
+describe("failureOf", () => {
+  it("a 429 is busy; a 503 is busy only when it asks for a wait, else a fault (a dead engine)", () => {
+    expect(failureOf(answered(429))).toBe("throttled");
+    expect(failureOf(answered(503, { "retry-after": "30" }))).toBe("throttled");
+    expect(failureOf(answered(503))).toBe("server_error");
+    // A wait of nothing would throttle for 0 ms and never eject a dead engine behind such a proxy.
+    expect(failureOf(answered(503, { "retry-after": "0" }))).toBe("server_error");
+    expect(failureOf(answered(503, { "retry-after": "Wed, 31 Dec 2025 23:59:00 GMT" }))).toBe("server_error");
+  });
+
+  it("other statuses: 5xx faults, 4xx the request's, 2xx none", () => {
+    expect(failureOf(answered(502))).toBe("server_error");
+    expect(failureOf(answered(500))).toBe("http_500");
+    expect(failureOf(answered(400))).toBe("request_error");
+    expect(failureOf(answered(200))).toBeUndefined();
+  });
+});
