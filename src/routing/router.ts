@@ -279,22 +279,15 @@ export class Router {
     if (all !== undefined)
       for (let j = 0; j < all.length; j++) if (f.healthy[j] && all[j]! > available) available = all[j]!;
     const matched = f.matchedOn(i, req.blocks);
-    const inflightAtDecision = f.inflight[i]!;
-    f.inflight[i] = inflightAtDecision + 1;
-    f.totalInflight++;
     slot.routed++;
-    const receipt = this.record(slot, req, matched);
-    this.policy.onRouted?.(req, i, f, ctx);
-    const decision: RouteDecision = {
+    const ticket = this.open(slot, req, matched, ctx.now, {
       backendId: slot.spec.id,
       reason: pick.reason,
       expectedCachedTokens: Math.min(req.promptTokens, matched * this.blockTokens),
       availableCachedTokens: Math.min(req.promptTokens, Math.max(available, matched) * this.blockTokens),
-      inflightAtDecision,
-    };
-    const ticket: RouteTicket = { backendId: slot.spec.id, routedAt: ctx.now, decision };
-    this.tickets.set(ticket, { slot, req, receipt });
-    return { decision, ticket };
+    });
+    this.policy.onRouted?.(req, i, f, ctx);
+    return { decision: ticket.decision, ticket };
   }
 
   /**
@@ -328,23 +321,13 @@ export class Router {
   restore(backendId: string, routedAt: number): RouteTicket | undefined {
     const slot = this.byId.get(backendId);
     if (slot === undefined) return undefined;
-    const f = this.fleet;
-    const req: RouteRequest = { blocks: [], promptTokens: 0 };
-    const inflightAtDecision = f.inflight[slot.index]!;
-    f.inflight[slot.index] = inflightAtDecision + 1;
-    f.totalInflight++;
-    const receipt = this.record(slot, req, 0);
     // Nobody decided here: this decision is never reported (the lease's route result went out long ago).
-    const decision: RouteDecision = {
+    return this.open(slot, { blocks: [], promptTokens: 0 }, 0, routedAt, {
       backendId,
       reason: "fallback",
       expectedCachedTokens: 0,
       availableCachedTokens: 0,
-      inflightAtDecision,
-    };
-    const ticket: RouteTicket = { backendId, routedAt, decision };
-    this.tickets.set(ticket, { slot, req, receipt });
-    return ticket;
+    });
   }
 
   /**
@@ -433,6 +416,32 @@ export class Router {
     const slot = this.byId.get(id);
     if (slot === undefined) throw new Error(`${what}: unknown backend id "${id}"`);
     return slot;
+  }
+
+  /**
+   * What route() and restore() both do once the backend is known: count the request in flight
+   * there, record its blocks on the backend (`matched` of them already held), and keep its ticket
+   * for complete(). The decision gets the backend's in-flight count before this request.
+   */
+  private open(
+    slot: Slot,
+    req: RouteRequest,
+    matched: number,
+    routedAt: number,
+    decided: Omit<RouteDecision, "inflightAtDecision">,
+  ): RouteTicket {
+    const f = this.fleet;
+    const inflightAtDecision = f.inflight[slot.index]!;
+    f.inflight[slot.index] = inflightAtDecision + 1;
+    f.totalInflight++;
+    const receipt = this.record(slot, req, matched);
+    const ticket: RouteTicket = {
+      backendId: slot.spec.id,
+      routedAt,
+      decision: { ...decided, inflightAtDecision },
+    };
+    this.tickets.set(ticket, { slot, req, receipt });
+    return ticket;
   }
 
   /** Touches the request's keys on its backend's index, with the cache its prompt fills past them. */

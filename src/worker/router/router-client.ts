@@ -278,14 +278,29 @@ function holdLease(
   return lease;
 }
 
-/** Re-announces held leases, CARRIED_COMPLETES_MAX per call; a failure is swallowed (their ends still count). */
-async function reopenAll(stub: RouterStub, items: readonly ReopenedLease[]): Promise<void> {
+/**
+ * Re-announces held leases in batches; an unreachable RouterDO leaves those streams uncounted until
+ * they end, and their ends are still applied.
+ */
+function reopenAll(stub: RouterStub, items: readonly ReopenedLease[]): Promise<void> {
+  return inBatches(items, (batch) => stub.reopen(batch));
+}
+
+/**
+ * Sends `items` to a RouterDO, CARRIED_COMPLETES_MAX per call (bounded RPC arguments), one call at
+ * a time, each within REPORT_TIMEOUT_MS; a call that fails or times out is dropped (both uses
+ * have a fallback: see the callers) and the next batch is still sent.
+ */
+async function inBatches<T>(
+  items: readonly T[],
+  send: (batch: readonly T[]) => Promise<unknown>,
+): Promise<void> {
   for (let i = 0; i < items.length; i += CARRIED_COMPLETES_MAX) {
     const batch = items.slice(i, i + CARRIED_COMPLETES_MAX);
     try {
-      await withinRouterDeadline((async () => stub.reopen(batch))(), REPORT_TIMEOUT_MS);
+      await withinRouterDeadline((async () => send(batch))(), REPORT_TIMEOUT_MS);
     } catch {
-      // Unreachable: those streams go uncounted until they end; their ends are still applied.
+      // Unreachable: the caller's fallback covers this batch.
     }
   }
 }
@@ -433,16 +448,9 @@ export async function reportComplete(
   }
 }
 
-/** Ends a batch of leases, CARRIED_COMPLETES_MAX per call; a failure is swallowed (their TTL ends them). */
-async function reportAll(stub: RouterStub, items: readonly CarriedComplete[]): Promise<void> {
-  for (let i = 0; i < items.length; i += CARRIED_COMPLETES_MAX) {
-    const batch = items.slice(i, i + CARRIED_COMPLETES_MAX);
-    try {
-      await withinRouterDeadline((async () => stub.completeAll(batch))(), REPORT_TIMEOUT_MS);
-    } catch {
-      // The RouterDO was unreachable: the leases' TTL releases their in-flight slots instead.
-    }
-  }
+/** Ends leases in batches; an unreachable RouterDO lets their TTL release their in-flight slots instead. */
+function reportAll(stub: RouterStub, items: readonly CarriedComplete[]): Promise<void> {
+  return inBatches(items, (batch) => stub.completeAll(batch));
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   type ShadowSnapshot,
 } from "./pool-snapshot";
 import { QuantileSketch } from "./quantile-sketch";
+import { mergeArms, mergeShadow } from "./snapshot-merge";
 
 /** What a lease carries from its decision to its end, for the hit figures. */
 export interface DecisionFigures {
@@ -46,15 +47,6 @@ class Histogram {
   data(): HistogramData {
     return { counts: [...this.counts], sumSeconds: this.sum };
   }
-
-  /** Adds saved counts (a restarted RouterDO's); data of other buckets is ignored. */
-  load(d: HistogramData): void {
-    if (d.counts.length !== this.counts.length) return;
-    d.counts.forEach((n, i) => {
-      this.counts[i]! += n;
-    });
-    this.sum += d.sumSeconds;
-  }
 }
 
 class ArmStats {
@@ -70,30 +62,42 @@ class ArmStats {
   readonly e2e = new QuantileSketch();
   readonly ttftHistogram = new Histogram();
   readonly e2eHistogram = new Histogram();
+  /** What an earlier RouterDO instance counted on this arm (restore()): added to every snapshot. */
+  private saved: ArmSnapshot | undefined;
 
   constructor(
     readonly arm: ArmLabel,
     readonly policy: PolicyName,
   ) {}
 
-  /** Adds a saved snapshot of this arm (same label and policy: the caller checked). */
-  load(d: ArmSnapshot): void {
-    this.routed += d.routed;
-    this.completed += d.completed;
-    this.failed += d.failed;
-    this.outputTokens += d.outputTokens;
-    this.outputMs += d.outputMs;
-    for (const [k, n] of Object.entries(d.reasons) as [RouteReason, number][])
-      this.reasons[k] = (this.reasons[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(d.backends)) this.backends[k] = (this.backends[k] ?? 0) + n;
-    for (const k of Object.keys(this.hits) as (keyof HitTotals)[]) this.hits[k] += d.hits[k] ?? 0;
-    this.ttft.merge(QuantileSketch.fromData(d.ttftMs));
-    this.e2e.merge(QuantileSketch.fromData(d.e2eMs));
-    this.ttftHistogram.load(d.ttftHistogram);
-    this.e2eHistogram.load(d.e2eHistogram);
+  /**
+   * Goes on from a saved snapshot of this arm (same label and policy: the caller checked). Kept
+   * whole and merged into each snapshot by mergeArms, the same sum the cells' figures go through,
+   * so a field added to ArmSnapshot is carried over with no copy here to keep in step. A row saved
+   * before a field existed counts it as zero; a histogram of another bucket layout is dropped
+   * (its counts would land in the wrong buckets).
+   */
+  restore(d: ArmSnapshot): void {
+    const empty = this.counted();
+    const histogram = (h: HistogramData, none: HistogramData) =>
+      h.counts.length === none.counts.length ? h : none;
+    const saved: ArmSnapshot = {
+      ...empty,
+      ...d,
+      hits: { ...NO_HITS, ...d.hits },
+      ttftHistogram: histogram(d.ttftHistogram, empty.ttftHistogram),
+      e2eHistogram: histogram(d.e2eHistogram, empty.e2eHistogram),
+    };
+    this.saved = this.saved === undefined ? saved : mergeArms(this.saved, saved);
   }
 
   snapshot(): ArmSnapshot {
+    const counted = this.counted();
+    return this.saved === undefined ? counted : mergeArms(counted, this.saved);
+  }
+
+  /** What this instance counted itself. */
+  private counted(): ArmSnapshot {
     return {
       arm: this.arm,
       policy: this.policy,
@@ -113,16 +117,20 @@ class ArmStats {
   }
 }
 
+/** A shadow that has counted nothing yet. */
+function noShadow(policy: PolicyName): Mutable<ShadowSnapshot> {
+  return { policy, routed: 0, agreed: 0, requests: 0, promptTokens: 0, captured: 0 };
+}
+
 export class PoolStats {
   private readonly arms: ArmStats[];
   private readonly shadow: Mutable<ShadowSnapshot> | undefined;
+  /** The shadow's figures an earlier RouterDO instance counted (restore()): added to every snapshot. */
+  private savedShadow: ShadowSnapshot | undefined;
 
   constructor(policies: readonly PolicyName[], shadowPolicy?: PolicyName) {
     this.arms = policies.map((p, i) => new ArmStats(i === 0 ? "a" : "b", p));
-    this.shadow =
-      shadowPolicy === undefined
-        ? undefined
-        : { policy: shadowPolicy, routed: 0, agreed: 0, requests: 0, promptTokens: 0, captured: 0 };
+    this.shadow = shadowPolicy === undefined ? undefined : noShadow(shadowPolicy);
   }
 
   /** Counts a decision; returns what its lease must carry to its end for the hit figures. */
@@ -192,15 +200,12 @@ export class PoolStats {
   restore(saved: { arms: readonly ArmSnapshot[]; shadow?: ShadowSnapshot }): void {
     for (const d of saved.arms) {
       const a = this.arms.find((x) => x.arm === d.arm);
-      if (a !== undefined && a.policy === d.policy) a.load(d);
+      if (a !== undefined && a.policy === d.policy) a.restore(d);
     }
     const sh = this.shadow;
     if (sh !== undefined && saved.shadow !== undefined && saved.shadow.policy === sh.policy) {
-      sh.routed += saved.shadow.routed;
-      sh.agreed += saved.shadow.agreed;
-      sh.requests += saved.shadow.requests;
-      sh.promptTokens += saved.shadow.promptTokens;
-      sh.captured += saved.shadow.captured;
+      const d = { ...noShadow(sh.policy), ...saved.shadow };
+      this.savedShadow = mergeShadow(this.savedShadow, d);
     }
   }
 
@@ -210,7 +215,8 @@ export class PoolStats {
 
   snapshot(): { arms: ArmSnapshot[]; shadow?: ShadowSnapshot } {
     const arms = this.arms.map((a) => a.snapshot());
-    return this.shadow === undefined ? { arms } : { arms, shadow: { ...this.shadow } };
+    if (this.shadow === undefined) return { arms };
+    return { arms, shadow: mergeShadow({ ...this.shadow }, this.savedShadow)! };
   }
 }
 

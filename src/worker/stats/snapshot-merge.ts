@@ -51,7 +51,7 @@ export function mergeArms(a: ArmSnapshot, b: ArmSnapshot): ArmSnapshot {
   };
 }
 
-function mergeShadow(
+export function mergeShadow(
   a: ShadowSnapshot | undefined,
   b: ShadowSnapshot | undefined,
 ): ShadowSnapshot | undefined {
