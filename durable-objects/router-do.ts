@@ -251,13 +251,21 @@ export class RouterDO extends DurableObject<Env> {
     if (input.retryOf !== undefined) {
       const failed = this.leases.get(input.retryOf.leaseId);
       avoid = failed?.backendId ?? input.retryOf.held?.backendId;
+      // Asked first: a refused retry leaves the attempt's failure as the client's answer (failed); a granted
+      // one moves the request to the retry (the arms count the attempt as retried, not as an error).
+      const granted = this.budget!.tryWithdraw();
       this.finish(
         input.retryOf.leaseId,
-        { ok: false, failure: input.retryOf.failure, ...retryAfter(input.retryOf) },
+        {
+          ok: false,
+          failure: input.retryOf.failure,
+          ...retryAfter(input.retryOf),
+          ...(granted ? { retried: true as const } : {}),
+        },
         ctx,
         input.retryOf.held,
       );
-      if (!this.budget!.tryWithdraw()) {
+      if (!granted) {
         this.usage.retriesRefused++;
         this.countersChanged();
         await this.scheduleAlarm(this.soonest(router.nextProbeAt()));

@@ -99,6 +99,13 @@ async function backend(id: string) {
   return (await stats()).backends.find((b) => b.id === id)!;
 }
 
+/** The pool's first arm as /admin/stats and /metrics read it. */
+async function armFigures() {
+  const s = await stub().snapshot();
+  if (!s.ok) throw new Error(s.message);
+  return s.snapshot.arms[0]!;
+}
+
 afterEach(async () => {
   for (const url of faultUrls()) await clearBackendFault(url);
 });
@@ -171,13 +178,21 @@ describe("retries before the first byte", () => {
   it("a 429 is retried elsewhere, keeps its backend out for its retry-after, and never ejects it", async () => {
     const tag = "busy";
     await fault(tag, `${tag}-3`, { kind: "status", status: 429, retryAfterSeconds: 30 });
+    const armBefore = await armFigures();
     let hit = false;
+    let sent = 0;
     for (let i = 0; i < 20 && !hit; i++) {
       const { res } = await send(tag, `q${i}`);
+      sent++;
       expect(res.status).toBe(200);
       await settle(FAULT_MODEL);
       hit = (await backend(`${tag}-3`)).throttledUntil !== undefined;
     }
+    // The arm counts client requests: the 429 retried elsewhere is one request, no error, one retried attempt.
+    const armAfter = await armFigures();
+    expect(armAfter.routed - armAfter.retried - (armBefore.routed - armBefore.retried)).toBe(sent);
+    expect(armAfter.failed - armBefore.failed).toBe(0);
+    expect(armAfter.retried - armBefore.retried).toBeGreaterThanOrEqual(1);
     const b3 = await backend(`${tag}-3`);
     expect(b3.healthy).toBe(true);
     expect(b3.throttledUntil! - Date.now()).toBeGreaterThan(20_000);

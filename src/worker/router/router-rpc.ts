@@ -195,6 +195,11 @@ export interface CompleteInput {
    * backend computed (tokens came: the prefix is cached there), so routing learns as from any answer.
    */
   readonly backendError?: true;
+  /**
+   * Set by the RouterDO, never sent by the Worker: the attempt failed and the Worker's retry elsewhere was
+   * granted, so the client's request lives on in the retry; the arms count it as retried, not failed.
+   */
+  readonly retried?: true;
 }
 
 /** A request the Worker routed by itself (the RouterDO was unreachable), reported afterwards. */

@@ -98,9 +98,16 @@ function arm(e: Exposition, model: string, a: ArmSnapshot): void {
   e.sample(
     `${P}_failed_requests_total`,
     "counter",
-    "Attempts that failed (client aborts aside), by arm.",
+    "Requests that failed (client aborts and retried attempts aside), by arm.",
     l,
     a.failed,
+  );
+  e.sample(
+    `${P}_retried_attempts_total`,
+    "counter",
+    "Attempts that failed and were retried on another backend, by arm.",
+    l,
+    a.retried,
   );
   const h = a.hits;
   e.sample(

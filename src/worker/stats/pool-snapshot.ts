@@ -59,6 +59,11 @@ export interface ArmSnapshot {
   /** Ended requests: completed (the backend answered), failed (it did not, or broke off). */
   readonly completed: number;
   readonly failed: number;
+  /**
+   * Ended attempts that failed and were retried elsewhere (not in `failed`): the client's request is the
+   * retry's. Client requests decided = routed − retried.
+   */
+  readonly retried: number;
   readonly hits: HitTotals;
   readonly outputTokens: number;
   /** Summed end-to-end time of the requests that reported output tokens, ms. */

@@ -82,3 +82,19 @@ describe("PoolStats.restore", () => {
     expect(other.snapshot()).toEqual(new PoolStats(["round_robin"]).snapshot());
   });
 });
+
+describe("PoolStats: retried attempts", () => {
+  it("an attempt retried elsewhere is neither a client request nor an error; the retry's end is", () => {
+    const stats = new PoolStats(["prefix_aware"]);
+    // One client request: a first attempt that timed out and was retried, then its retry that completed.
+    const first = stats.routed({ arm: 0, decision: decision("b0") }, 64);
+    stats.ended(0, first, { ok: false, failure: "timeout", retried: true });
+    const retry = stats.routed({ arm: 0, decision: decision("b1") }, 64);
+    stats.ended(0, retry, { ok: true, durationMs: 50 });
+    // Another whose retry was refused: its failure is the client's answer.
+    const lone = stats.routed({ arm: 0, decision: decision("b2") }, 64);
+    stats.ended(0, lone, { ok: false, failure: "timeout" });
+    const a = stats.snapshot().arms[0]!;
+    expect(a).toMatchObject({ routed: 3, completed: 1, failed: 1, retried: 1 });
+  });
+});

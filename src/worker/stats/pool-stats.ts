@@ -53,6 +53,7 @@ class ArmStats {
   routed = 0;
   completed = 0;
   failed = 0;
+  retried = 0;
   outputTokens = 0;
   outputMs = 0;
   readonly reasons: Partial<Record<RouteReason, number>> = {};
@@ -106,6 +107,7 @@ class ArmStats {
       backends: { ...this.backends },
       completed: this.completed,
       failed: this.failed,
+      retried: this.retried,
       hits: { ...this.hits },
       outputTokens: this.outputTokens,
       outputMs: this.outputMs,
@@ -162,6 +164,7 @@ export class PoolStats {
     const a = this.arms[arm];
     if (a === undefined || input.failure === "unused") return;
     if (input.ok && input.backendError !== true) a.completed++;
+    else if (input.retried === true) a.retried++;
     else if (input.failure !== "client_abort") a.failed++;
     if (input.ok && input.cachedTokens !== undefined && figures !== undefined) {
       const h = a.hits;

@@ -41,6 +41,7 @@ export function mergeArms(a: ArmSnapshot, b: ArmSnapshot): ArmSnapshot {
     backends: addRecords(a.backends, b.backends) as Record<string, number>,
     completed: a.completed + b.completed,
     failed: a.failed + b.failed,
+    retried: a.retried + b.retried,
     hits: addHits(a.hits, b.hits),
     outputTokens: a.outputTokens + b.outputTokens,
     outputMs: a.outputMs + b.outputMs,

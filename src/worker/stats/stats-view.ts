@@ -35,6 +35,8 @@ export interface ArmView {
   readonly requests: number;
   readonly completed: number;
   readonly errors: number;
+  /** Attempts that failed and were retried elsewhere (in neither `requests` nor `errors`). */
+  readonly retried: number;
   readonly reasons: ArmSnapshot["reasons"];
   readonly backends: ArmSnapshot["backends"];
   readonly hits: HitTotals;
@@ -91,9 +93,12 @@ function armView(a: ArmSnapshot): ArmView {
   return {
     arm: a.arm,
     policy: a.policy,
-    requests: a.routed,
+    // Client requests, not attempts: a retried attempt is the same request (its failure is not an error
+    // the client saw; the retry's end is counted).
+    requests: a.routed - a.retried,
     completed: a.completed,
     errors: a.failed,
+    retried: a.retried,
     reasons: a.reasons,
     backends: a.backends,
     hits: a.hits,
