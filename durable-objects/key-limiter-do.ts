@@ -3,6 +3,11 @@
  * A slot is granted while the key holds fewer than the limit the Worker
  * sends; it ends when the Worker releases it (the response body finished,
  * errored or was cancelled) or, if that release is lost, at its deadline.
+ * The deadline is short (KEY_SLOT_TTL_MS) and the Worker relaying the
+ * response renews it while the body flows (src/worker/key-limits/
+ * slot-renewal.ts), so a holder that died frees its slots within a TTL and
+ * a long stream keeps its own. A renewal of a slot that already expired
+ * grants it again only if the key has room: never more than the limit.
  *
  * Slots are kept in memory for the hot path and in SQLite so that they
  * survive the object's eviction: a key whose streams outlive an idle object
@@ -16,6 +21,8 @@ import type {
   AcquireResult,
   KeyLimiterStats,
   ReleaseResult,
+  RenewInput,
+  RenewResult,
 } from "../src/worker/key-limits/key-limiter-rpc";
 
 /** Bounds on what a Worker may send (config allows less; these only keep a bug from doing harm). */
@@ -23,9 +30,10 @@ const MAX_LIMIT = 100_000;
 const MAX_TTL_MS = 86_400_000;
 const MAX_SLOT_ID_CHARS = 128;
 
-function invalid(input: AcquireInput): string | undefined {
-  if (typeof input.slotId !== "string" || input.slotId === "" || input.slotId.length > MAX_SLOT_ID_CHARS)
-    return "slotId must be a non-empty string";
+const validSlotId = (id: unknown): boolean =>
+  typeof id === "string" && id !== "" && id.length <= MAX_SLOT_ID_CHARS;
+
+function invalidBounds(input: { readonly limit: number; readonly ttlMs: number }): string | undefined {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_LIMIT)
     return `limit must be an integer in 1..${MAX_LIMIT}`;
   if (!Number.isInteger(input.ttlMs) || input.ttlMs < 1 || input.ttlMs > MAX_TTL_MS)
@@ -33,10 +41,22 @@ function invalid(input: AcquireInput): string | undefined {
   return undefined;
 }
 
+function invalid(input: AcquireInput): string | undefined {
+  if (!validSlotId(input.slotId)) return "slotId must be a non-empty string";
+  return invalidBounds(input);
+}
+
+function invalidRenewal(input: RenewInput): string | undefined {
+  // One isolate renews what it holds for the key: never more than the limit's bound.
+  if (!Array.isArray(input.slotIds) || input.slotIds.length > MAX_LIMIT || !input.slotIds.every(validSlotId))
+    return `slotIds must be an array of at most ${MAX_LIMIT} non-empty strings`;
+  return invalidBounds(input);
+}
+
 export class KeyLimiterDO extends DurableObject<Env> {
   /** slotId → deadline (epoch ms). */
   private readonly slots = new Map<string, number>();
-  private readonly counts = { acquired: 0, refused: 0, released: 0, expired: 0 };
+  private readonly counts = { acquired: 0, refused: 0, released: 0, expired: 0, renewed: 0 };
   /** The alarm we believe is scheduled (undefined: none), so the hot path rarely touches storage. */
   private alarmAt: number | undefined;
 
@@ -77,6 +97,42 @@ export class KeyLimiterDO extends DurableObject<Env> {
     this.counts.acquired++;
     await this.scheduleAlarm(deadline);
     return { ok: true, inflight: this.slots.size };
+  }
+
+  /**
+   * Moves the deadline of each slot still held to now + ttlMs. A slot that
+   * already expired (its renewals were lost, not its holder) is granted again
+   * while the key holds fewer than `limit`, else reported lost: a renewal never
+   * lets the key hold more than its limit.
+   */
+  async renew(input: RenewInput): Promise<RenewResult> {
+    const now = Date.now();
+    this.expire(now);
+    const bad = invalidRenewal(input);
+    if (bad !== undefined)
+      return { ok: false, code: "invalid_input", inflight: this.slots.size, message: bad };
+    const deadline = now + input.ttlMs;
+    let renewed = 0;
+    let regranted = 0;
+    let lost = 0;
+    for (const id of new Set(input.slotIds)) {
+      if (this.slots.has(id)) {
+        this.slots.set(id, deadline);
+        this.ctx.storage.sql.exec("UPDATE slots SET deadline = ? WHERE id = ?", deadline, id);
+        renewed++;
+      } else if (this.slots.size < input.limit) {
+        this.slots.set(id, deadline);
+        this.ctx.storage.sql.exec("INSERT INTO slots (id, deadline) VALUES (?, ?)", id, deadline);
+        regranted++;
+      } else {
+        lost++;
+      }
+    }
+    this.counts.renewed += renewed;
+    this.counts.acquired += regranted;
+    // The alarm stays at the earliest deadline it knew: when it fires early it re-arms for the next one.
+    if (renewed + regranted > 0) await this.scheduleAlarm(deadline);
+    return { ok: true, renewed, regranted, lost, inflight: this.slots.size };
   }
 
   /** Ends a slot. */

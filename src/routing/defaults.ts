@@ -122,6 +122,23 @@ export type SettingName = keyof typeof SETTINGS;
  * topology model (sim/topology).
  */
 export const KEY_LIMITER_DEADLINE_MS = 300;
+
+/**
+ * How long a key's in-flight slot lives unless renewed, ms. The Worker that
+ * relays the response renews it every KEY_SLOT_RENEW_MS while the body
+ * flows (src/worker/key-limits/slot-renewal.ts), so this bounds only how
+ * long a holder that died (a deploy, a crash) keeps a capped key's slot:
+ * half a minute instead of LEASE_TTL_SECONDS. Shorter costs more renewal
+ * calls per key; 30 s keeps that at 6 per key per minute per isolate. Not a
+ * var; not derived from any benchmark.
+ */
+export const KEY_SLOT_TTL_MS = 30_000;
+/**
+ * A third of the TTL: a slot is named in a renewal at least every two
+ * periods (slot-renewal.ts), so one lost or late renewal still leaves it a
+ * period (10 s, far above KEY_LIMITER_DEADLINE_MS) before it lapses.
+ */
+export const KEY_SLOT_RENEW_MS = KEY_SLOT_TTL_MS / 3;
 /** The shortest scrape interval ENGINE_SCRAPE_MS takes when on: a scrape round is an alarm and a subrequest per backend. */
 export const ENGINE_SCRAPE_MIN_MS = 100;
 

@@ -3,7 +3,7 @@
  * beyond it, releases idempotently, expires a slot whose release is lost, and
  * keeps its slots across an eviction of the object.
  */
-import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
@@ -27,6 +27,7 @@ describe("KeyLimiterDO", () => {
       refused: 1,
       released: 1,
       expired: 0,
+      renewed: 0,
     });
   });
 
@@ -93,6 +94,82 @@ describe("KeyLimiterDO", () => {
     [{ slotId: "a", limit: 1, ttlMs: 0 }, "ttlMs"],
   ])("refuses invalid input %j with a message naming the field", async (input, field) => {
     const r = await limiter().acquire(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.code).toBe("invalid_input");
+      expect(r.message).toContain(field);
+    }
+  });
+
+  it("a slot whose holder keeps renewing stays held past its TTL; once renewals stop it ends one TTL later", async () => {
+    const stub = limiter();
+    await stub.acquire({ slotId: "long", limit: 1, ttlMs: 150 });
+    // Renewed every 50 ms for 450 ms: three TTLs.
+    for (let i = 0; i < 9; i++) {
+      await sleep(50);
+      expect(await stub.renew({ slotIds: ["long"], limit: 1, ttlMs: 150 })).toMatchObject({
+        ok: true,
+        renewed: 1,
+        regranted: 0,
+        lost: 0,
+        inflight: 1,
+      });
+    }
+    expect((await stub.acquire({ slotId: "other", limit: 1, ttlMs: MINUTE })).ok).toBe(false);
+    await sleep(170);
+    // No renewal for longer than the TTL: the alarm frees it (no call needed to notice). The runtime may have
+    // run it already; if not, run it now.
+    await runDurableObjectAlarm(stub);
+    const rows = await runInDurableObject(stub, (_i, state) =>
+      state.storage.sql.exec("SELECT id FROM slots").toArray(),
+    );
+    expect(rows).toEqual([]);
+    const s = await stub.stats();
+    expect(s).toMatchObject({ inflight: 0, expired: 1, renewed: 9 });
+    expect((await stub.acquire({ slotId: "other", limit: 1, ttlMs: MINUTE })).ok).toBe(true);
+  });
+
+  it("a renewal never resurrects an expired slot past the limit; with room, it grants it again", async () => {
+    const stub = limiter();
+    await stub.acquire({ slotId: "a", limit: 2, ttlMs: 50 });
+    await stub.acquire({ slotId: "b", limit: 2, ttlMs: MINUTE });
+    await sleep(60);
+    // a has expired; c takes its place.
+    expect(await stub.acquire({ slotId: "c", limit: 2, ttlMs: MINUTE })).toEqual({ ok: true, inflight: 2 });
+    expect(await stub.renew({ slotIds: ["a", "b", "c"], limit: 2, ttlMs: MINUTE })).toEqual({
+      ok: true,
+      renewed: 2,
+      regranted: 0,
+      lost: 1,
+      inflight: 2,
+    });
+    await stub.release("b");
+    expect(await stub.renew({ slotIds: ["a"], limit: 2, ttlMs: MINUTE })).toEqual({
+      ok: true,
+      renewed: 0,
+      regranted: 1,
+      lost: 0,
+      inflight: 2,
+    });
+    expect((await stub.acquire({ slotId: "d", limit: 2, ttlMs: MINUTE })).ok).toBe(false);
+  });
+
+  it("a renewal moves the slot's deadline in SQLite too (it survives an eviction)", async () => {
+    const stub = limiter();
+    await stub.acquire({ slotId: "a", limit: 1, ttlMs: 100 });
+    await stub.renew({ slotIds: ["a"], limit: 1, ttlMs: MINUTE });
+    await evictDurableObject(stub);
+    await sleep(120);
+    expect((await stub.stats()).inflight).toBe(1);
+  });
+
+  it.each([
+    [{ slotIds: [""], limit: 1, ttlMs: 1000 }, "slotIds"],
+    [{ slotIds: "a" as unknown as string[], limit: 1, ttlMs: 1000 }, "slotIds"],
+    [{ slotIds: ["a"], limit: 0, ttlMs: 1000 }, "limit"],
+    [{ slotIds: ["a"], limit: 1, ttlMs: 0 }, "ttlMs"],
+  ])("refuses an invalid renewal %j with a message naming the field", async (input, field) => {
+    const r = await limiter().renew(input);
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.code).toBe("invalid_input");

@@ -8,7 +8,7 @@
 import { KEY_LIMITER_DEADLINE_MS, type LocationHint } from "../../routing/defaults";
 import { deadline } from "../deadline";
 import { placementOptions } from "../location-hint";
-import type { AcquireResult } from "./key-limiter-rpc";
+import type { AcquireResult, RenewResult } from "./key-limiter-rpc";
 
 const TIMED_OUT = Symbol("timed out");
 
@@ -32,7 +32,14 @@ export async function checkRate(limiter: RateLimit | undefined, keyId: string): 
 }
 
 export type SlotOutcome =
-  | { readonly kind: "granted"; readonly inflight: number; release(): Promise<void> }
+  | {
+      readonly kind: "granted";
+      readonly inflight: number;
+      readonly slotId: string;
+      release(): Promise<void>;
+      /** Renews these slots of the key (this one and others this isolate holds) for the request's ttlMs. */
+      renew(slotIds: readonly string[]): Promise<RenewResult>;
+    }
   | { readonly kind: "refused"; readonly inflight: number }
   | { readonly kind: "fail_open"; readonly reason: "timeout" | "error"; release(): Promise<void> };
 
@@ -46,9 +53,10 @@ export interface SlotRequest {
 }
 
 /**
- * Asks the key's KeyLimiterDO for a slot. The release goes through the same
- * stub, so it reaches the object after the acquire (calls on one stub are
- * delivered in order); its failure is swallowed: the slot's TTL ends it.
+ * Asks the key's KeyLimiterDO for a slot. The release and the renewals go
+ * through the same stub, so they reach the object after the acquire (calls
+ * on one stub are delivered in order); a failed release is swallowed: the
+ * slot's TTL ends it.
  */
 export async function acquireSlot(ns: Env["KEY_LIMITER"], req: SlotRequest): Promise<SlotOutcome> {
   const slotId = crypto.randomUUID();
@@ -71,7 +79,14 @@ export async function acquireSlot(ns: Env["KEY_LIMITER"], req: SlotRequest): Pro
     return { kind: "fail_open", reason: "error", release };
   }
   if (res === TIMED_OUT) return { kind: "fail_open", reason: "timeout", release };
-  if (res.ok) return { kind: "granted", inflight: res.inflight, release };
+  if (res.ok) {
+    const held = stub;
+    const renew = async (slotIds: readonly string[]): Promise<RenewResult> => {
+      if (held === undefined) throw new Error("a granted slot without its stub");
+      return await held.renew({ slotIds, limit: req.limit, ttlMs: req.ttlMs });
+    };
+    return { kind: "granted", inflight: res.inflight, slotId, release, renew };
+  }
   if (res.code === "limit_reached") return { kind: "refused", inflight: res.inflight };
   // invalid_input is a bug of ours, never the client's fault.
   return { kind: "fail_open", reason: "error", release };

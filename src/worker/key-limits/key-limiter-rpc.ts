@@ -10,9 +10,36 @@ export interface AcquireInput {
   readonly slotId: string;
   /** Slots this key may hold; the Worker's config decides, so a changed limit applies on the next request. */
   readonly limit: number;
-  /** A slot whose release never arrives (crashed isolate, lost RPC) ends this long after it was granted. */
+  /** A slot whose release never arrives (crashed isolate, lost RPC) ends this long after it was granted or renewed. */
   readonly ttlMs: number;
 }
+
+/** Renews the slots one isolate still holds for the key (slot-renewal.ts: one call per key per period). */
+export interface RenewInput {
+  readonly slotIds: readonly string[];
+  /** A slot that has already expired is granted again only while the key holds fewer than this. */
+  readonly limit: number;
+  /** Each renewed slot now ends this long after the renewal. */
+  readonly ttlMs: number;
+}
+
+export type RenewResult =
+  | {
+      readonly ok: true;
+      /** Slots still held, whose deadline moved. */
+      readonly renewed: number;
+      /** Slots that had expired (renewals lost) and were granted again because the key had room. */
+      readonly regranted: number;
+      /** Slots that had expired and found the key full: their streams go on uncounted (fail open). */
+      readonly lost: number;
+      readonly inflight: number;
+    }
+  | {
+      readonly ok: false;
+      readonly code: "invalid_input";
+      readonly inflight: number;
+      readonly message: string;
+    };
 
 export type AcquireResult =
   | { readonly ok: true; readonly inflight: number }
@@ -42,4 +69,6 @@ export interface KeyLimiterStats {
   readonly refused: number;
   readonly released: number;
   readonly expired: number;
+  /** Slots whose deadline a renewal moved (a renewal of n slots counts n). */
+  readonly renewed: number;
 }

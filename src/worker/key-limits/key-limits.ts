@@ -8,15 +8,23 @@
  *
  * A slot is held until the response body is over: the body is wrapped in a
  * pass-through that releases on done, error or client cancel. A request that
- * ends in an error response releases at once. If a release is lost, the
- * slot's TTL (LEASE_TTL_SECONDS, like the RouterDO's leases) ends it.
+ * ends in an error response releases at once. The slot lives KEY_SLOT_TTL_MS
+ * unless renewed, and this isolate renews it every KEY_SLOT_RENEW_MS until
+ * the response ends (slot-renewal.ts: one call per key per period, none for
+ * a request shorter than a period): a lost release, or a process that died
+ * mid-stream, frees it within a TTL, while a stream of any length keeps it.
  */
 import type { Context, MiddlewareHandler, Next } from "hono";
+import { KEY_SLOT_RENEW_MS, KEY_SLOT_TTL_MS } from "../../routing/defaults";
 import type { GatewayEnv } from "../app-types";
 import { rateLimited } from "../errors";
 import type { RequestLog } from "../log";
 import { onBodyEnd } from "./body-end";
 import { acquireSlot, checkRate } from "./key-limiter-client";
+import { SlotRenewer } from "./slot-renewal";
+
+/** One per isolate: it batches the renewals of all the streams this isolate relays for a key. */
+const renewer = new SlotRenewer(KEY_SLOT_RENEW_MS);
 
 /** A refused slot is worth retrying as soon as any of the key's requests ends: no better estimate exists. */
 const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
@@ -43,13 +51,17 @@ async function enforceRate(limiter: RateLimit | undefined, keyId: string, log: R
   log.set({ rateLimitFailOpen: r });
 }
 
-/** Runs the rest of the chain, then calls `release` (via waitUntil) once the response is over. */
+/** Runs the rest of the chain, then stops renewing and calls `release` (via waitUntil) once the response is over. */
 async function holdUntilResponseEnds(
   c: Context<GatewayEnv>,
   next: Next,
   release: () => Promise<void>,
+  stopRenewing: () => void,
 ): Promise<void> {
-  const end = () => c.executionCtx.waitUntil(release());
+  const end = () => {
+    stopRenewing();
+    c.executionCtx.waitUntil(release());
+  };
   try {
     await next();
   } catch (err) {
@@ -79,7 +91,7 @@ export function keyLimits(): MiddlewareHandler<GatewayEnv> {
     const slot = await acquireSlot(c.env.KEY_LIMITER, {
       keyId: key.id,
       limit: key.maxConcurrent,
-      ttlMs: config.router.leaseTtlSeconds * 1000,
+      ttlMs: KEY_SLOT_TTL_MS,
       locationHint: config.locationHint,
     });
     if (slot.kind === "refused") {
@@ -89,8 +101,14 @@ export function keyLimits(): MiddlewareHandler<GatewayEnv> {
         CONCURRENCY_RETRY_AFTER_SECONDS,
       );
     }
-    if (slot.kind === "granted") log.set({ keyInflight: slot.inflight });
-    else log.set({ concurrencyFailOpen: slot.reason });
-    await holdUntilResponseEnds(c, next, slot.release);
+    let stopRenewing = () => {};
+    if (slot.kind === "granted") {
+      log.set({ keyInflight: slot.inflight });
+      stopRenewing = renewer.hold(key.id, slot.slotId, slot.renew);
+    } else {
+      // No renewal: a grant that came too late (or never) ends within KEY_SLOT_TTL_MS, and the release is still sent.
+      log.set({ concurrencyFailOpen: slot.reason });
+    }
+    await holdUntilResponseEnds(c, next, slot.release, stopRenewing);
   };
 }
