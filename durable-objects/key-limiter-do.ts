@@ -57,6 +57,15 @@ export class KeyLimiterDO extends DurableObject<Env> {
   /** slotId → deadline (epoch ms). */
   private readonly slots = new Map<string, number>();
   private readonly counts = { acquired: 0, refused: 0, released: 0, expired: 0, renewed: 0 };
+  /**
+   * slotId → until when (epoch ms) a released slot is remembered: a renewal sent by another request of the
+   * key before this release (its own stub, so no order between the two calls) must not grant it again —
+   * nobody would hold or release it. Remembered for a TTL (the longest asked), the most a renewal in
+   * flight can lag; pruned with the expired slots, so bounded by the key's releases per TTL.
+   */
+  private readonly released = new Map<string, number>();
+  /** The longest TTL an acquire or renewal asked for: how long a released id is remembered. */
+  private longestTtlMs = 0;
   /** The alarm we believe is scheduled (undefined: none), so the hot path rarely touches storage. */
   private alarmAt: number | undefined;
 
@@ -92,6 +101,7 @@ export class KeyLimiterDO extends DurableObject<Env> {
       };
     }
     const deadline = now + input.ttlMs;
+    this.longestTtlMs = Math.max(this.longestTtlMs, input.ttlMs);
     this.slots.set(input.slotId, deadline);
     this.ctx.storage.sql.exec("INSERT INTO slots (id, deadline) VALUES (?, ?)", input.slotId, deadline);
     this.counts.acquired++;
@@ -112,6 +122,7 @@ export class KeyLimiterDO extends DurableObject<Env> {
     if (bad !== undefined)
       return { ok: false, code: "invalid_input", inflight: this.slots.size, message: bad };
     const deadline = now + input.ttlMs;
+    this.longestTtlMs = Math.max(this.longestTtlMs, input.ttlMs);
     let renewed = 0;
     let regranted = 0;
     let lost = 0;
@@ -120,6 +131,9 @@ export class KeyLimiterDO extends DurableObject<Env> {
         this.slots.set(id, deadline);
         this.ctx.storage.sql.exec("UPDATE slots SET deadline = ? WHERE id = ?", deadline, id);
         renewed++;
+      } else if (this.released.has(id)) {
+        // Released while this renewal was on its way: its holder is done, not lost.
+        lost++;
       } else if (this.slots.size < input.limit) {
         this.slots.set(id, deadline);
         this.ctx.storage.sql.exec("INSERT INTO slots (id, deadline) VALUES (?, ?)", id, deadline);
@@ -137,6 +151,7 @@ export class KeyLimiterDO extends DurableObject<Env> {
 
   /** Ends a slot. */
   async release(slotId: string): Promise<ReleaseResult> {
+    this.released.set(slotId, Date.now() + this.longestTtlMs);
     if (!this.slots.delete(slotId)) {
       return {
         ok: false,
@@ -165,6 +180,7 @@ export class KeyLimiterDO extends DurableObject<Env> {
   }
 
   private expire(now: number): void {
+    for (const [id, until] of this.released) if (until <= now) this.released.delete(id);
     for (const [id, deadline] of this.slots) {
       if (deadline > now) continue;
       this.slots.delete(id);

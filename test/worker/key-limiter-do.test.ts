@@ -154,6 +154,23 @@ describe("KeyLimiterDO", () => {
     expect((await stub.acquire({ slotId: "d", limit: 2, ttlMs: MINUTE })).ok).toBe(false);
   });
 
+  it("a renewal that arrives after its slot's release does not grant it again (nobody holds or releases it)", async () => {
+    const stub = limiter();
+    await stub.acquire({ slotId: "a", limit: 2, ttlMs: MINUTE });
+    await stub.acquire({ slotId: "b", limit: 2, ttlMs: MINUTE });
+    // b's holder releases on its own stub; a renewal another request sent before it lands after.
+    await stub.release("b");
+    expect(await stub.renew({ slotIds: ["a", "b"], limit: 2, ttlMs: MINUTE })).toEqual({
+      ok: true,
+      renewed: 1,
+      regranted: 0,
+      lost: 1,
+      inflight: 1,
+    });
+    // The key has its room back for a new request.
+    expect(await stub.acquire({ slotId: "c", limit: 2, ttlMs: MINUTE })).toEqual({ ok: true, inflight: 2 });
+  });
+
   it("a renewal moves the slot's deadline in SQLite too (it survives an eviction)", async () => {
     const stub = limiter();
     await stub.acquire({ slotId: "a", limit: 1, ttlMs: 100 });

@@ -58,10 +58,16 @@ async function holdUntilResponseEnds(
   release: () => Promise<void>,
   stopRenewing: () => void,
 ): Promise<void> {
+  let ended = false;
   const end = () => {
+    if (ended) return;
+    ended = true;
     stopRenewing();
     c.executionCtx.waitUntil(release());
   };
+  // A client that leaves ends the slot too, even if no cancel reaches the body (workerd does not always
+  // deliver one to a JS-stream body: cloudflare/workerd#6832).
+  c.req.raw.signal.addEventListener("abort", end, { once: true });
   try {
     await next();
   } catch (err) {

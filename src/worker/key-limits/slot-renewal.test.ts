@@ -117,4 +117,34 @@ describe("SlotRenewer", () => {
     expect(() => new SlotRenewer(0)).toThrow(/period/);
     expect(() => new SlotRenewer(1.5)).toThrow(/period/);
   });
+
+  it("a holder that died without stopping (its timer gone) is named no more after 2 periods: its slot lapses", async () => {
+    // The runtime's timers, but one request's can be killed as a dead request's dies with it.
+    const killed = new Set<unknown>();
+    const handles: unknown[] = [];
+    const r = new SlotRenewer(PERIOD, {
+      set: (fn, ms) => {
+        const h = setInterval(() => {
+          if (!killed.has(h)) fn();
+        }, ms);
+        handles.push(h);
+        return h;
+      },
+      clear: (h) => clearInterval(h as ReturnType<typeof setInterval>),
+    });
+    const sends: string[][] = [];
+    const send = async (ids: readonly string[]) => {
+      sends.push([...ids]);
+    };
+    r.hold("k", "dead", send);
+    const stopLive = r.hold("k", "live", send);
+    await vi.advanceTimersByTimeAsync(PERIOD);
+    expect(sends.at(-1)!.sort()).toEqual(["dead", "live"]);
+    killed.add(handles[0]); // "dead"'s request is gone; nobody called its stop
+    await vi.advanceTimersByTimeAsync(3 * PERIOD);
+    // Named while its last tick is recent, then never again; the live one every period.
+    expect(sends.at(-1)).toEqual(["live"]);
+    expect(sends.filter((ids) => ids.includes("live")).length).toBe(sends.length);
+    stopLive();
+  });
 });

@@ -31,12 +31,29 @@
  * Timers in Workers: a timer runs only while its request is alive; a
  * streamed response keeps it alive until the body ends, which is when the
  * holder stops (body-end.ts: done, error or client cancel), clearing it.
+ * A request can also die without its stop being called (a client gone and no
+ * cancel delivered, a request cancelled at a runtime limit): its timer dies
+ * with it, so a renewal names only the slots whose own timer ticked within
+ * the last 2 periods — the holder's keep-alive, never another stream's, is
+ * what keeps a slot, and a dead request's slot lapses a TTL later.
  */
 
 type Send = (slotIds: readonly string[]) => Promise<unknown>;
 
+/** The timer functions a renewer uses (the runtime's; a test's, to kill one request's timer as a dead request's dies). */
+export interface IntervalTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const RUNTIME_TIMERS: IntervalTimers = {
+  set: (fn, ms) => setInterval(fn, ms),
+  clear: (h) => clearInterval(h as ReturnType<typeof setInterval>),
+};
+
 interface KeyHolds {
-  readonly slots: Set<string>;
+  /** slotId → when its own holder's timer last ticked (ms; the grant before the first tick). */
+  readonly slots: Map<string, number>;
   /** When this isolate last sent a renewal for the key (ms; -Infinity: never). */
   lastSentAt: number;
 }
@@ -44,7 +61,10 @@ interface KeyHolds {
 export class SlotRenewer {
   private readonly keys = new Map<string, KeyHolds>();
 
-  constructor(private readonly periodMs: number) {
+  constructor(
+    private readonly periodMs: number,
+    private readonly timers: IntervalTimers = RUNTIME_TIMERS,
+  ) {
     if (!Number.isInteger(periodMs) || periodMs < 1)
       throw new Error(`slot renewal period must be a positive integer of ms, got ${periodMs}`);
   }
@@ -57,16 +77,23 @@ export class SlotRenewer {
   hold(keyId: string, slotId: string, send: Send): () => void {
     let holds = this.keys.get(keyId);
     if (holds === undefined) {
-      holds = { slots: new Set(), lastSentAt: -Infinity };
+      holds = { slots: new Map(), lastSentAt: -Infinity };
       this.keys.set(keyId, holds);
     }
     const mine = holds;
-    mine.slots.add(slotId);
-    const timer = setInterval(() => {
+    mine.slots.set(slotId, Date.now());
+    const timer = this.timers.set(() => {
       const now = Date.now();
+      mine.slots.set(slotId, now);
       if (now - mine.lastSentAt < this.periodMs) return;
       mine.lastSentAt = now;
-      send([...mine.slots]).catch(() => {
+      const live: string[] = [];
+      for (const [id, tickedAt] of mine.slots) {
+        if (now - tickedAt < 2 * this.periodMs) live.push(id);
+        // Its holder died without stopping (no tick for 2 periods): forget it, let it lapse.
+        else mine.slots.delete(id);
+      }
+      send(live).catch(() => {
         // Unreachable or slow limiter: the slots keep their deadline; the next period tries again.
       });
     }, this.periodMs);
@@ -74,9 +101,9 @@ export class SlotRenewer {
     return () => {
       if (stopped) return;
       stopped = true;
-      clearInterval(timer);
+      this.timers.clear(timer);
       mine.slots.delete(slotId);
-      if (mine.slots.size === 0 && this.keys.get(keyId) === mine) this.keys.delete(keyId);
+      if (mine.slots.size === 0) this.keys.delete(keyId);
     };
   }
 }
