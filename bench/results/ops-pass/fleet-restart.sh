@@ -3,7 +3,7 @@
 V=bench/results/ops-pass/vars.mjs; S=/tmp/ops/fr-steps.log; : > $S
 node $V .dev.vars 8101,8102,8103,8104; bench/results/ops-pass/restart-wrangler.sh
 timeout 120 node bench/results/ops-pass/load.mjs /tmp/ops/fr.jsonl 20 60 pgw-local-dev-key 300 & L=$!; t0=$(date +%s)
-log() { echo "$(( $(date +%s) - t0 ))s $*" >> $S; node bench/results/ops-pass/stats.mjs >> $S 2>&1; curl -s -m 3 http://127.0.0.1:8787/healthz -H 'authorization: Bearer pgw-local-admin-token' | grep -o '"fleetVersion":"[^"]*"' >> $S; }
+log() { echo "$(( $(date +%s) - t0 ))s $*" >> $S; node bench/results/edge-pass-2/stats.mjs >> $S 2>&1; curl -s -m 3 http://127.0.0.1:8787/healthz -H 'authorization: Bearer pgw-local-admin-token' | grep -o '"fleetVersion":"[^"]*"' >> $S; }
 sleep 15; log "before"
 node $V .dev.vars 8101,8102,8103,8104,8105; echo "$(( $(date +%s) - t0 ))s restart: ADD emu-5" >> $S; bench/results/ops-pass/restart-wrangler.sh >> $S
 sleep 1; log "after add"; sleep 13

@@ -5,7 +5,7 @@ V=bench/results/ops-pass/vars.mjs; S=/tmp/ops/fleet-steps.log; : > $S
 node $V /tmp/ops/vars 8101,8102,8103,8104; sleep 8
 timeout 150 node bench/results/ops-pass/load.mjs /tmp/ops/fleet.jsonl 20 110 pgw-local-dev-key 300 &
 L=$!; t0=$(date +%s)
-step() { sleep "$1"; shift; echo "$(( $(date +%s) - t0 ))s $*" >> $S; node bench/results/ops-pass/stats.mjs >> $S 2>&1; }
+step() { sleep "$1"; shift; echo "$(( $(date +%s) - t0 ))s $*" >> $S; node bench/results/edge-pass-2/stats.mjs >> $S 2>&1; }
 step 12 "before any change"
 node $V /tmp/ops/vars 8101,8102,8103,8104,8105; step 0 "ADD emu-5"
 step 14 "after add"
