@@ -101,7 +101,10 @@ export function withTtft(make: RouterFactory, ttft: Float64Array): RouterFactory
   };
 }
 
-/** The nearest-rank p-quantile of `xs` (0 for none): the audits' one summary of a list of sizes. */
+/**
+ * The p-quantile of `xs` as the element at rank floor(p·n) of the sorted list (0 for none; one rank above
+ * nearest-rank where p·n is whole): the audits' one summary of a list of sizes, kept as the audits printed it.
+ */
 export function quantileOf(xs: readonly number[], p: number): number {
   const s = [...xs].sort((x, y) => x - y);
   return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
@@ -109,13 +112,7 @@ export function quantileOf(xs: readonly number[], p: number): number {
 
 /** One run of prefix_aware (a fresh policy, the workload's block size) as bench:sim runs it. */
 export function simulatePrefixAware(w: Parameters<typeof simulatePolicy>[0], fleet: FleetConfig) {
-  return simulatePolicy(
-    w,
-    fleet,
-    "prefix_aware",
-    (specs) => new Router(specs, { policy: new PrefixAwarePolicy(), blockTokens: w.blockTokens }),
-    viewOf("prefix_aware"),
-  );
+  return simulatePolicy(w, fleet, "prefix_aware", routerFactory("prefix_aware", w.blockTokens), viewOf("prefix_aware"));
 }
 
 /**

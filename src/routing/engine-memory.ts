@@ -121,15 +121,18 @@ export class EngineMemory {
     if (w === 0) return 0;
     set.sort((a, b) => a.at - b.at);
     const running = set.length - w;
-    // What was free at t, plus what ours running then freed since.
+    // What was free at t, plus what ours running then freed since; the rest of them still hold theirs.
     let free = Math.max(0, 1 - r.kvUsage) * capacityTokens;
-    for (let k = 0; k < running; k++) if (since.has(set[k]!)) free += set[k]!.kvTokens;
+    const holders = this.holders;
+    holders.length = 0;
+    for (let k = 0; k < running; k++) {
+      const s = set[k]!;
+      if (since.has(s)) free += s.kvTokens;
+      else holders.push(s);
+    }
     // The queue in arrival order, ours waiting at t. One that completed since was admitted, and so was
     // everyone ahead of it (first come first served): those still in flight hold their KV now. From there
     // on each one that fits is admitted and takes its KV; the first that does not is the head.
-    const holders = this.holders;
-    holders.length = 0;
-    for (let k = 0; k < running; k++) if (!since.has(set[k]!)) holders.push(set[k]!);
     let from = running;
     for (let k = set.length - 1; k >= running; k--)
       if (since.has(set[k]!)) {

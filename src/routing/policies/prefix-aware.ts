@@ -299,8 +299,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       this.memoryWaits[i] = this.model.memoryWaitForMs(i, work[i]!, ctx.now);
       const margin = this.margin.marginTokens(i, ownTail);
+      // The hold back asks only "any wait?", and more tokens never wait less: a second walk only when the
+      // ledger alone admits it now.
       this.admitWaits[i] =
-        margin > 0 ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now) : this.memoryWaits[i]!;
+        margin > 0 && !(this.memoryWaits[i]! > 0)
+          ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now)
+          : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
     let bestCost = Number.POSITIVE_INFINITY;

@@ -98,6 +98,8 @@ export async function callBackend(
     // The message names the failure class (refused, reset, deadline...), never a secret: the url is ours.
     return { kind: "failed", failure, message: err instanceof Error ? err.message : String(err), startedAt };
   };
+  const emptyBody = (status: number) =>
+    failed(new Error(`answered ${status} with an empty body, not an API response`));
   const { connectMs, firstByteMs, responseMs } = opts.deadlines;
   let res: Response;
   try {
@@ -117,7 +119,7 @@ export async function callBackend(
   }
   if (res.body === null) {
     // No body at all (a 204 or 205 by the Fetch standard): on a success, the same fault as an empty one.
-    if (res.ok) return failed(new Error(`answered ${res.status} with an empty body, not an API response`));
+    if (res.ok) return emptyBody(res.status);
     return { kind: "response", res, startedAt, abort, reader: undefined, first: undefined };
   }
   const reader = res.body.getReader();
@@ -134,7 +136,7 @@ export async function callBackend(
     );
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
-    if (done) return failed(new Error(`answered ${res.status} with an empty body, not an API response`));
+    if (done) return emptyBody(res.status);
     return { kind: "response", res, startedAt, abort, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});

@@ -80,11 +80,10 @@ export async function acquireSlot(ns: Env["KEY_LIMITER"], req: SlotRequest): Pro
   }
   if (res === TIMED_OUT) return { kind: "fail_open", reason: "timeout", release };
   if (res.ok) {
-    const held = stub;
-    const renew = async (slotIds: readonly string[]): Promise<RenewResult> => {
-      if (held === undefined) throw new Error("a granted slot without its stub");
-      return await held.renew({ slotIds, limit: req.limit, ttlMs: req.ttlMs });
-    };
+    // Granted: the acquire went through `stub`, so it is set.
+    const held = stub!;
+    const renew = async (slotIds: readonly string[]): Promise<RenewResult> =>
+      await held.renew({ slotIds, limit: req.limit, ttlMs: req.ttlMs });
     return { kind: "granted", inflight: res.inflight, slotId, release, renew };
   }
   if (res.code === "limit_reached") return { kind: "refused", inflight: res.inflight };
