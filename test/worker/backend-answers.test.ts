@@ -6,7 +6,16 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { authHeaders, BACKEND_KEY, expectOpenAIError, gatewayWithEnv, poolStats, settle } from "./helpers";
+import {
+  authHeaders,
+  BACKEND_KEY,
+  expectOpenAIError,
+  gatewayWithEnv,
+  poolStats,
+  SPARE_MODEL,
+  settle,
+  spareUrls,
+} from "./helpers";
 
 const base = () => (env as unknown as { TEST_METRICS_FAULT_URL: string }).TEST_METRICS_FAULT_URL;
 
@@ -148,4 +157,41 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(line!.backendError).toBeUndefined();
     expect((await poolStats(model)).backends[0]!.consecutiveFailures).toBe(0);
   });
+
+  it("a retryable error whose body stalls is given up at the idle deadline and retried, not waited on", async () => {
+    // The good backend is a spare-model emulator, which serves only that model: the pool is spare-model's.
+    const model = SPARE_MODEL;
+    const overrides = {
+      UPSTREAM_IDLE_TIMEOUT_MS: "300",
+      BACKENDS: JSON.stringify([
+        {
+          id: `${model}-stall`,
+          url: `${base()}/stall503`,
+          models: [model],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        },
+        {
+          id: `${model}-good`,
+          url: spareUrls()[0],
+          models: [model],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        },
+      ]),
+    };
+    // Distinct prompts spread over both; every one is answered, those that met the stall by the retry.
+    for (let i = 0; i < 6; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, false, `question ${i} `.repeat(20)),
+      );
+      expect(res.status).toBe(200);
+    }
+    await settle(model);
+    expect((await poolStats(model)).usage.retried).toBeGreaterThanOrEqual(1);
+  }, 20_000);
 });

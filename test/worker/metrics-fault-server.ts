@@ -17,7 +17,8 @@
  *                                  of failing a request mid-stream);
  * - /err200/v1/chat/completions:   200 application/json whose body is an OpenAI error object;
  * - /nocontent/v1/chat/completions: 204, no body at all;
- * - /e400/v1/chat/completions:     400 with vLLM's OpenAI error body for a prompt past the context length.
+ * - /e400/v1/chat/completions:     400 with vLLM's OpenAI error body for a prompt past the context length;
+ * - /stall503/v1/chat/completions: 503 headers and the start of a body, then nothing (held).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -131,6 +132,11 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.end(
           JSON.stringify({ error: { message: "engine failed", type: "InternalServerError", code: 500 } }),
         );
+        return;
+      case "/stall503/v1/chat/completions":
+        res.writeHead(503, { "content-type": "application/json" });
+        res.write('{"error": {"message": "over');
+        hold(res, () => res.end());
         return;
       case "/nocontent/v1/chat/completions":
         res.writeHead(204);

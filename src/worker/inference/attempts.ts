@@ -15,7 +15,9 @@
  */
 
 import type { BackendConfig, GatewayConfig } from "../config";
+import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
+import { concat } from "../request/read-body";
 import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
@@ -79,13 +81,20 @@ function remember(fp: string): void {
 }
 
 /** Reads a failed response's (small) body so it can still be the answer if no retry happens. */
-async function buffer(attempt: Attempt): Promise<Uint8Array | undefined> {
+async function buffer(attempt: Attempt, idleMs: number): Promise<Uint8Array | undefined> {
   if (attempt.kind !== "response" || attempt.reader === undefined) return undefined;
   const parts: Uint8Array[] = [];
   let size = 0;
   try {
     for (;;) {
-      const { done, value } = await attempt.reader.read();
+      // A backend that sends its error's headers and then stalls must not hold the request: the same idle
+      // deadline as a relayed body's, then it is dropped like one past the cap.
+      const r = await deadline(attempt.reader.read(), idleMs, () => undefined);
+      if (r === undefined) {
+        attempt.reader.cancel().catch(() => {});
+        return undefined;
+      }
+      const { done, value } = r;
       if (done) break;
       size += value.byteLength;
       if (size > MAX_BUFFERED_ERROR_BYTES) {
@@ -97,13 +106,7 @@ async function buffer(attempt: Attempt): Promise<Uint8Array | undefined> {
   } catch {
     return undefined;
   }
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.byteLength;
-  }
-  return out;
+  return concat(parts, size);
 }
 
 export interface AttemptContext {
@@ -147,7 +150,7 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   const fp = failure === "http_500" ? await sha256Hex(ctx.request.upstreamBody, 16) : undefined;
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
-  const buffered = await buffer(one.attempt);
+  const buffered = await buffer(one.attempt, ctx.config.deadlines.idleMs);
   const retryAfter = one.attempt.kind === "response" ? retryAfterMs(one.attempt.res, Date.now()) : undefined;
   const next = await decide(ctx.call, {
     decision: first,

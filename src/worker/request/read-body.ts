@@ -42,7 +42,8 @@ export async function readBodyBytes(
   return concat(chunks, total);
 }
 
-function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
+/** `chunks` as one array of `total` bytes (the one chunk itself when there is only one). */
+export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);
   let at = 0;
