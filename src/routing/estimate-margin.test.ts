@@ -22,13 +22,30 @@ describe("EstimateMargin", () => {
     const e = m.errors(0)!;
     expect(e.mean).toBeCloseTo(0.2, 9);
     expect(e.sd).toBeCloseTo(0.1, 9);
-    m.routed(0, 30_000);
+    const g = m.routed(0, 30_000);
     m.routed(0, 40_000);
     const want = 0.2 * 120_000 + MARGIN_SDS * 0.1 * Math.sqrt(30_000 ** 2 + 40_000 ** 2 + 50_000 ** 2);
     expect(m.marginTokens(0, 50_000)).toBeCloseTo(want, 6);
-    m.released(0, 40_000);
-    m.released(0, 30_000);
+    m.released(0, 40_000, g);
+    m.released(0, 30_000, g);
     expect(m.marginTokens(0, 0), "all released: nothing in flight").toBe(0);
+  });
+
+  it("a request routed before the backends changed is not taken off the new counts", () => {
+    const m = new EstimateMargin();
+    m.reset(1);
+    m.observe(0, 10_000, 42_000, 44_000);
+    m.observe(0, 10_000, 42_000, 44_000);
+    const old = m.routed(0, 30_000);
+    m.reset(1); // the backend list changed
+    m.observe(0, 10_000, 42_000, 44_000);
+    const now = m.routed(0, 20_000);
+    const before = m.marginTokens(0, 0);
+    expect(before).toBeGreaterThan(0);
+    m.released(0, 30_000, old);
+    expect(m.marginTokens(0, 0), "the new request still in flight counts whole").toBe(before);
+    m.released(0, 20_000, now);
+    expect(m.marginTokens(0, 0)).toBe(0);
   });
 
   it("is one-sided: a Worker that overcounts leaves no margin", () => {

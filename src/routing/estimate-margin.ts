@@ -50,9 +50,12 @@ interface BackendErrors {
 
 export class EstimateMargin {
   private backends: BackendErrors[] = [];
+  /** Bumped by every reset: a request routed before it is not taken off the new counts (as shared-prefixes.ts). */
+  private generation = 0;
 
   /** One empty record per backend. */
   reset(size: number): void {
+    this.generation++;
     this.backends = Array.from({ length: size }, () => ({
       n: 0,
       mean: 0,
@@ -63,19 +66,23 @@ export class EstimateMargin {
     }));
   }
 
-  /** A request whose Worker count ran `tail` tokens past the window was placed on backend i (tail 0: none). */
-  routed(i: number, tail: number): void {
+  /**
+   * A request whose Worker count ran `tail` tokens past the window was placed on backend i (tail 0: none).
+   * Returns the generation to hand back to released().
+   */
+  routed(i: number, tail: number): number {
     const b = this.backends[i];
-    if (b === undefined || !(tail > 0)) return;
+    if (b === undefined || !(tail > 0)) return this.generation;
     b.inflight++;
     b.sumTail += tail;
     b.sumTailSq += tail * tail;
+    return this.generation;
   }
 
-  /** That request left backend i (completed or failed). */
-  released(i: number, tail: number): void {
+  /** That request left backend i (completed or failed); `generation` as routed() returned it. */
+  released(i: number, tail: number, generation: number): void {
     const b = this.backends[i];
-    if (b === undefined || !(tail > 0) || b.inflight === 0) return;
+    if (b === undefined || !(tail > 0) || b.inflight === 0 || generation !== this.generation) return;
     b.inflight--;
     if (b.inflight === 0) {
       // No drift from adding and subtracting floats: an empty backend holds exactly nothing.

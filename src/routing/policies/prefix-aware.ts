@@ -143,6 +143,8 @@ interface Routed {
   readonly from: number;
   /** SharedPrefixes' generation when it was counted there; undefined when it matched nothing. */
   readonly sharedGeneration: number | undefined;
+  /** The learned margin's generation when it was routed (../estimate-margin.ts released()). */
+  readonly marginGeneration: number;
   /** The fleet's block size when it was routed. */
   readonly blockTokens: number;
   /**
@@ -428,8 +430,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.pending.add(index, req.blocks, from, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
-    this.margin.routed(index, tail);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, blockTokens: bt, tail });
+    const marginGeneration = this.margin.routed(index, tail);
+    this.routed.set(req, { uncached, slot, from, sharedGeneration, marginGeneration, blockTokens: bt, tail });
     this.foreign.observeRouted(uncached);
   }
 
@@ -440,7 +442,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (outcome.ok) this.model.released(index, routed.slot, ctx.now, outcome.ttftMs, outcome.outputTokens);
     else this.model.released(index, routed.slot, ctx.now);
     this.memory.completed(index, routed.slot, ctx.now);
-    this.margin.released(index, routed.tail);
+    this.margin.released(index, routed.tail, routed.marginGeneration);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
