@@ -75,10 +75,14 @@ export class KeyLimiterDO extends DurableObject<Env> {
       ctx.storage.sql.exec(
         "CREATE TABLE IF NOT EXISTS slots (id TEXT PRIMARY KEY, deadline INTEGER NOT NULL) WITHOUT ROWID",
       );
+      const now = Date.now();
       for (const row of ctx.storage.sql.exec<{ id: string; deadline: number }>(
         "SELECT id, deadline FROM slots",
-      ))
+      )) {
         this.slots.set(row.id, row.deadline);
+        // After an eviction, a release must still be remembered for as long as a held slot can live.
+        this.longestTtlMs = Math.max(this.longestTtlMs, row.deadline - now);
+      }
       this.alarmAt = (await ctx.storage.getAlarm()) ?? undefined;
     });
   }

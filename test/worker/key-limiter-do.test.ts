@@ -171,6 +171,16 @@ describe("KeyLimiterDO", () => {
     expect(await stub.acquire({ slotId: "c", limit: 2, ttlMs: MINUTE })).toEqual({ ok: true, inflight: 2 });
   });
 
+  it("after an eviction too, a renewal that lands after its slot's release does not grant it again", async () => {
+    const stub = limiter();
+    await stub.acquire({ slotId: "a", limit: 2, ttlMs: MINUTE });
+    await stub.acquire({ slotId: "b", limit: 2, ttlMs: MINUTE });
+    await evictDurableObject(stub);
+    await stub.release("b");
+    const r = await stub.renew({ slotIds: ["a", "b"], limit: 2, ttlMs: MINUTE });
+    expect(r).toMatchObject({ ok: true, renewed: 1, regranted: 0, lost: 1, inflight: 1 });
+  });
+
   it("a renewal moves the slot's deadline in SQLite too (it survives an eviction)", async () => {
     const stub = limiter();
     await stub.acquire({ slotId: "a", limit: 1, ttlMs: 100 });
