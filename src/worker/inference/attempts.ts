@@ -22,7 +22,7 @@ import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
 import type { InferenceRequest } from "./inference-request";
-import { type Attempt, callBackend, retryAfterMs } from "./upstream";
+import { type Attempt, callBackend } from "./upstream";
 
 export interface Leg {
   readonly decision: Decision;
@@ -59,7 +59,7 @@ export function failureOf(attempt: Attempt): FailureKind | undefined {
   // 503 without it stays a fault: vLLM answers a bare 503 when its engine is dead. Nor does a 503 asking
   // for no wait at all (Retry-After 0, or a date already past) make it busy: that would throttle it for
   // 0 ms and never eject a dead engine behind such a proxy.
-  if (s === 429 || (s === 503 && (retryAfterMs(attempt.res, Date.now()) ?? 0) > 0)) return "throttled";
+  if (s === 429 || (s === 503 && (attempt.retryAfterMs ?? 0) > 0)) return "throttled";
   if (s === 502 || s === 503 || s === 504) return "server_error";
   if (s >= 500) return "http_500";
   if (s >= 400) return "request_error";
@@ -151,7 +151,9 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
   const buffered = await buffer(one.attempt, ctx.config.deadlines.idleMs);
-  const retryAfter = one.attempt.kind === "response" ? retryAfterMs(one.attempt.res, Date.now()) : undefined;
+  // The wait as read when the headers came (the verdict's own), not after the buffer's wait: reported
+  // as is, it keeps the backend out a little longer than asked (by that wait), never for 0 ms when busy.
+  const retryAfter = one.attempt.kind === "response" ? one.attempt.retryAfterMs : undefined;
   const next = await decide(ctx.call, {
     decision: first,
     failure,

@@ -183,7 +183,10 @@ export interface CompleteInput {
   readonly promptTokens?: number;
   readonly cachedTokens?: number;
   readonly ttftMs?: number;
-  /** With failure `throttled`: how long the backend asked to be left alone (its retry-after), ms. */
+  /**
+   * With failure `throttled`: how long the backend asked to be left alone (its retry-after, as read when
+   * its headers came: Attempt.retryAfterMs), ms; the RouterDO counts it from when the report arrives.
+   */
   readonly retryAfterMs?: number;
   /** usage.completion_tokens as the backend reported it. */
   readonly outputTokens?: number;
