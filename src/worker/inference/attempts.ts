@@ -14,6 +14,7 @@
  * repeats of it (SDKs retry 500s by themselves) are not retried again.
  */
 
+import { BoundedSet } from "../../routing/bounded-set";
 import type { BackendConfig, GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
@@ -48,7 +49,7 @@ const PATHS = { chat: "/v1/chat/completions", completions: "/v1/completions" } a
 const MAX_BUFFERED_ERROR_BYTES = 64 * 1024;
 /** Requests this isolate saw fail with a 500 on two backends (fingerprints, least recent first out). */
 const POISON_MEMORY = 1024;
-const poison = new Set<string>();
+const poison = new BoundedSet<string>(POISON_MEMORY);
 
 /** How an attempt failed, for the report and the retry decision; undefined for a usable answer. */
 export function failureOf(attempt: Attempt): FailureKind | undefined {
@@ -73,12 +74,6 @@ const RETRYABLE: ReadonlySet<FailureKind> = new Set([
   "http_500",
   "throttled",
 ]);
-
-function remember(fp: string): void {
-  poison.delete(fp);
-  poison.add(fp);
-  if (poison.size > POISON_MEMORY) poison.delete(poison.values().next().value as string);
-}
 
 /** Reads a failed response's (small) body so it can still be the answer if no retry happens. */
 async function buffer(attempt: Attempt, idleMs: number): Promise<Uint8Array | undefined> {
@@ -166,6 +161,6 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
     };
   }
   const two = await leg(ctx, next);
-  if (fp !== undefined && failureOf(two.attempt) === "http_500") remember(fp);
+  if (fp !== undefined && failureOf(two.attempt) === "http_500") poison.add(fp);
   return { final: two, retriedFrom: first.backendId };
 }
