@@ -10,10 +10,14 @@
  * (FOREIGN_LEASES_REMEMBERED), which only matters for a duplicate arriving
  * after that many other foreign ends.
  */
-export class ForeignLeases {
-  private readonly ended = new Set<string>();
+import { BoundedSet } from "../src/routing/bounded-set";
 
-  constructor(private readonly limit: number) {}
+export class ForeignLeases {
+  private readonly ended: BoundedSet<string>;
+
+  constructor(limit: number) {
+    this.ended = new BoundedSet(limit);
+  }
 
   /** Was this foreign lease's end already applied here? */
   hasEnded(id: string): boolean {
@@ -22,12 +26,8 @@ export class ForeignLeases {
 
   /** Records that a foreign lease ended here. */
   markEnded(id: string): void {
-    if (this.ended.has(id)) return;
-    this.ended.add(id);
-    if (this.ended.size > this.limit) {
-      const oldest = this.ended.values().next().value;
-      if (oldest !== undefined) this.ended.delete(oldest);
-    }
+    // A repeat keeps its place: it is forgotten as old as its first end.
+    if (!this.ended.has(id)) this.ended.add(id);
   }
 
   get size(): number {

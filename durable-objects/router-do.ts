@@ -507,8 +507,10 @@ export class RouterDO extends DurableObject<Env> {
   private count(input: CompleteInput, outcome: RouteOutcome): void {
     if (input.failure === "unused") return;
     this.countersChanged();
+    // As the arms count (pool-stats.ts): an attempt whose retry was granted is not a failure the client
+    // saw; it is in `retried` (counted when the retry was routed), and the retry's own end is counted.
     if (input.ok && input.backendError !== true) this.usage.completed++;
-    else this.usage.failed++;
+    else if (input.retried !== true) this.usage.failed++;
     // From the outcome the router got, not the report: what the index was charged.
     if (outcome.outputTokens !== undefined) this.usage.outputTokens += outcome.outputTokens;
     if (input.cachedTokens !== undefined) {

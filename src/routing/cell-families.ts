@@ -21,6 +21,7 @@
  * Keys only, never where a family went: step 4 keeps a continuing family at
  * its ring home, which every isolate computes alike.
  */
+import { BoundedSet } from "./bounded-set";
 import { CELL_RELAY_FAMILIES } from "./defaults";
 import type { BlockKey } from "./types";
 
@@ -60,9 +61,11 @@ export function relayCellFamilies(view: RecentFamilies, placed: unknown): BlockK
  * `capacity` (CELL_FAMILY_MEMORY) keys.
  */
 export class RelayedFamilies {
-  private readonly keys = new Set<BlockKey>();
+  private readonly keys: BoundedSet<BlockKey>;
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number) {
+    this.keys = new BoundedSet(capacity);
+  }
 
   has(key: BlockKey): boolean {
     return this.keys.has(key);
@@ -78,9 +81,7 @@ export class RelayedFamilies {
     for (let i = 0; i < n; i++) {
       const key = wire[i];
       if (typeof key !== "number" || !Number.isFinite(key)) continue;
-      this.keys.delete(key);
       this.keys.add(key);
-      if (this.keys.size > this.capacity) this.keys.delete(this.keys.values().next().value!);
     }
   }
 }

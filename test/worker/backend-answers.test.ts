@@ -194,4 +194,39 @@ describe("a backend that answers 200 with the wrong thing", () => {
     await settle(model);
     expect((await poolStats(model)).usage.retried).toBeGreaterThanOrEqual(1);
   }, 20_000);
+
+  it("a 503 whose retry-after date passes while its body stalls is busy for the wait it asked for, not for 0 ms", async () => {
+    const model = SPARE_MODEL;
+    const busy = `${model}-busy`;
+    const overrides = {
+      // Past the retry-after date (1 to 2 s ahead when the headers come): the buffer gives up after it.
+      UPSTREAM_IDLE_TIMEOUT_MS: "2500",
+      // A route call no loaded machine misses: the retry's report must reach the RouterDO that throttles.
+      ROUTER_TIMEOUT_MS: "10000",
+      BACKENDS: JSON.stringify(
+        [
+          { id: busy, url: `${base()}/busy503` },
+          { id: `${model}-fine`, url: spareUrls()[0] },
+        ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    const retriedBefore = (await poolStats(model).catch(() => undefined))?.usage.retried ?? 0;
+    let retried = 0;
+    for (let i = 0; i < 12 && retried === 0; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, false, `busy question ${i} `.repeat(20)),
+      );
+      expect(res.status).toBe(200);
+      await settle(model);
+      retried = (await poolStats(model)).usage.retried - retriedBefore;
+    }
+    expect(retried).toBe(1);
+    // Judged busy when its headers came (a wait was asked for), it is kept out for that wait: a verdict of
+    // busy with a 0 ms throttle would neither route around it nor ever eject it.
+    const b = (await poolStats(model)).backends.find((x) => x.id === busy)!;
+    expect(b.consecutiveFailures).toBe(0);
+    expect(b.throttledUntil).toBeGreaterThan(Date.now());
+  }, 40_000);
 });

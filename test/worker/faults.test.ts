@@ -175,6 +175,27 @@ describe("retries before the first byte", () => {
     },
   );
 
+  it("the pool's counters count client requests: a 502 retried elsewhere that succeeds is one success, no failure, one retried", async () => {
+    const tag = "pool502";
+    await fault(tag, `${tag}-2`, { kind: "status", status: 502 });
+    const before = (await stats().catch(() => undefined))?.usage;
+    let sent = 0;
+    let retried = 0;
+    for (let i = 0; i < 20 && retried === 0; i++) {
+      // A route call no loaded machine misses: a retry decided without the RouterDO is not its to count.
+      const { res } = await send(tag, `q${i}`, { vars: { ROUTER_TIMEOUT_MS: "10000" } });
+      sent++;
+      expect(res.status).toBe(200);
+      await settle(FAULT_MODEL);
+      retried = (await stats()).usage.retried - (before?.retried ?? 0);
+    }
+    expect(retried).toBe(1);
+    // /healthz's usage: what the clients saw (all answered), the failed attempt only as retried.
+    const after = (await stats()).usage;
+    expect(after.completed - (before?.completed ?? 0)).toBe(sent);
+    expect(after.failed - (before?.failed ?? 0)).toBe(0);
+  });
+
   it("a 429 is retried elsewhere, keeps its backend out for its retry-after, and never ejects it", async () => {
     const tag = "busy";
     await fault(tag, `${tag}-3`, { kind: "status", status: 429, retryAfterSeconds: 30 });

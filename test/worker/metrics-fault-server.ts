@@ -18,7 +18,9 @@
  * - /err200/v1/chat/completions:   200 application/json whose body is an OpenAI error object;
  * - /nocontent/v1/chat/completions: 204, no body at all;
  * - /e400/v1/chat/completions:     400 with vLLM's OpenAI error body for a prompt past the context length;
- * - /stall503/v1/chat/completions: 503 headers and the start of a body, then nothing (held).
+ * - /stall503/v1/chat/completions: 503 headers and the start of a body, then nothing (held);
+ * - /busy503/v1/chat/completions:  the same with a retry-after that is an HTTP date 1 to 2 s ahead (a proxy
+ *                                  shedding load whose error body stalls).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -138,6 +140,14 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.write('{"error": {"message": "over');
         hold(res, () => res.end());
         return;
+      case "/busy503/v1/chat/completions": {
+        // An HTTP date has whole seconds: the next one but one is 1 to 2 s away.
+        const at = new Date((Math.floor(Date.now() / 1000) + 2) * 1000);
+        res.writeHead(503, { "content-type": "application/json", "retry-after": at.toUTCString() });
+        res.write('{"error": {"message": "over');
+        hold(res, () => res.end());
+        return;
+      }
       case "/nocontent/v1/chat/completions":
         res.writeHead(204);
         res.end();

@@ -1,15 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { failureOf } from "./attempts";
-import type { Attempt } from "./upstream";
+import { type Attempt, retryAfterOf } from "./upstream";
 
-const answered = (status: number, headers: Record<string, string> = {}): Attempt => ({
-  kind: "response",
-  res: new Response(null, { status, headers }),
-  startedAt: 0,
-  abort: new AbortController(),
-  reader: undefined,
-  first: undefined,
-});
+/** An answer as callBackend makes it: its retry-after read when its headers came. */
+const answered = (status: number, headers: Record<string, string> = {}): Attempt => {
+  const res = new Response(null, { status, headers });
+  return {
+    kind: "response",
+    res,
+    startedAt: 0,
+    ...retryAfterOf(res),
+    abort: new AbortController(),
+    reader: undefined,
+    first: undefined,
+  };
+};
 
 describe("failureOf", () => {
   it("a 429 is busy; a 503 is busy only when it asks for a wait, else a fault (a dead engine)", () => {

@@ -14,6 +14,7 @@
  * repeats of it (SDKs retry 500s by themselves) are not retried again.
  */
 
+import { BoundedSet } from "../../routing/bounded-set";
 import type { BackendConfig, GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
@@ -22,7 +23,7 @@ import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
 import type { InferenceRequest } from "./inference-request";
-import { type Attempt, callBackend, retryAfterMs } from "./upstream";
+import { type Attempt, callBackend } from "./upstream";
 
 export interface Leg {
   readonly decision: Decision;
@@ -48,7 +49,7 @@ const PATHS = { chat: "/v1/chat/completions", completions: "/v1/completions" } a
 const MAX_BUFFERED_ERROR_BYTES = 64 * 1024;
 /** Requests this isolate saw fail with a 500 on two backends (fingerprints, least recent first out). */
 const POISON_MEMORY = 1024;
-const poison = new Set<string>();
+const poison = new BoundedSet<string>(POISON_MEMORY);
 
 /** How an attempt failed, for the report and the retry decision; undefined for a usable answer. */
 export function failureOf(attempt: Attempt): FailureKind | undefined {
@@ -59,7 +60,7 @@ export function failureOf(attempt: Attempt): FailureKind | undefined {
   // 503 without it stays a fault: vLLM answers a bare 503 when its engine is dead. Nor does a 503 asking
   // for no wait at all (Retry-After 0, or a date already past) make it busy: that would throttle it for
   // 0 ms and never eject a dead engine behind such a proxy.
-  if (s === 429 || (s === 503 && (retryAfterMs(attempt.res, Date.now()) ?? 0) > 0)) return "throttled";
+  if (s === 429 || (s === 503 && (attempt.retryAfterMs ?? 0) > 0)) return "throttled";
   if (s === 502 || s === 503 || s === 504) return "server_error";
   if (s >= 500) return "http_500";
   if (s >= 400) return "request_error";
@@ -73,12 +74,6 @@ const RETRYABLE: ReadonlySet<FailureKind> = new Set([
   "http_500",
   "throttled",
 ]);
-
-function remember(fp: string): void {
-  poison.delete(fp);
-  poison.add(fp);
-  if (poison.size > POISON_MEMORY) poison.delete(poison.values().next().value as string);
-}
 
 /** Reads a failed response's (small) body so it can still be the answer if no retry happens. */
 async function buffer(attempt: Attempt, idleMs: number): Promise<Uint8Array | undefined> {
@@ -151,7 +146,9 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
   const buffered = await buffer(one.attempt, ctx.config.deadlines.idleMs);
-  const retryAfter = one.attempt.kind === "response" ? retryAfterMs(one.attempt.res, Date.now()) : undefined;
+  // The wait as read when the headers came (the verdict's own), not after the buffer's wait: reported
+  // as is, it keeps the backend out a little longer than asked (by that wait), never for 0 ms when busy.
+  const retryAfter = one.attempt.kind === "response" ? one.attempt.retryAfterMs : undefined;
   const next = await decide(ctx.call, {
     decision: first,
     failure,
@@ -164,6 +161,6 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
     };
   }
   const two = await leg(ctx, next);
-  if (fp !== undefined && failureOf(two.attempt) === "http_500") remember(fp);
+  if (fp !== undefined && failureOf(two.attempt) === "http_500") poison.add(fp);
   return { final: two, retriedFrom: first.backendId };
 }

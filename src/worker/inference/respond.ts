@@ -14,7 +14,7 @@ import { failureOf } from "./attempts";
 import type { InferenceRequest } from "./inference-request";
 import { type RelayEnd, relay } from "./relay";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";
-import { isEventStream, retryAfterMs } from "./upstream";
+import { isEventStream } from "./upstream";
 
 /** Headers of the backend's response that the client gets (others — cookies, server, lengths — do not pass). */
 const PASSED_HEADERS = [
@@ -79,7 +79,7 @@ export function respond(
   if (request.stream && res.ok) headers.set("cache-control", "no-cache");
 
   const failure = failureOf(attempt);
-  const retryAfter = failure === "throttled" ? retryAfterMs(res, Date.now()) : undefined;
+  const retryAfter = failure === "throttled" ? attempt.retryAfterMs : undefined;
   const startedAt = c.get("startedAt");
   let firstContentAt: number | undefined;
   const tap: Tap = eventStream ? new SseTap(request.strip) : new JsonTap();

@@ -25,6 +25,12 @@ export type Attempt =
       readonly res: Response;
       /** Date.now() when the request was sent. */
       readonly startedAt: number;
+      /**
+       * The response's retry-after, ms, read once when its headers came: whoever judges the attempt
+       * (busy or a fault) and whoever reports how long to keep its backend out sees the same wait, even
+       * when an HTTP date passes in between (the buffering of an error body before a retry).
+       */
+      readonly retryAfterMs?: number;
       /** Aborts the upstream request (the client left, a deadline passed). */
       readonly abort: AbortController;
       /** The body's reader, with the first chunk already read (into `first`) for a 2xx answer. */
@@ -112,6 +118,7 @@ export async function callBackend(
   } catch (err) {
     return failed(err);
   }
+  const answered = { res, startedAt, abort, ...retryAfterOf(res) };
   const page = htmlPageOf(res);
   if (page !== undefined) {
     res.body?.cancel().catch(() => {});
@@ -120,12 +127,12 @@ export async function callBackend(
   if (res.body === null) {
     // No body at all (a 204 or 205 by the Fetch standard): on a success, the same fault as an empty one.
     if (res.ok) return emptyBody(res.status);
-    return { kind: "response", res, startedAt, abort, reader: undefined, first: undefined };
+    return { kind: "response", ...answered, reader: undefined, first: undefined };
   }
   const reader = res.body.getReader();
   // An error answer is relayed (or buffered for a retry) as it comes; a success is read up to its first
   // bytes before the client sees a header, so that one without any is still a failure we can retry.
-  if (!res.ok) return { kind: "response", res, startedAt, abort, reader, first: undefined };
+  if (!res.ok) return { kind: "response", ...answered, reader, first: undefined };
   const eventStream = isEventStream(res);
   try {
     const { done, value } = await within(
@@ -137,7 +144,7 @@ export async function callBackend(
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
-    return { kind: "response", res, startedAt, abort, reader, first: value };
+    return { kind: "response", ...answered, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});
     return failed(err);
@@ -147,6 +154,12 @@ export async function callBackend(
 /** Statuses retried on another backend (before any byte reached the client). */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
+}
+
+/** An attempt's retry-after field (Attempt.retryAfterMs): the header, read now, when the headers came. */
+export function retryAfterOf(res: Response): { retryAfterMs?: number } {
+  const ms = retryAfterMs(res, Date.now());
+  return ms !== undefined ? { retryAfterMs: ms } : {};
 }
 
 /**

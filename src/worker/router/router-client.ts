@@ -40,12 +40,11 @@ import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
 import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
-import type { PolicyName, RouteReason, RouteRequest } from "../../routing/types";
+import type { PolicyName, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
 import { placementOptions } from "../location-hint";
-import type { ArmLabel } from "../stats/pool-snapshot";
 import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
 import { type LocalRouter, localRouterFor } from "./local-router";
@@ -113,24 +112,29 @@ export function routerStub(ns: Env["ROUTER"], cell: Cell, hint: LocationHint | u
 
 export type RouterStub = ReturnType<typeof routerStub>;
 
+/** What a RouterDO's decision carries from its route answer to the request's end. */
+type RouterDecisionFields = Pick<
+  Extract<RouteResult, { ok: true }>,
+  | "leaseId"
+  | "backendId"
+  | "reason"
+  | "expectedCachedTokens"
+  | "availableCachedTokens"
+  | "inflightAtDecision"
+  | "policy"
+  | "arm"
+  | "shadow"
+>;
+
 /** How the Worker reached a decision, and what it must report at the end. */
 export type Decision =
-  | {
+  | (RouterDecisionFields & {
       readonly via: "router";
       /** The cell whose RouterDO holds the lease. */
       readonly cell: Cell;
-      readonly leaseId: string;
-      readonly backendId: string;
-      readonly reason: RouteReason;
-      readonly expectedCachedTokens: number;
-      readonly availableCachedTokens: number;
-      readonly inflightAtDecision: number;
-      readonly policy: PolicyName;
-      readonly arm: ArmLabel;
-      readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
       /** The lease as this isolate holds it (held-leases.ts); absent when the object did not say its instance. */
       readonly held?: OpenLease;
-    }
+    })
   | {
       readonly via: "local";
       /** The cell that did not answer: the decision was made among its backends, and is reported to it. */

@@ -183,7 +183,10 @@ export interface CompleteInput {
   readonly promptTokens?: number;
   readonly cachedTokens?: number;
   readonly ttftMs?: number;
-  /** With failure `throttled`: how long the backend asked to be left alone (its retry-after), ms. */
+  /**
+   * With failure `throttled`: how long the backend asked to be left alone (its retry-after, as read when
+   * its headers came: Attempt.retryAfterMs), ms; the RouterDO counts it from when the report arrives.
+   */
   readonly retryAfterMs?: number;
   /** usage.completion_tokens as the backend reported it. */
   readonly outputTokens?: number;
@@ -197,7 +200,8 @@ export interface CompleteInput {
   readonly backendError?: true;
   /**
    * Set by the RouterDO, never sent by the Worker: the attempt failed and the Worker's retry elsewhere was
-   * granted, so the client's request lives on in the retry; the arms count it as retried, not failed.
+   * granted, so the client's request lives on in the retry; the arms and the pool's usage count it as
+   * retried, not failed.
    */
   readonly retried?: true;
 }
@@ -276,7 +280,12 @@ export interface BackendStatus {
 
 /** What backends reported back through complete(), since the counters were first kept (README "/admin/stats"). */
 export interface UsageTotals {
+  /** Requests a backend answered (an error inside a 2xx is `failed`). */
   readonly completed: number;
+  /**
+   * Requests that ended without an answer, client aborts included (the arms leave those out). Requests,
+   * not attempts: an attempt that failed and whose retry was granted is in `retried`, as in the arms.
+   */
   readonly failed: number;
   readonly expired: number;
   /** Completions that carried usage (prompt_tokens_details.cached_tokens). */
