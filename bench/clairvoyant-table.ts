@@ -1,0 +1,106 @@
+/**
+ * The clairvoyant reference beside the race (bench/results/clairvoyant/README.md), read from the
+ * reports' JSON: per workload, backends and preset on the scoring set, mean over seeds of TTFT p99 and
+ * p50 and hit of the oracle, for prefix_aware, the best peer (after-issue-12's reports: the race) and
+ * the clairvoyant greedy reference's two objectives (clairvoyant/'s reports of the same name: the same
+ * workload, fleet and seed, checked by the oracle's figures).
+ *
+ *   npx tsx bench/clairvoyant-table.ts [REF_FOLDER] [RACE_FOLDER]     (default clairvoyant after-issue-12)
+ *
+ * "Best peer" as in sim-tables.ts: the peer with the lowest mean p99. Δ = mean p99 ÷ the best peer's − 1.
+ */
+import { PEERS, type Report, reports } from "./sim-tables";
+
+const REFS = ["clairvoyant_ttft", "clairvoyant_total"] as const;
+const SHORT: Record<string, string> = { "llama-3.1-8b-h100-vllm": "8B", "qwen3-30b-a3b-h100-vllm": "MoE" };
+const ORDER = [
+  "generated-shared-prefix",
+  "multi-turn",
+  "zipf",
+  "no-shared-prefix",
+  "burst",
+  "burst-mooncake",
+  "mooncake",
+];
+
+const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
+const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x >= 100 ? 0 : 1)} ms`);
+
+function fig(r: Report, policy: string) {
+  const p = r.policies.find((x) => x.policy === policy);
+  if (p === undefined) throw new Error(`${r.file}: no ${policy}`);
+  return { p99: p.ttftP99Ms, p50: p.ttftP50Ms, ofOracle: p.hitRate / r.oracle.hitRate };
+}
+
+interface Pair {
+  readonly race: Report;
+  readonly ref: Report;
+}
+
+function pairs(refFolder: string, raceFolder: string): Map<string, Pair[]> {
+  const race = new Map(reports(raceFolder).map((r) => [r.file, r]));
+  const groups = new Map<string, Pair[]>();
+  for (const ref of reports(refFolder)) {
+    if (!REFS.every((p) => ref.policies.some((x) => x.policy === p))) continue;
+    const r = race.get(ref.file);
+    if (r === undefined) throw new Error(`${ref.file}: no report of that name in ${raceFolder}/`);
+    if (
+      r.oracle.hitRate !== ref.oracle.hitRate ||
+      r.workload !== ref.workload ||
+      r.fleet.seed !== ref.fleet.seed
+    )
+      throw new Error(
+        `${ref.file}: not the race's workload (oracle ${r.oracle.hitRate} vs ${ref.oracle.hitRate})`,
+      );
+    const key = `${ref.workload}|${ref.fleet.backends}|${ref.fleet.preset}`;
+    groups.set(key, [...(groups.get(key) ?? []), { race: r, ref }]);
+  }
+  return groups;
+}
+
+export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"): string {
+  const groups = pairs(refFolder, raceFolder);
+  const keys = [...groups.keys()].sort((a, b) => {
+    const rank = (k: string) => {
+      const [w, n, p] = k.split("|");
+      return ORDER.indexOf(w!) * 1000 + Number(n) * 10 + (SHORT[p!] === "MoE" ? 1 : 0);
+    };
+    return rank(a) - rank(b);
+  });
+  const lines = [
+    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | we vs peer | best ref vs peer | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const key of keys) {
+    const ps = groups.get(key)!.sort((a, b) => a.ref.fleet.seed - b.ref.fleet.seed);
+    const races = ps.map((p) => p.race);
+    const m = (rs: readonly Report[], policy: string, f: "p99" | "p50" | "ofOracle") =>
+      mean(rs.map((r) => fig(r, policy)[f]));
+    let peer = PEERS[0]!;
+    for (const p of PEERS) if (m(races, p, "p99") < m(races, peer, "p99")) peer = p;
+    const refs = ps.map((p) => p.ref);
+    const ours = m(races, "prefix_aware", "p99");
+    const theirs = m(races, peer, "p99");
+    const [t, s] = REFS.map((p) => m(refs, p, "p99")) as [number, number];
+    const best = Math.min(t, s);
+    const lead = best / theirs - 1;
+    const verdict =
+      lead <= -0.1
+        ? `yes: the reference is ${pct(-lead)} ahead`
+        : lead < 0
+          ? `no: the reference itself is only ${pct(-lead)} ahead`
+          : `no: the reference is ${pct(lead)} behind (greedy, it pays for arrivals it cannot see)`;
+    const [w, n, preset] = key.split("|");
+    const trio = (f: "p50" | "ofOracle", fmt: (x: number) => string) =>
+      [m(races, "prefix_aware", f), m(races, peer, f), ...REFS.map((p) => m(refs, p, f))]
+        .map(fmt)
+        .join(" / ");
+    lines.push(
+      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs.map((r) => r.fleet.seed).join(",")} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${pct(ours / theirs - 1)} | ${pct(lead)} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => `${(x * 100).toFixed(0)}%`)} | ${verdict} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(table(process.argv[2], process.argv[3]));

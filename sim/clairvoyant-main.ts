@@ -1,0 +1,117 @@
+/**
+ * npx tsx sim/clairvoyant-main.ts --workload W --backends N --rate R|--speed X [--set S] [--seed S]
+ *   [--preset NAME] [--objectives ttft,total] [--policies a,b] [--requests N] [--name NAME] [--out DIR]
+ *
+ * Runs the clairvoyant greedy reference (sim/clairvoyant.ts) on the same
+ * workload, fleet and seed as `npm run bench:sim` (same flags, same report
+ * name), and writes <out>/<name>.md and .json in bench:sim's format. Not a
+ * policy: bench:sim never runs it. --policies adds routing policies run in
+ * the same process, for a side-by-side (default: none, their figures are in
+ * the bench:sim reports of the same name).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  CLAIRVOYANT_OBJECTIVES,
+  CLAIRVOYANT_VIEW,
+  type ClairvoyantObjective,
+  clairvoyantFactory,
+  clairvoyantName,
+} from "./clairvoyant";
+import { describeSet, loadSetData } from "./eval-sets";
+import {
+  engineFlags,
+  FLEET_OPTIONS,
+  parseFlags,
+  policiesFlag,
+  UsageError,
+  WORKLOAD_OPTIONS,
+  workloadFlags,
+} from "./flags";
+import { fmtMs, fmtPct } from "./format";
+import { DEFAULT_PRESET } from "./model/presets";
+import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
+import { renderJson, renderMarkdown } from "./report";
+import { runPolicies } from "./run";
+import { simulatePolicy } from "./simulator";
+
+function objectivesFlag(v: string | undefined): ClairvoyantObjective[] {
+  const out: ClairvoyantObjective[] = [];
+  for (const raw of (v ?? CLAIRVOYANT_OBJECTIVES.join(",")).split(",")) {
+    const o = raw.trim();
+    if (!(CLAIRVOYANT_OBJECTIVES as readonly string[]).includes(o))
+      throw new UsageError(
+        `--objectives: unknown objective "${o}": use ${CLAIRVOYANT_OBJECTIVES.join(", ")}`,
+      );
+    if (!out.includes(o as ClairvoyantObjective)) out.push(o as ClairvoyantObjective);
+  }
+  return out;
+}
+
+const NOTE =
+  "clairvoyant_ttft / clairvoyant_total are the clairvoyant greedy reference (sim/clairvoyant.ts), not " +
+  "routers: at each arrival they read every engine's exact state (queue, batch, KV contents, true output " +
+  "lengths) and simulate the request on a copy of each engine; _ttft takes the smallest own TTFT, _total " +
+  "the smallest own TTFT + delay added to the first tokens of the requests ahead. Greedy: later arrivals " +
+  "are unknown to them, so they are a reference, not an upper bound.";
+
+async function main(argv: string[]): Promise<void> {
+  const values = parseFlags(argv, { ...FLEET_OPTIONS, ...WORKLOAD_OPTIONS, objectives: { type: "string" } });
+  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
+  const engine = engineFlags(values.preset, values["kv-tokens"]);
+  const objectives = objectivesFlag(values.objectives);
+  const policies = values.policies === undefined ? [] : policiesFlag(values.policies);
+  const base = workload.startsWith("file:") ? "trace" : workload;
+  const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
+  const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
+  const name =
+    values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${inSet}${presetTag}`;
+  const outDir = values.out ?? "bench/results/clairvoyant";
+
+  const data = await loadSetData(workload, {
+    rate,
+    seed,
+    speed,
+    ...(requests !== undefined ? { requests } : {}),
+    ...(set !== undefined ? { set } : {}),
+  });
+  const setLine = describeSet(data.run);
+  const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, seed });
+  console.error(`set: ${setLine}; ${data.workload.name}: ${data.workload.requests.length} requests`);
+  const fleet = { backends, seed, ...engine };
+  const log = (p: {
+    policy: string;
+    hitRate: number;
+    ttftP50Ms: number;
+    ttftP99Ms: number;
+    wallMs: number;
+  }) =>
+    console.error(
+      `  ${p.policy.padEnd(18)} hit ${fmtPct(p.hitRate)}  TTFT p50 ${fmtMs(p.ttftP50Ms)} p99 ${fmtMs(p.ttftP99Ms)}  (${(p.wallMs / 1000).toFixed(1)} s)`,
+    );
+  // The oracle and the request statistics come with runPolicies, whatever policies it runs.
+  const report = runPolicies(prepared, fleet, policies, log);
+  const refs = objectives.map((o) => {
+    const r = simulatePolicy(
+      prepared,
+      fleet,
+      clairvoyantName(o),
+      clairvoyantFactory(prepared, o),
+      CLAIRVOYANT_VIEW,
+    );
+    log(r);
+    return r;
+  });
+  const full = { ...report, policies: [...report.policies, ...refs] };
+  const command = `npx tsx sim/clairvoyant-main.ts ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
+  await mkdir(outDir, { recursive: true });
+  const ctx = { command, set: setLine, note: NOTE };
+  await writeFile(join(outDir, `${name}.md`), renderMarkdown(full, ctx));
+  await writeFile(join(outDir, `${name}.json`), renderJson(full, ctx));
+  console.error(`wrote ${join(outDir, `${name}.md`)} and .json`);
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  console.error(`clairvoyant: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+});
