@@ -7,6 +7,9 @@
  *
  *   npx tsx bench/clairvoyant-table.ts [REF_FOLDER] [RACE_FOLDER]     (default clairvoyant after-issue-12)
  *
+ * The queue-free floor: every request alone on an idle engine with the hit clairvoyant_ttft got (mean of
+ * the seeds' p99): what is left of the tail with no queue at all.
+ *
  * "Best peer" as in sim-tables.ts: the peer with the lowest mean p99. Δ = mean p99 ÷ the best peer's − 1.
  */
 import { PEERS, type Report, reports } from "./sim-tables";
@@ -25,12 +28,18 @@ const ORDER = [
 
 const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
+const abs = (x: number) => `${Math.abs(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x >= 100 ? 0 : 1)} ms`);
 
 function fig(r: Report, policy: string) {
   const p = r.policies.find((x) => x.policy === policy);
   if (p === undefined) throw new Error(`${r.file}: no ${policy}`);
   return { p99: p.ttftP99Ms, p50: p.ttftP50Ms, ofOracle: p.hitRate / r.oracle.hitRate };
+}
+
+/** clairvoyant-main.ts's queue-free floor: every request alone on an idle engine, with the reference's hit. */
+interface WithFloor {
+  readonly queueFreeFloor?: { readonly ttftP99Ms: number };
 }
 
 interface Pair {
@@ -69,8 +78,8 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     return rank(a) - rank(b);
   });
   const lines = [
-    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | we vs peer | best ref vs peer | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | queue-free floor | we vs peer | best ref vs peer | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const key of keys) {
     const ps = groups.get(key)!.sort((a, b) => a.ref.fleet.seed - b.ref.fleet.seed);
@@ -84,20 +93,22 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     const theirs = m(races, peer, "p99");
     const [t, s] = REFS.map((p) => m(refs, p, "p99")) as [number, number];
     const best = Math.min(t, s);
+    const floors = refs.map((r) => (r as Report & WithFloor).queueFreeFloor?.ttftP99Ms);
+    const floor = floors.every((f) => f !== undefined) ? ms(mean(floors as number[])) : "–";
     const lead = best / theirs - 1;
     const verdict =
       lead <= -0.1
-        ? `yes: the reference is ${pct(-lead)} ahead`
+        ? `yes: the reference is ${abs(lead)} ahead`
         : lead < 0
-          ? `no: the reference itself is only ${pct(-lead)} ahead`
-          : `no: the reference is ${pct(lead)} behind (greedy, it pays for arrivals it cannot see)`;
+          ? `no: the reference itself is only ${abs(lead)} ahead`
+          : `no: the reference is ${abs(lead)} behind (greedy: it pays for arrivals it cannot see)`;
     const [w, n, preset] = key.split("|");
     const trio = (f: "p50" | "ofOracle", fmt: (x: number) => string) =>
       [m(races, "prefix_aware", f), m(races, peer, f), ...REFS.map((p) => m(refs, p, f))]
         .map(fmt)
         .join(" / ");
     lines.push(
-      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs.map((r) => r.fleet.seed).join(",")} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${pct(ours / theirs - 1)} | ${pct(lead)} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => `${(x * 100).toFixed(0)}%`)} | ${verdict} |`,
+      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs.map((r) => r.fleet.seed).join(",")} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => `${(x * 100).toFixed(0)}%`)} | ${verdict} |`,
     );
   }
   return lines.join("\n");

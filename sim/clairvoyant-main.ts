@@ -12,6 +12,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  aloneTtftMs,
   CLAIRVOYANT_OBJECTIVES,
   CLAIRVOYANT_VIEW,
   type ClairvoyantObjective,
@@ -29,11 +30,14 @@ import {
   workloadFlags,
 } from "./flags";
 import { fmtMs, fmtPct } from "./format";
+import { EngineModel } from "./model/engine-model";
 import { DEFAULT_PRESET } from "./model/presets";
+import type { PreparedWorkload } from "./prepare";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
-import { simulatePolicy } from "./simulator";
+import { engineConfig, type FleetConfig, simulatePolicy } from "./simulator";
+import { percentile, sortedCopy } from "./stats";
 
 function objectivesFlag(v: string | undefined): ClairvoyantObjective[] {
   const out: ClairvoyantObjective[] = [];
@@ -53,7 +57,33 @@ const NOTE =
   "routers: at each arrival they read every engine's exact state (queue, batch, KV contents, true output " +
   "lengths) and simulate the request on a copy of each engine; _ttft takes the smallest own TTFT, _total " +
   "the smallest own TTFT + delay added to the first tokens of the requests ahead. Greedy: later arrivals " +
-  "are unknown to them, so they are a reference, not an upper bound.";
+  "are unknown to them, so they are a reference, not an upper bound. The JSON's queueFreeFloor is each " +
+  "request alone on an idle engine with the hit clairvoyant_ttft got: prefill compute, no queue.";
+
+/**
+ * Every request alone on an idle engine with the hit `hitsOf` got (aloneTtftMs): TTFT p50 and p99 of
+ * prefill compute with no queue, the part of the tail no placement removes without longer hits.
+ */
+function queueFreeFloor(w: PreparedWorkload, fleet: FleetConfig, cached: Float64Array, hitsOf: string) {
+  const cfg = engineConfig(fleet, w.blockTokens);
+  const pristine = new EngineModel(cfg);
+  const scratch = new EngineModel(cfg);
+  const ttft = w.requests.map((r, i) =>
+    aloneTtftMs(
+      pristine,
+      scratch,
+      {
+        id: String(i),
+        blocks: w.promptBlocks[i]!,
+        promptTokens: r.promptTokens,
+        outputTokens: Math.max(1, r.outputTokens),
+      },
+      Math.round(cached[i]! / w.blockTokens),
+    ),
+  );
+  const sorted = sortedCopy(ttft);
+  return { hitsOf, ttftP50Ms: percentile(sorted, 50), ttftP99Ms: percentile(sorted, 99) };
+}
 
 async function main(argv: string[]): Promise<void> {
   const values = parseFlags(argv, { ...FLEET_OPTIONS, ...WORKLOAD_OPTIONS, objectives: { type: "string" } });
@@ -91,18 +121,28 @@ async function main(argv: string[]): Promise<void> {
     );
   // The oracle and the request statistics come with runPolicies, whatever policies it runs.
   const report = runPolicies(prepared, fleet, policies, log);
-  const refs = objectives.map((o) => {
+  // Each request's cached tokens under the first objective, for the queue-free floor below.
+  const cached = new Float64Array(prepared.requests.length);
+  const refs = objectives.map((o, k) => {
+    const observer =
+      k === 0 ? { done: (i: number, _b: number, c: number) => void (cached[i] = c) } : undefined;
     const r = simulatePolicy(
       prepared,
       fleet,
       clairvoyantName(o),
       clairvoyantFactory(prepared, o),
       CLAIRVOYANT_VIEW,
+      undefined,
+      observer,
     );
     log(r);
     return r;
   });
-  const full = { ...report, policies: [...report.policies, ...refs] };
+  const floor = queueFreeFloor(prepared, fleet, cached, clairvoyantName(objectives[0]!));
+  console.error(
+    `  queue-free floor (${floor.hitsOf}'s hits): TTFT p50 ${fmtMs(floor.ttftP50Ms)} p99 ${fmtMs(floor.ttftP99Ms)}`,
+  );
+  const full = { ...report, policies: [...report.policies, ...refs], queueFreeFloor: floor };
   const command = `npx tsx sim/clairvoyant-main.ts ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
   await mkdir(outDir, { recursive: true });
   const ctx = { command, set: setLine, note: NOTE };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLAIRVOYANT_VIEW, clairvoyantFactory, placementCost } from "./clairvoyant";
+import { aloneTtftMs, CLAIRVOYANT_VIEW, clairvoyantFactory, placementCost } from "./clairvoyant";
 import { EngineModel } from "./model/engine-model";
 import type { EngineConfig, EngineEvent, EngineRequest } from "./model/types";
 import { prepareWorkload } from "./prepare";
@@ -148,5 +148,21 @@ describe("the clairvoyant reference in the simulator", () => {
     const a = simulatePolicy(w, fleet, "c", clairvoyantFactory(w, "total"), CLAIRVOYANT_VIEW);
     const b = simulatePolicy(w, fleet, "c", clairvoyantFactory(w, "total"), CLAIRVOYANT_VIEW);
     expect({ ...a, wallMs: 0 }).toEqual({ ...b, wallMs: 0 });
+  });
+});
+
+describe("aloneTtftMs", () => {
+  it("is the prefill of the uncached part only, and a hit makes it shorter", () => {
+    const pristine = new EngineModel(TIGHT);
+    const scratch = new EngineModel(TIGHT);
+    const r = req("x", 0, 12, 800, 4); // 50 tokens: steps of 16 tokens at 1 token/ms, plus one decode each
+    const cold = aloneTtftMs(pristine, scratch, r, 0);
+    const warm = aloneTtftMs(pristine, scratch, r, 8); // 8 blocks = 32 tokens cached
+    expect(warm).toBeLessThan(cold);
+    // The same as running it by hand on a fresh engine.
+    const e = new EngineModel(TIGHT);
+    e.submit(r, 0);
+    expect(drain(e).find((ev) => ev.kind === "first_token")!.time).toBe(cold);
+    expect(aloneTtftMs(pristine, scratch, r, 0)).toBe(cold);
   });
 });

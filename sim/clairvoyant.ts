@@ -151,3 +151,38 @@ export function clairvoyantFactory(
     return router;
   };
 }
+
+/**
+ * The request's TTFT with its engine to itself: an idle engine whose cache holds the request's first
+ * `hitBlocks` blocks, and nothing else running or queued. Over a run, with the hits a router got, it is
+ * the part of each TTFT no placement can remove without a longer hit: prefill compute, no queue.
+ * `pristine` is an engine never used (copied into `scratch`, so each request starts from it).
+ */
+export function aloneTtftMs(
+  pristine: EngineModel,
+  scratch: EngineModel,
+  req: EngineRequest,
+  hitBlocks: number,
+): number {
+  scratch.copyFrom(pristine);
+  let t = 0;
+  if (hitBlocks > 0) {
+    // A prompt of exactly those blocks (+1 token, so each is a full, keyed block) leaves them cached.
+    const bt = scratch.config.blockTokens;
+    scratch.submit(
+      {
+        id: "prime",
+        blocks: req.blocks.slice(0, hitBlocks),
+        promptTokens: hitBlocks * bt + 1,
+        outputTokens: 1,
+      },
+      0,
+    );
+    for (let at = scratch.nextEventTime(); Number.isFinite(at); at = scratch.nextEventTime()) {
+      scratch.advance(at);
+      t = at;
+    }
+  }
+  scratch.submit(req, t);
+  return stepUntilFirstTokens(scratch, new Set([req.id])).get(req.id)! - t;
+}
