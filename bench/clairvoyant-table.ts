@@ -8,7 +8,8 @@
  *   npx tsx bench/clairvoyant-table.ts [REF_FOLDER] [RACE_FOLDER]     (default clairvoyant after-issue-12)
  *
  * The queue-free floor: every request alone on an idle engine with the hit clairvoyant_ttft got (mean of
- * the seeds' p99): what is left of the tail with no queue at all.
+ * the seeds' p99): what is left of the tail with no queue at all. Any router's floor: the same with the
+ * longest prefix any earlier request had (no engine can hold more): no router's p99 is below it.
  *
  * "Best peer" as in sim-tables.ts: the peer with the lowest mean p99. Δ = mean p99 ÷ the best peer's − 1.
  */
@@ -40,6 +41,8 @@ function fig(r: Report, policy: string) {
 /** clairvoyant-main.ts's queue-free floor: every request alone on an idle engine, with the reference's hit. */
 interface WithFloor {
   readonly queueFreeFloor?: { readonly ttftP99Ms: number };
+  /** The same with the longest prefix any earlier request had: a lower bound on any router's p99. */
+  readonly anyRouterFloor?: { readonly ttftP99Ms: number };
 }
 
 interface Pair {
@@ -78,8 +81,8 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     return rank(a) - rank(b);
   });
   const lines = [
-    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | queue-free floor | we vs peer | best ref vs peer | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | queue-free floor | we vs peer | best ref vs peer | floor vs peer | any router's floor (vs peer) | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const key of keys) {
     const ps = groups.get(key)!.sort((a, b) => a.ref.fleet.seed - b.ref.fleet.seed);
@@ -93,8 +96,18 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     const theirs = m(races, peer, "p99");
     const [t, s] = REFS.map((p) => m(refs, p, "p99")) as [number, number];
     const best = Math.min(t, s);
-    const floors = refs.map((r) => (r as Report & WithFloor).queueFreeFloor?.ttftP99Ms);
-    const floor = floors.every((f) => f !== undefined) ? ms(mean(floors as number[])) : "–";
+    const floorOf = (which: keyof WithFloor) => {
+      const xs = refs.map((r) => (r as Report & WithFloor)[which]?.ttftP99Ms);
+      return xs.every((x) => x !== undefined) ? mean(xs as number[]) : undefined;
+    };
+    const q = floorOf("queueFreeFloor");
+    const a = floorOf("anyRouterFloor");
+    const floor = q === undefined ? "–" : ms(q);
+    const floorLead = q === undefined ? "–" : pct(q / theirs - 1);
+    const bound =
+      a === undefined
+        ? "–"
+        : `${ms(a)} (${pct(a / theirs - 1)})${a > 0.9 * theirs ? ": a 10% lead is impossible" : ""}`;
     const lead = best / theirs - 1;
     const verdict =
       lead <= -0.1
@@ -108,7 +121,7 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
         .map(fmt)
         .join(" / ");
     lines.push(
-      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs.map((r) => r.fleet.seed).join(",")} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => `${(x * 100).toFixed(0)}%`)} | ${verdict} |`,
+      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace"} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)} | ${floorLead} | ${bound} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "–"))} | ${verdict} |`,
     );
   }
   return lines.join("\n");

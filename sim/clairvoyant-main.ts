@@ -18,6 +18,7 @@ import {
   type ClairvoyantObjective,
   clairvoyantFactory,
   clairvoyantName,
+  everSeenHits,
 } from "./clairvoyant";
 import { describeSet, loadSetData } from "./eval-sets";
 import {
@@ -58,13 +59,20 @@ const NOTE =
   "lengths) and simulate the request on a copy of each engine; _ttft takes the smallest own TTFT, _total " +
   "the smallest own TTFT + delay added to the first tokens of the requests ahead. Greedy: later arrivals " +
   "are unknown to them, so they are a reference, not an upper bound. The JSON's queueFreeFloor is each " +
-  "request alone on an idle engine with the hit clairvoyant_ttft got: prefill compute, no queue.";
+  "request alone on an idle engine with the hit clairvoyant_ttft got: prefill compute, no queue; its " +
+  "anyRouterFloor the same with the longest prefix any earlier request had (an unbounded cache): a lower " +
+  "bound on every router's TTFT quantiles in this engine model.";
 
 /**
  * Every request alone on an idle engine with the hit `hitsOf` got (aloneTtftMs): TTFT p50 and p99 of
  * prefill compute with no queue, the part of the tail no placement removes without longer hits.
  */
-function queueFreeFloor(w: PreparedWorkload, fleet: FleetConfig, cached: Float64Array, hitsOf: string) {
+function queueFreeFloor(
+  w: PreparedWorkload,
+  fleet: FleetConfig,
+  hitBlocks: (i: number) => number,
+  hitsOf: string,
+) {
   const cfg = engineConfig(fleet, w.blockTokens);
   const pristine = new EngineModel(cfg);
   const scratch = new EngineModel(cfg);
@@ -78,7 +86,7 @@ function queueFreeFloor(w: PreparedWorkload, fleet: FleetConfig, cached: Float64
         promptTokens: r.promptTokens,
         outputTokens: Math.max(1, r.outputTokens),
       },
-      Math.round(cached[i]! / w.blockTokens),
+      hitBlocks(i),
     ),
   );
   const sorted = sortedCopy(ttft);
@@ -124,8 +132,10 @@ async function main(argv: string[]): Promise<void> {
   // Each request's cached tokens under the first objective, for the queue-free floor below.
   const cached = new Float64Array(prepared.requests.length);
   const refs = objectives.map((o, k) => {
-    const observer =
-      k === 0 ? { done: (i: number, _b: number, c: number) => void (cached[i] = c) } : undefined;
+    const record = (i: number, _b: number, c: number): void => {
+      cached[i] = c;
+    };
+    const observer = k === 0 ? { done: record } : undefined;
     const r = simulatePolicy(
       prepared,
       fleet,
@@ -138,11 +148,25 @@ async function main(argv: string[]): Promise<void> {
     log(r);
     return r;
   });
-  const floor = queueFreeFloor(prepared, fleet, cached, clairvoyantName(objectives[0]!));
-  console.error(
-    `  queue-free floor (${floor.hitsOf}'s hits): TTFT p50 ${fmtMs(floor.ttftP50Ms)} p99 ${fmtMs(floor.ttftP99Ms)}`,
+  const floor = queueFreeFloor(
+    prepared,
+    fleet,
+    (i) => Math.round(cached[i]! / prepared.blockTokens),
+    clairvoyantName(objectives[0]!),
   );
-  const full = { ...report, policies: [...report.policies, ...refs], queueFreeFloor: floor };
+  // Every request's longest prefix computed by any earlier one: no router's hit is longer.
+  const seen = everSeenHits(prepared.promptBlocks);
+  const anyRouterFloor = queueFreeFloor(prepared, fleet, (i) => seen[i]!, "any earlier request");
+  for (const f of [floor, anyRouterFloor])
+    console.error(
+      `  queue-free floor (hits: ${f.hitsOf}): TTFT p50 ${fmtMs(f.ttftP50Ms)} p99 ${fmtMs(f.ttftP99Ms)}`,
+    );
+  const full = {
+    ...report,
+    policies: [...report.policies, ...refs],
+    queueFreeFloor: floor,
+    anyRouterFloor,
+  };
   const command = `npx tsx sim/clairvoyant-main.ts ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
   await mkdir(outDir, { recursive: true });
   const ctx = { command, set: setLine, note: NOTE };

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { aloneTtftMs, CLAIRVOYANT_VIEW, clairvoyantFactory, placementCost } from "./clairvoyant";
+import {
+  aloneTtftMs,
+  CLAIRVOYANT_VIEW,
+  clairvoyantFactory,
+  everSeenHits,
+  placementCost,
+} from "./clairvoyant";
 import { EngineModel } from "./model/engine-model";
 import type { EngineConfig, EngineEvent, EngineRequest } from "./model/types";
 import { prepareWorkload } from "./prepare";
@@ -164,5 +170,11 @@ describe("aloneTtftMs", () => {
     e.submit(r, 0);
     expect(drain(e).find((ev) => ev.kind === "first_token")!.time).toBe(cold);
     expect(aloneTtftMs(pristine, scratch, r, 0)).toBe(cold);
+  });
+});
+
+describe("everSeenHits", () => {
+  it("is each prompt's longest leading run of blocks some earlier prompt had", () => {
+    expect(everSeenHits([[1, 2, 3], [1, 2, 4], [5], [1, 2, 4, 6], [7, 1]])).toEqual([0, 2, 0, 3, 0]);
   });
 });

@@ -186,3 +186,18 @@ export function aloneTtftMs(
   scratch.submit(req, t);
   return stepUntilFirstTokens(scratch, new Set([req.id])).get(req.id)! - t;
 }
+
+/**
+ * Per request, the longest run of its leading blocks that some earlier request's prompt also had (keys
+ * are chained: one key names its whole prefix). No engine can hold more of it, whatever the routing and
+ * however large its cache: with aloneTtftMs, a lower bound on each request's TTFT.
+ */
+export function everSeenHits(promptBlocks: readonly (readonly number[])[]): number[] {
+  const seen = new Set<number>();
+  return promptBlocks.map((blocks) => {
+    let hit = 0;
+    while (hit < blocks.length && seen.has(blocks[hit]!)) hit++;
+    for (const k of blocks) seen.add(k);
+    return hit;
+  });
+}
