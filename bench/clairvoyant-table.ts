@@ -81,7 +81,7 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     return rank(a) - rank(b);
   });
   const lines = [
-    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | queue-free floor | we vs peer | best ref vs peer | floor vs peer | any router's floor (vs peer) | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
+    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | queue-free floor | we vs peer | best ref vs peer [per seed] | floor vs peer | any router's floor (vs peer) | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const key of keys) {
@@ -109,6 +109,9 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
         ? "–"
         : `${ms(a)} (${pct(a / theirs - 1)})${a > 0.9 * theirs ? ": a 10% lead is impossible" : ""}`;
     const lead = best / theirs - 1;
+    // Per seed: the better objective's p99 ÷ the best peer's − 1 (the peer chosen on the mean).
+    const leads = ps.map((p) => Math.min(...REFS.map((x) => fig(p.ref, x).p99)) / fig(p.race, peer).p99 - 1);
+    const range = leads.length > 1 ? ` [${pct(Math.min(...leads))}…${pct(Math.max(...leads))}]` : "";
     const verdict =
       lead <= -0.1
         ? `yes: the reference is ${abs(lead)} ahead`
@@ -121,7 +124,7 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
         .map(fmt)
         .join(" / ");
     lines.push(
-      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace"} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)} | ${floorLead} | ${bound} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "–"))} | ${verdict} |`,
+      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace"} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)}${range} | ${floorLead} | ${bound} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "–"))} | ${verdict} |`,
     );
   }
   return lines.join("\n");
