@@ -16,6 +16,8 @@
 import { PEERS, type Report, reports } from "./sim-tables";
 
 const REFS = ["clairvoyant_ttft", "clairvoyant_total"] as const;
+/** clairvoyant_ttft within the bounded-load cap (clairvoyant-main.ts --balance-factor). */
+const CAPPED = "clairvoyant_ttft_capped";
 const SHORT: Record<string, string> = { "llama-3.1-8b-h100-vllm": "8B", "qwen3-30b-a3b-h100-vllm": "MoE" };
 const ORDER = [
   "generated-shared-prefix",
@@ -81,8 +83,8 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     return rank(a) - rank(b);
   });
   const lines = [
-    "| run | seeds | p99: prefix_aware | best peer | ref ttft | ref total | queue-free floor | we vs peer | best ref vs peer [per seed] | floor vs peer | any router's floor (vs peer) | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| run | seeds | p99: prefix_aware | best peer | ref ttft (maxLoad) | ref total | ref ttft capped (vs peer; maxLoad) | queue-free floor | we vs peer | best ref vs peer [per seed] | floor vs peer | any router's floor (vs peer) | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const key of keys) {
     const ps = groups.get(key)!.sort((a, b) => a.ref.fleet.seed - b.ref.fleet.seed);
@@ -95,6 +97,12 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     const ours = m(races, "prefix_aware", "p99");
     const theirs = m(races, peer, "p99");
     const [t, s] = REFS.map((p) => m(refs, p, "p99")) as [number, number];
+    const hasCapped = refs.every((r) => r.policies.some((x) => x.policy === CAPPED));
+    const load = (rs: readonly Report[], policy: string) =>
+      mean(rs.map((r) => r.policies.find((x) => x.policy === policy)!.maxLoadRatio)).toFixed(2);
+    const capped = hasCapped
+      ? `${ms(m(refs, CAPPED, "p99"))} (${pct(m(refs, CAPPED, "p99") / theirs - 1)}; maxLoad ${load(refs, CAPPED)})`
+      : "–";
     const best = Math.min(t, s);
     const floorOf = (which: keyof WithFloor) => {
       const xs = refs.map((r) => (r as Report & WithFloor)[which]?.ttftP99Ms);
@@ -124,7 +132,7 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
         .map(fmt)
         .join(" / ");
     lines.push(
-      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace"} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} | ${ms(s)} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)}${range} | ${floorLead} | ${bound} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "–"))} | ${verdict} |`,
+      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace"} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} (${load(refs, REFS[0])}) | ${ms(s)} | ${capped} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)}${range} | ${floorLead} | ${bound} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "–"))} | ${verdict} |`,
     );
   }
   return lines.join("\n");

@@ -18,7 +18,8 @@
 #                                      (the peers read live engine state with or without it); 0 or unset: off
 #   npm run bench:sim:all -- clairvoyant
 #                                      the scoring runs of the clairvoyant greedy reference only (not a policy:
-#                                      sim/clairvoyant.ts), reports under bench/results/clairvoyant/ unless a
+#                                      sim/clairvoyant.ts; also within the bounded-load cap at the default
+#                                      c = 1.25), reports under bench/results/clairvoyant/ unless a
 #                                      FOLDER is given; table: npx tsx bench/clairvoyant-table.ts
 #   ONLY="zipf mooncake" npm run bench:sim:all -- scoring
 #                                      those workloads only (names as in WORKLOADS below)
@@ -143,7 +144,7 @@ clairvoyant_one() {
   for seed in "${seeds[@]}"; do
     echo "+ clairvoyant $name $backends $preset ${seed:+seed $seed}" >&2
     nice -n 10 npx tsx sim/clairvoyant-main.ts --workload "$name" --backends "$backends" $extra \
-      $(load_flag "$name" "$load") --set scoring ${seed:+--seed $seed} --preset "$preset" --out "bench/results/$RUN_DIR"
+      $(load_flag "$name" "$load") --set scoring ${seed:+--seed $seed} --preset "$preset" --balance-factor 1.25 --out "bench/results/$RUN_DIR"
   done
 }
 

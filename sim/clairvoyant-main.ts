@@ -1,13 +1,15 @@
 /**
  * npx tsx sim/clairvoyant-main.ts --workload W --backends N --rate R|--speed X [--set S] [--seed S]
- *   [--preset NAME] [--objectives ttft,total] [--policies a,b] [--requests N] [--name NAME] [--out DIR]
+ *   [--preset NAME] [--objectives ttft,total] [--balance-factor C] [--policies a,b] [--requests N]
+ *   [--name NAME] [--out DIR]
  *
  * Runs the clairvoyant greedy reference (sim/clairvoyant.ts) on the same
  * workload, fleet and seed as `npm run bench:sim` (same flags, same report
  * name), and writes <out>/<name>.md and .json in bench:sim's format. Not a
  * policy: bench:sim never runs it. --policies adds routing policies run in
  * the same process, for a side-by-side (default: none, their figures are in
- * the bench:sim reports of the same name).
+ * the bench:sim reports of the same name). --balance-factor C runs the first
+ * objective once more within the bounded-load cap of factor C (clairvoyant_ttft_capped).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -26,6 +28,7 @@ import {
   FLEET_OPTIONS,
   parseFlags,
   policiesFlag,
+  positiveFlag,
   UsageError,
   WORKLOAD_OPTIONS,
   workloadFlags,
@@ -57,7 +60,8 @@ const NOTE =
   "clairvoyant_ttft / clairvoyant_total are the clairvoyant greedy reference (sim/clairvoyant.ts), not " +
   "routers: at each arrival they read every engine's exact state (queue, batch, KV contents, true output " +
   "lengths) and simulate the request on a copy of each engine; _ttft takes the smallest own TTFT, _total " +
-  "the smallest own TTFT + delay added to the first tokens of the requests ahead. Greedy: later arrivals " +
+  "the smallest own TTFT + delay added to the first tokens of the requests ahead; _capped chooses only " +
+  "among engines under the bounded-load cap in requests (--balance-factor). Greedy: later arrivals " +
   "are unknown to them, so they are a reference, not an upper bound. The JSON's queueFreeFloor is each " +
   "request alone on an idle engine with the hit clairvoyant_ttft got: prefill compute, no queue; its " +
   "anyRouterFloor the same with the longest prefix any earlier request had (an unbounded cache): a lower " +
@@ -94,10 +98,21 @@ function queueFreeFloor(
 }
 
 async function main(argv: string[]): Promise<void> {
-  const values = parseFlags(argv, { ...FLEET_OPTIONS, ...WORKLOAD_OPTIONS, objectives: { type: "string" } });
+  const values = parseFlags(argv, {
+    ...FLEET_OPTIONS,
+    ...WORKLOAD_OPTIONS,
+    objectives: { type: "string" },
+    "balance-factor": { type: "string" },
+  });
   const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const objectives = objectivesFlag(values.objectives);
+  const balanceFactor =
+    values["balance-factor"] === undefined
+      ? undefined
+      : positiveFlag("balance-factor", values["balance-factor"]);
+  if (balanceFactor !== undefined && !(balanceFactor > 1))
+    throw new UsageError(`--balance-factor must be > 1, got ${balanceFactor}`);
   const policies = values.policies === undefined ? [] : policiesFlag(values.policies);
   const base = workload.startsWith("file:") ? "trace" : workload;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
@@ -148,6 +163,19 @@ async function main(argv: string[]): Promise<void> {
     log(r);
     return r;
   });
+  // With --balance-factor: the first objective again, within the bounded-load cap.
+  if (balanceFactor !== undefined) {
+    const o = objectives[0]!;
+    const r = simulatePolicy(
+      prepared,
+      fleet,
+      clairvoyantName(o, true),
+      clairvoyantFactory(prepared, o, undefined, balanceFactor),
+      CLAIRVOYANT_VIEW,
+    );
+    log(r);
+    refs.push(r);
+  }
   const floor = queueFreeFloor(
     prepared,
     fleet,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { boundedCap } from "../src/routing/bounded-load";
 import {
   aloneTtftMs,
   CLAIRVOYANT_VIEW,
@@ -148,6 +149,34 @@ describe("the clairvoyant reference in the simulator", () => {
     }
     // Most requests meet no later arrival before their first token on this light load.
     expect(exact).toBeGreaterThan(32);
+  });
+
+  it("with a balance factor, never places a request on an engine at its bounded-load cap", () => {
+    const zipfy = prepareWorkload(
+      generatedSharedPrefix({ rate: 80, seed: 4, groups: 2, promptsPerGroup: 32 }),
+    );
+    const seen: number[] = [];
+    const observer = {
+      routed(_i: number, _b: number, d: { inflightAtDecision: number }, engines: readonly EngineModel[]) {
+        const held = engines.map((e) => e.metrics(0).running + e.metrics(0).waiting);
+        const total = held.reduce((a, x) => a + x, 0);
+        expect(d.inflightAtDecision).toBeLessThan(boundedCap(1, engines.length, total, 1.25));
+        seen.push(d.inflightAtDecision);
+      },
+    };
+    const capped = simulatePolicy(
+      zipfy,
+      fleet,
+      "capped",
+      clairvoyantFactory(zipfy, "ttft", undefined, 1.25),
+      CLAIRVOYANT_VIEW,
+      undefined,
+      observer,
+    );
+    const free = simulatePolicy(zipfy, fleet, "free", clairvoyantFactory(zipfy, "ttft"), CLAIRVOYANT_VIEW);
+    expect(seen).toHaveLength(64);
+    // Two hot prefixes on four engines: uncapped, it keeps them home; the cap spreads them.
+    expect(capped.maxLoadRatio).toBeLessThan(free.maxLoadRatio);
   });
 
   it("is deterministic", () => {

@@ -18,12 +18,17 @@
  *   a longer shared step, no more; decodes it slows are not counted (TTFT
  *   is the figure here).
  * Equal costs (within 1 ns) go to the engine holding fewer requests, then to
- * the lower index.
+ * the lower index. With `balanceFactor` c it chooses only among engines under
+ * the bounded-load cap in requests (bounded-load.ts boundedCap: at most
+ * ceil(c / n · (requests in the fleet + 1)) each), the bound issue #12's
+ * maxLoadRatio ≤ 1.3 asks of us; without it, it goes wherever TTFT is least,
+ * however crowded (the peers' llm-d does the same on Zipf: maxLoadRatio 3–6).
  *
  * A reference, not an upper bound: a greedy clairvoyant ignores later
  * arrivals (taking a cached home now may queue the next ten requests of the
  * same prefix behind a long prefill), so a router that plans ahead can beat it.
  */
+import { boundedCap } from "../src/routing/bounded-load";
 import type { BackendSpec, RouteContext, RouteDecision, RouteRequest } from "../src/routing/types";
 import { EngineModel } from "./model/engine-model";
 import type { EngineEvent, EngineRequest } from "./model/types";
@@ -34,9 +39,9 @@ import type { RouterFactory, SimRouter } from "./simulator";
 export const CLAIRVOYANT_OBJECTIVES = ["ttft", "total"] as const;
 export type ClairvoyantObjective = (typeof CLAIRVOYANT_OBJECTIVES)[number];
 
-/** Report name of each objective's run. */
-export function clairvoyantName(objective: ClairvoyantObjective): string {
-  return `clairvoyant_${objective}`;
+/** Report name of each objective's run; `_capped` within the bounded-load cap. */
+export function clairvoyantName(objective: ClairvoyantObjective, capped = false): string {
+  return `clairvoyant_${objective}${capped ? "_capped" : ""}`;
 }
 
 /** Its request view: the whole prompt, exactly (it reads the engine's own request, true output included). */
@@ -100,6 +105,8 @@ export function clairvoyantFactory(
   objective: ClairvoyantObjective,
   /** Told each decision: the request, the backend and the cost it was chosen for (tests, audits). */
   onDecision?: (i: number, backend: number, costMs: number) => void,
+  /** The bounded-load cap's c; absent: no cap. */
+  balanceFactor?: number,
 ): RouterFactory {
   return (backends: readonly BackendSpec[], _readings, engines) => {
     if (engines === undefined) throw new Error("the clairvoyant reference needs the simulator's engines");
@@ -123,18 +130,27 @@ export function clairvoyantFactory(
         let bestCost = Number.POSITIVE_INFINITY;
         let bestHeld = Number.POSITIVE_INFINITY;
         let available = 0;
+        // Requests each engine holds before this one (running or waiting: every one routed here, not done).
+        const held = engines.map((e) => {
+          const m = e.metrics(ctx.now);
+          return m.running + m.waiting;
+        });
+        const total = held.reduce((a, x) => a + x, 0);
+        const cap =
+          balanceFactor === undefined
+            ? Number.POSITIVE_INFINITY
+            : boundedCap(1, engines.length, total, balanceFactor);
         for (let b = 0; b < engines.length; b++) {
-          const cost = placementCost(engines[b]!, scratch[b]!, engineReq, ctx.now, objective);
-          // Requests the engine held before this one (the copy is past the first tokens: read the original).
-          const m = engines[b]!.metrics(ctx.now);
-          const held = m.running + m.waiting;
           available = Math.max(available, engines[b]!.cachedPrefixBlocks(engineReq.blocks));
-          if (cost < bestCost - 1e-6 || (Math.abs(cost - bestCost) <= 1e-6 && held < bestHeld)) {
+          if (held[b]! >= cap) continue;
+          const cost = placementCost(engines[b]!, scratch[b]!, engineReq, ctx.now, objective);
+          if (cost < bestCost - 1e-6 || (Math.abs(cost - bestCost) <= 1e-6 && held[b]! < bestHeld)) {
             best = b;
             bestCost = cost;
-            bestHeld = held;
+            bestHeld = held[b]!;
           }
         }
+        if (best < 0) throw new Error("clairvoyant: every engine at its cap (c must be > 1)");
         onDecision?.(i, best, bestCost);
         const cached = engines[best]!.cachedPrefixBlocks(engineReq.blocks);
         const decision: RouteDecision = {
