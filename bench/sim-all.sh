@@ -16,6 +16,11 @@
 #                                      /metrics every 1000 ms (--scrape-ms; no second client): our policies
 #                                      read lagged engine readings of the fleet that holds only our traffic
 #                                      (the peers read live engine state with or without it); 0 or unset: off
+#   npm run bench:sim:all -- clairvoyant
+#                                      the scoring runs of the clairvoyant greedy reference only (not a policy:
+#                                      sim/clairvoyant.ts; also within the bounded-load cap at the default
+#                                      c = 1.25), reports under bench/results/clairvoyant/ unless a
+#                                      FOLDER is given; table: npx tsx bench/clairvoyant-table.ts
 #   ONLY="zipf mooncake" npm run bench:sim:all -- scoring
 #                                      those workloads only (names as in WORKLOADS below)
 #   npm run bench:sim:all -- signals [FOLDER]
@@ -43,6 +48,7 @@ cd "$(dirname "$0")/.."
 RUN_DIR=${2:-}
 # The engine-signals runs are not the scoring race (other traffic shares the fleet): a folder of their own.
 if [[ "${1:-}" == signals && -z "$RUN_DIR" ]]; then RUN_DIR=engine-signals; fi
+if [[ "${1:-}" == clairvoyant && -z "$RUN_DIR" ]]; then RUN_DIR=clairvoyant; fi
 if [[ -n "$RUN_DIR" && (! "$RUN_DIR" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ || "$RUN_DIR" == *..*) ]]; then
   echo "bench/sim-all.sh: the report folder must be a path under bench/results/, got '$RUN_DIR'" >&2
   exit 2
@@ -130,6 +136,18 @@ scoring_one() {
   fi
 }
 
+# shellcheck disable=SC2046,SC2086
+clairvoyant_one() {
+  local name=$1 backends=$2 extra=$3 load=$5 preset=$6 seed
+  local seeds=(3 4 5)
+  has "$TRACES" "$name" && seeds=("")
+  for seed in "${seeds[@]}"; do
+    echo "+ clairvoyant $name $backends $preset ${seed:+seed $seed}" >&2
+    nice -n 10 npx tsx sim/clairvoyant-main.ts --workload "$name" --backends "$backends" $extra \
+      $(load_flag "$name" "$load") --set scoring ${seed:+--seed $seed} --preset "$preset" --balance-factor 1.25 --out "bench/results/$RUN_DIR"
+  done
+}
+
 # The second client of the engine-signals runs (sim/second-client.ts) sends 30% of the requests
 # straight to the engines: "pinned" to the first quarter of the fleet (a client bound to part of it: the
 # load a router that cannot see it piles onto), "spread" over all of them, or there is none (the scrape
@@ -174,6 +192,7 @@ case "${1:-}" in
   tuning) each_run tuning_one ;;
   scoring) each_run scoring_one ;;
   signals) each_run signals_one ;;
+  clairvoyant) each_run clairvoyant_one ;;
   all)
     if [[ -n "$RUN_DIR" ]]; then
       echo "bench/sim-all.sh: 'all' re-runs the sweeps, which take no report folder" >&2
@@ -184,7 +203,7 @@ case "${1:-}" in
     each_run scoring_one
     ;;
   *)
-    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|signals|all [REPORT_FOLDER]" >&2
+    echo "usage: bench/sim-all.sh sweeps|tuning|scoring|signals|clairvoyant|all [REPORT_FOLDER]" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,12 @@ export class Heap<T> {
     return this.items.length;
   }
 
+  /** Replaces this heap's items by `src`'s, each mapped by `map` (same positions: the same order). */
+  copyFrom(src: Heap<T>, map: (item: T) => T): void {
+    this.items.length = 0;
+    for (const item of src.items) this.items.push(map(item));
+  }
+
   peek(): T | undefined {
     return this.items[0];
   }

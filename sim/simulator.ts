@@ -67,12 +67,20 @@ export interface FleetReadings {
 export interface SimObserver {
   /** Request i was routed to backend `backend`; `engines` are as they stand at the decision. */
   routed?(i: number, backend: number, decision: RouteDecision, engines: readonly EngineModel[]): void;
-  /** Request i completed on `backend`, with the cached tokens its engine reported. */
-  done?(i: number, backend: number, cachedTokens: number): void;
+  /** Request i completed on `backend`, with the cached tokens its engine reported and its TTFT. */
+  done?(i: number, backend: number, cachedTokens: number, ttftMs: number): void;
 }
 
-/** Builds a fresh router for one run, given the fleet and the engines' readings. */
-export type RouterFactory = (backends: readonly BackendSpec[], readings: FleetReadings) => SimRouter;
+/**
+ * Builds a fresh router for one run, given the fleet and the engines' readings. `engines`, the
+ * simulated engines themselves, are for the clairvoyant reference (sim/clairvoyant.ts) alone: no
+ * product policy or peer is given them (policies.ts routerFactory ignores them).
+ */
+export type RouterFactory = (
+  backends: readonly BackendSpec[],
+  readings: FleetReadings,
+  engines?: readonly EngineModel[],
+) => SimRouter;
 
 export interface FleetConfig {
   readonly backends: number;
@@ -206,6 +214,7 @@ export function simulatePolicy(
   const router = makeRouter(
     specs,
     ticker === undefined ? { live } : { live, scraped: ticker.book.read, scrapedMaxAgeMs: maxAgeMs },
+    engines,
   );
   const random = new Rng(fleet.seed).fork(`router/${policy}`).source();
   /** Per request: the engine the second client sends it to, −1 when the router places it. */
@@ -270,7 +279,7 @@ export function simulatePolicy(
         if (!routed) continue;
         outputTokens += ev.outputTokens;
         setInflight(ei, -1, ev.time);
-        observer?.done?.(id, ei, ev.cachedTokens);
+        observer?.done?.(id, ei, ev.cachedTokens, ttft[id]!);
         router.complete(
           tickets[id],
           {

@@ -34,6 +34,13 @@ export class DecodeBatch<T extends Decoding> {
     return this.heap.size;
   }
 
+  /** Makes this batch a copy of `src`, each sequence mapped by `map` (to its copy). */
+  copyFrom(src: DecodeBatch<T>, map: (r: T) => T): void {
+    this.heap.copyFrom(src.heap, map);
+    this.promptSum = src.promptSum;
+    this.startSum = src.startSum;
+  }
+
   /** The sequence that finishes first. */
   peek(): T | undefined {
     return this.heap.peek();

@@ -79,6 +79,51 @@ export class EngineModel {
     this.scheduler = new StepScheduler(this.pool, this.bt, stepBudget(config), config.maxRunning);
   }
 
+  /**
+   * Makes this engine an exact, independent copy of `src` (same config): the
+   * same clock, queue, running batch, run in progress, KV cache and pending
+   * events, so stepping the copy forward gives what `src` would give, and
+   * touches nothing of `src`. Every request is copied (they are mutable);
+   * their block keys are shared (never written), and so are the slot arrays
+   * of admitted requests (written only at admission). A waiting request's
+   * slots are a scratch array admit() fills in full, so the copy starts
+   * without one. This engine's pool arrays are reused: sim/clairvoyant.ts
+   * copies every engine at every arrival.
+   */
+  copyFrom(src: EngineModel): this {
+    if (src.config !== this.config && JSON.stringify(src.config) !== JSON.stringify(this.config))
+      throw new Error("EngineModel.copyFrom: the engines' configs differ");
+    const copies = new Map<EngineReq, EngineReq>();
+    const copy = (r: EngineReq): EngineReq => {
+      let c = copies.get(r);
+      if (c === undefined) {
+        c = { ...r, slots: r.phase === "waiting" ? null : r.slots };
+        copies.set(r, c);
+      }
+      return c;
+    };
+    this.pool.copyFrom(src.pool);
+    this.scheduler.copyFrom(src.scheduler, copy);
+    this.batch.copyFrom(src.batch, copy);
+    this.byId.clear();
+    for (const [id, r] of src.byId) this.byId.set(id, copy(r));
+    this.t = src.t;
+    this.seq = src.seq;
+    this.busy = src.busy;
+    this.step = src.step;
+    this.runStart = src.runStart;
+    this.runSteps = src.runSteps;
+    this.runA = src.runA;
+    this.runB = src.runB;
+    this.runEnd = src.runEnd;
+    this.pending = src.pending.slice();
+    this.promptTokensTotal = src.promptTokensTotal;
+    this.generationTokensTotal = src.generationTokensTotal;
+    this.requestsFinished = src.requestsFinished;
+    this.prefillSeconds = src.prefillSeconds;
+    return this;
+  }
+
   /** True when a request of this size can ever be admitted (its prompt + output fit the whole KV cache). */
   fits(promptTokens: number, outputTokens: number): boolean {
     return Math.ceil((promptTokens + outputTokens) / this.bt) <= this.pool.numBlocks;

@@ -31,6 +31,13 @@ export class KeyMap {
     return this.count;
   }
 
+  /** Makes this map an exact copy of `src` (same capacity), reusing this map's storage. */
+  copyFrom(src: KeyMap): void {
+    if (src.cells.length !== this.cells.length) throw new RangeError("KeyMap.copyFrom: capacities differ");
+    this.cells.set(src.cells);
+    this.count = src.count;
+  }
+
   /** The slot stored under `key`, or -1. */
   get(key: number): number {
     const c = this.cells;

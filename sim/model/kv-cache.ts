@@ -44,6 +44,24 @@ export class BlockPool {
     for (let s = 0; s < numBlocks; s++) this.pushTail(s);
   }
 
+  /**
+   * Makes this pool an exact copy of `src` (same block count), reusing this
+   * pool's arrays: a what-if copy (sim/clairvoyant.ts) costs a few memcpy,
+   * no allocation.
+   */
+  copyFrom(src: BlockPool): void {
+    if (src.numBlocks !== this.numBlocks) throw new RangeError("BlockPool.copyFrom: block counts differ");
+    this.refs.set(src.refs);
+    this.prev.set(src.prev);
+    this.next.set(src.next);
+    this.keys.set(src.keys);
+    this.byKey.copyFrom(src.byKey);
+    this.head = src.head;
+    this.tail = src.tail;
+    this.free = src.free;
+    this.lastMatchFree = src.lastMatchFree;
+  }
+
   /** Blocks in the free queue: never used, or cached but not referenced by any request. */
   get numFree(): number {
     return this.free;

@@ -80,6 +80,21 @@ export class StepScheduler {
     private readonly maxRunning: number,
   ) {}
 
+  /**
+   * Makes this scheduler a copy of `src`, each request mapped by `map` (to its
+   * copy); this scheduler keeps its own pool, which the caller copies.
+   */
+  copyFrom(src: StepScheduler, map: (r: EngineReq) => EngineReq): void {
+    this.waiting = src.waiting.slice(src.waitHead).map(map);
+    this.waitHead = 0;
+    this.partial = src.partial === null ? null : map(src.partial);
+    this.admitted = src.admitted;
+    this.chunked.length = 0;
+    for (const r of src.chunked) this.chunked.push(map(r));
+    this.queryTokens = src.queryTokens;
+    this.hitTokens = src.hitTokens;
+  }
+
   get waitingCount(): number {
     return this.waiting.length - this.waitHead;
   }

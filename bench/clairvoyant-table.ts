@@ -1,0 +1,141 @@
+/**
+ * The clairvoyant reference beside the race (bench/results/clairvoyant/README.md), read from the
+ * reports' JSON: per workload, backends and preset on the scoring set, mean over seeds of TTFT p99 and
+ * p50 and hit of the oracle, for prefix_aware, the best peer (after-issue-12's reports: the race) and
+ * the clairvoyant greedy reference's two objectives (clairvoyant/'s reports of the same name: the same
+ * workload, fleet and seed, checked by the oracle's figures).
+ *
+ *   npx tsx bench/clairvoyant-table.ts [REF_FOLDER] [RACE_FOLDER]     (default clairvoyant after-issue-12)
+ *
+ * The queue-free floor: every request alone on an idle engine with the hit clairvoyant_ttft got (mean of
+ * the seeds' p99): what is left of the tail with no queue at all. Any router's floor: the same with the
+ * longest prefix any earlier request had (no engine can hold more): no router's p99 is below it.
+ *
+ * "Best peer" as in sim-tables.ts: the peer with the lowest mean p99. Δ = mean p99 ÷ the best peer's − 1.
+ */
+import { PEERS, type Report, reports } from "./sim-tables";
+
+const REFS = ["clairvoyant_ttft", "clairvoyant_total"] as const;
+/** clairvoyant_ttft within the bounded-load cap (clairvoyant-main.ts --balance-factor). */
+const CAPPED = "clairvoyant_ttft_capped";
+const SHORT: Record<string, string> = { "llama-3.1-8b-h100-vllm": "8B", "qwen3-30b-a3b-h100-vllm": "MoE" };
+const ORDER = [
+  "generated-shared-prefix",
+  "multi-turn",
+  "zipf",
+  "no-shared-prefix",
+  "burst",
+  "burst-mooncake",
+  "mooncake",
+];
+
+const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;
+const abs = (x: number) => `${Math.abs(x * 100).toFixed(1)}%`;
+const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x >= 100 ? 0 : 1)} ms`);
+
+function fig(r: Report, policy: string) {
+  const p = r.policies.find((x) => x.policy === policy);
+  if (p === undefined) throw new Error(`${r.file}: no ${policy}`);
+  return { p99: p.ttftP99Ms, p50: p.ttftP50Ms, ofOracle: p.hitRate / r.oracle.hitRate };
+}
+
+/** clairvoyant-main.ts's queue-free floor: every request alone on an idle engine, with the reference's hit. */
+interface WithFloor {
+  readonly queueFreeFloor?: { readonly ttftP99Ms: number };
+  /** The same with the longest prefix any earlier request had: a lower bound on any router's p99. */
+  readonly anyRouterFloor?: { readonly ttftP99Ms: number };
+}
+
+interface Pair {
+  readonly race: Report;
+  readonly ref: Report;
+}
+
+function pairs(refFolder: string, raceFolder: string): Map<string, Pair[]> {
+  const race = new Map(reports(raceFolder).map((r) => [r.file, r]));
+  const groups = new Map<string, Pair[]>();
+  for (const ref of reports(refFolder)) {
+    if (!REFS.every((p) => ref.policies.some((x) => x.policy === p))) continue;
+    const r = race.get(ref.file);
+    if (r === undefined) throw new Error(`${ref.file}: no report of that name in ${raceFolder}/`);
+    if (
+      r.oracle.hitRate !== ref.oracle.hitRate ||
+      r.workload !== ref.workload ||
+      r.fleet.seed !== ref.fleet.seed
+    )
+      throw new Error(
+        `${ref.file}: not the race's workload (oracle ${r.oracle.hitRate} vs ${ref.oracle.hitRate})`,
+      );
+    const key = `${ref.workload}|${ref.fleet.backends}|${ref.fleet.preset}`;
+    groups.set(key, [...(groups.get(key) ?? []), { race: r, ref }]);
+  }
+  return groups;
+}
+
+export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"): string {
+  const groups = pairs(refFolder, raceFolder);
+  const keys = [...groups.keys()].sort((a, b) => {
+    const rank = (k: string) => {
+      const [w, n, p] = k.split("|");
+      return ORDER.indexOf(w!) * 1000 + Number(n) * 10 + (SHORT[p!] === "MoE" ? 1 : 0);
+    };
+    return rank(a) - rank(b);
+  });
+  const lines = [
+    "| run | seeds | p99: prefix_aware | best peer | ref ttft (maxLoad) | ref total | ref ttft capped (vs peer; maxLoad) | queue-free floor | we vs peer | best ref vs peer [per seed] | floor vs peer | any router's floor (vs peer) | p50: ours / peer / ref ttft / ref total | hit of oracle: ours / peer / ref ttft / ref total | a 10% lead by a better decision per request? |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const key of keys) {
+    const ps = groups.get(key)!.sort((a, b) => a.ref.fleet.seed - b.ref.fleet.seed);
+    const races = ps.map((p) => p.race);
+    const m = (rs: readonly Report[], policy: string, f: "p99" | "p50" | "ofOracle") =>
+      mean(rs.map((r) => fig(r, policy)[f]));
+    let peer = PEERS[0]!;
+    for (const p of PEERS) if (m(races, p, "p99") < m(races, peer, "p99")) peer = p;
+    const refs = ps.map((p) => p.ref);
+    const ours = m(races, "prefix_aware", "p99");
+    const theirs = m(races, peer, "p99");
+    const [t, s] = REFS.map((p) => m(refs, p, "p99")) as [number, number];
+    const hasCapped = refs.every((r) => r.policies.some((x) => x.policy === CAPPED));
+    const load = (rs: readonly Report[], policy: string) =>
+      mean(rs.map((r) => r.policies.find((x) => x.policy === policy)!.maxLoadRatio)).toFixed(2);
+    const capped = hasCapped
+      ? `${ms(m(refs, CAPPED, "p99"))} (${pct(m(refs, CAPPED, "p99") / theirs - 1)}; maxLoad ${load(refs, CAPPED)})`
+      : "–";
+    const best = Math.min(t, s);
+    const floorOf = (which: keyof WithFloor) => {
+      const xs = refs.map((r) => (r as Report & WithFloor)[which]?.ttftP99Ms);
+      return xs.every((x) => x !== undefined) ? mean(xs as number[]) : undefined;
+    };
+    const q = floorOf("queueFreeFloor");
+    const a = floorOf("anyRouterFloor");
+    const floor = q === undefined ? "–" : ms(q);
+    const floorLead = q === undefined ? "–" : pct(q / theirs - 1);
+    const bound =
+      a === undefined
+        ? "–"
+        : `${ms(a)} (${pct(a / theirs - 1)})${a > 0.9 * theirs ? ": a 10% lead is impossible" : ""}`;
+    const lead = best / theirs - 1;
+    // Per seed: the better objective's p99 ÷ the best peer's − 1 (the peer chosen on the mean).
+    const leads = ps.map((p) => Math.min(...REFS.map((x) => fig(p.ref, x).p99)) / fig(p.race, peer).p99 - 1);
+    const range = leads.length > 1 ? ` [${pct(Math.min(...leads))}…${pct(Math.max(...leads))}]` : "";
+    const verdict =
+      lead <= -0.1
+        ? `yes: the reference is ${abs(lead)} ahead`
+        : lead < 0
+          ? `no: the reference itself is only ${abs(lead)} ahead`
+          : `no: the reference is ${abs(lead)} behind (greedy: it pays for arrivals it cannot see)`;
+    const [w, n, preset] = key.split("|");
+    const trio = (f: "p50" | "ofOracle", fmt: (x: number) => string) =>
+      [m(races, "prefix_aware", f), m(races, peer, f), ...REFS.map((p) => m(refs, p, f))]
+        .map(fmt)
+        .join(" / ");
+    lines.push(
+      `| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace"} | ${ms(ours)} | ${ms(theirs)} (${peer}) | ${ms(t)} (${load(refs, REFS[0])}) | ${ms(s)} | ${capped} | ${floor} | ${pct(ours / theirs - 1)} | ${pct(lead)}${range} | ${floorLead} | ${bound} | ${trio("p50", ms)} | ${trio("ofOracle", (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "–"))} | ${verdict} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(table(process.argv[2], process.argv[3]));
