@@ -23,7 +23,7 @@ import type { Emulator } from "../emulator/server";
 export const MODEL = "llama-3.1-8b-instruct";
 export const GATEWAY_KEY = "faults-gateway-key";
 export const ADMIN_TOKEN = "faults-admin-token-0123456789";
-const EMULATOR_KEY = "faults-emulator-key";
+export const EMULATOR_KEY = "faults-emulator-key";
 
 /** The RouterDO's view of the pool (the `ok` branch of its stats). */
 export type PoolStats = Extract<StatsResult, { ok: true }>;
@@ -37,6 +37,8 @@ export interface RigOptions {
   readonly vars?: Readonly<Record<string, string>>;
   /** The BACKENDS secret from the emulators' urls; default: one `emu-<i>` entry per emulator. */
   readonly entries?: (urls: readonly string[]) => BackendEntry[];
+  /** The GATEWAY_API_KEYS secret (keys and their `max_concurrent` options); default: GATEWAY_KEY alone. */
+  readonly gatewayKeys?: string;
 }
 
 export interface Rig {
@@ -102,7 +104,7 @@ export async function startRig(opts: RigOptions): Promise<Rig> {
     startGateway({
       backends: entries,
       policy: "prefix_aware",
-      apiKey: GATEWAY_KEY,
+      apiKey: opts.gatewayKeys ?? GATEWAY_KEY,
       adminToken: ADMIN_TOKEN,
       configPath: opts.configPath,
       stateDir,
