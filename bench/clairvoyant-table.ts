@@ -13,21 +13,15 @@
  *
  * "Best peer" as in sim-tables.ts: the peer with the lowest mean p99. Δ = mean p99 ÷ the best peer's − 1.
  */
+
+import { WORKLOAD_NAMES } from "../sim/workloads/index";
 import { PEERS, type Report, reports } from "./sim-tables";
 
 const REFS = ["clairvoyant_ttft", "clairvoyant_total"] as const;
 /** clairvoyant_ttft within the bounded-load cap (clairvoyant-main.ts --balance-factor). */
 const CAPPED = "clairvoyant_ttft_capped";
 const SHORT: Record<string, string> = { "llama-3.1-8b-h100-vllm": "8B", "qwen3-30b-a3b-h100-vllm": "MoE" };
-const ORDER = [
-  "generated-shared-prefix",
-  "multi-turn",
-  "zipf",
-  "no-shared-prefix",
-  "burst",
-  "burst-mooncake",
-  "mooncake",
-];
+const ORDER: readonly string[] = WORKLOAD_NAMES;
 
 const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}%`;

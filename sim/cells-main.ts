@@ -84,8 +84,8 @@ async function main(argv: string[]): Promise<void> {
     rate,
     seed,
     speed,
-    ...(requests !== undefined ? { requests } : {}),
-    ...(set !== undefined ? { set } : {}),
+    requests,
+    set,
   });
   const setLine = describeSet(run);
   const prepared = prepareWorkload(w, { maxTokens, seed });

@@ -125,8 +125,8 @@ async function main(argv: string[]): Promise<void> {
     rate,
     seed,
     speed,
-    ...(requests !== undefined ? { requests } : {}),
-    ...(set !== undefined ? { set } : {}),
+    requests,
+    set,
   });
   const setLine = describeSet(data.run);
   const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, seed });

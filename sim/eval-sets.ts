@@ -121,8 +121,8 @@ export function traceHalf(
 
 export interface SetDataArgs extends Omit<WorkloadArgs, "requests"> {
   /** Request count (synthetic workloads that take one) or a cap (traces: of the set's half). */
-  readonly requests?: number;
-  readonly set?: SetName;
+  readonly requests?: number | undefined;
+  readonly set?: SetName | undefined;
 }
 
 /**

@@ -130,8 +130,8 @@ async function main(argv: string[]): Promise<void> {
     rate,
     seed,
     speed,
-    ...(requests !== undefined ? { requests } : {}),
-    ...(set !== undefined ? { set } : {}),
+    requests,
+    set,
   });
   let w = data.workload;
   if (durationS !== undefined) {

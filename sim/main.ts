@@ -113,8 +113,8 @@ async function main(argv: string[]): Promise<void> {
     rate,
     seed,
     speed,
-    ...(requests !== undefined ? { requests } : {}),
-    ...(set !== undefined ? { set } : {}),
+    requests,
+    set,
   });
   let w: Workload = data.workload;
   let run = data.run;
