@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(HELP);
     return;
   }
-  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 64);
+  const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 64);
   const ks = (values.cells ?? "1,2,4,8").split(",").map((x) => countFlag("cells", x));
   for (const k of ks)
     if (k > backends) throw new UsageError(`--cells ${k}: more cells than --backends ${backends}`);
@@ -80,13 +80,7 @@ async function main(argv: string[]): Promise<void> {
   const name = values.name ?? `cells-${base}-${backends}b${set === undefined ? "" : `-${set}`}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");
 
-  const { workload: w, run } = await loadSetData(workload, {
-    rate,
-    seed,
-    speed,
-    requests,
-    set,
-  });
+  const { workload: w, run } = await loadSetData(workload, setData);
   const setLine = describeSet(run);
   const prepared = prepareWorkload(w, { maxTokens, seed });
   console.error(`${w.name}: ${w.requests.length} requests; set: ${setLine}`);

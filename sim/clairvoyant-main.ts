@@ -104,7 +104,7 @@ async function main(argv: string[]): Promise<void> {
     objectives: { type: "string" },
     "balance-factor": { type: "string" },
   });
-  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
+  const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const objectives = objectivesFlag(values.objectives);
   const balanceFactor =
@@ -121,13 +121,7 @@ async function main(argv: string[]): Promise<void> {
     values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${inSet}${presetTag}`;
   const outDir = values.out ?? "bench/results/clairvoyant";
 
-  const data = await loadSetData(workload, {
-    rate,
-    seed,
-    speed,
-    requests,
-    set,
-  });
+  const data = await loadSetData(workload, setData);
   const setLine = describeSet(data.run);
   const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, seed });
   console.error(`set: ${setLine}; ${data.workload.name}: ${data.workload.requests.length} requests`);

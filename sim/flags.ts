@@ -13,7 +13,7 @@ import {
   MAX_TOKENS_MODEL_NAMES,
   type MaxTokensModelName,
 } from "./client-max-tokens";
-import { isSetName, SET_NAMES, type SetName, seedOfSet } from "./eval-sets";
+import { isSetName, SET_NAMES, type SetDataArgs, type SetName, seedOfSet } from "./eval-sets";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
 import type { EngineConfig } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
@@ -232,6 +232,8 @@ export interface WorkloadFlags {
   readonly set: SetName | undefined;
   readonly seed: number;
   readonly requests: number | undefined;
+  /** The same run as loadSetData reads it (rate, seed, speed, requests, set). */
+  readonly setData: SetDataArgs;
 }
 
 /** Reads WORKLOAD_OPTIONS and the fleet's size (`defaultBackends` when --backends is absent). */
@@ -251,14 +253,19 @@ export function workloadFlags(
   if (workload === undefined) throw new UsageError("--workload is required");
   const isTrace = isTraceSpec(workload);
   const set = setFlag(values.set);
+  const rate = isTrace ? 1 : positiveFlag("rate", values.rate);
+  const speed = positiveFlag("speed", values.speed, 1);
+  const seed = runSeed(set, workload, values.seed);
+  const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
   return {
     workload,
     isTrace,
     backends: countFlag("backends", values.backends, defaultBackends),
-    rate: isTrace ? 1 : positiveFlag("rate", values.rate),
-    speed: positiveFlag("speed", values.speed, 1),
+    rate,
+    speed,
     set,
-    seed: runSeed(set, workload, values.seed),
-    requests: values.requests === undefined ? undefined : countFlag("requests", values.requests),
+    seed,
+    requests,
+    setData: { rate, seed, speed, requests, set },
   };
 }

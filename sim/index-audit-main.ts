@@ -118,7 +118,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(HELP);
     return;
   }
-  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
+  const { workload, isTrace, backends, rate, speed, seed, setData } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
@@ -126,13 +126,7 @@ async function main(argv: string[]): Promise<void> {
   if (!isPolicyName(policy)) throw new UsageError(`--policy: not a routing-core policy: "${policy}"`);
   const durationS =
     values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
-  const data = await loadSetData(workload, {
-    rate,
-    seed,
-    speed,
-    requests,
-    set,
-  });
+  const data = await loadSetData(workload, setData);
   let w = data.workload;
   if (durationS !== undefined) {
     const endMs = (durationS * 1000) / speed;

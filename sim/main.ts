@@ -88,7 +88,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(HELP);
     return;
   }
-  const { workload, isTrace, backends, rate, speed, set, seed, requests } = workloadFlags(values, 8);
+  const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
@@ -109,13 +109,7 @@ async function main(argv: string[]): Promise<void> {
     `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${variant}${inSet}${presetTag}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");
 
-  const data = await loadSetData(workload, {
-    rate,
-    seed,
-    speed,
-    requests,
-    set,
-  });
+  const data = await loadSetData(workload, setData);
   let w: Workload = data.workload;
   let run = data.run;
   const notes: string[] = [];

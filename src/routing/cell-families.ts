@@ -63,8 +63,12 @@ export function relayCellFamilies(view: RecentFamilies, placed: unknown): BlockK
 export class RelayedFamilies {
   private readonly keys: BoundedSet<BlockKey>;
 
-  constructor(readonly capacity: number) {
+  constructor(capacity: number) {
     this.keys = new BoundedSet(capacity);
+  }
+
+  get capacity(): number {
+    return this.keys.capacity;
   }
 
   has(key: BlockKey): boolean {
