@@ -91,6 +91,26 @@ interface BackendCostState {
   areaAt: number;
 }
 
+/** One backend's cost for one request (PrefillCostModel.costTerms), term by term, ms. */
+export interface CostTerms {
+  /** Prefill queued ahead of the request on the backend (the virtual queue). */
+  queueWaitMs: number;
+  /** Until its KV blocks fit, by the ledger. */
+  memoryWaitMs: number;
+  /** A wait the caller knows of whatever the ledger says (an engine reading's memory-blocked head). */
+  leastWaitMs: number;
+  /** When its prefill starts: the latest of the three waits. */
+  startMs: number;
+  /** Its uncached tokens at the learned rate. */
+  prefillMs: number;
+  /** kvWeight × the KV tokens our in-flight requests hold there, at the learned rate. */
+  kvMs: number;
+  /** decodeMsPerInflight × our requests in flight there, by relative weight. */
+  inflightMs: number;
+  /** startMs + prefillMs + kvMs + inflightMs: cost(). */
+  total: number;
+}
+
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
 export interface PrefillSlot {
   /** When it was routed. */
@@ -130,6 +150,17 @@ export class PrefillCostModel {
   private readonly stepCost: InflightStepCost;
   private byId = new Map<string, BackendCostState>();
   private states: BackendCostState[] = [];
+  /** costTerms' answer, reused (a decision asks once per backend). */
+  private readonly terms: CostTerms = {
+    queueWaitMs: 0,
+    memoryWaitMs: 0,
+    leastWaitMs: 0,
+    startMs: 0,
+    prefillMs: 0,
+    kvMs: 0,
+    inflightMs: 0,
+    total: 0,
+  };
 
   constructor(options: CostModelOptions = {}) {
     const tps = options.defaultPrefillTokensPerSec ?? DEFAULT_PREFILL_TOKENS_PER_SEC;
@@ -253,14 +284,37 @@ export class PrefillCostModel {
     leastWaitMs = 0,
     memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
   ): number {
+    return this.costTerms(i, uncachedTokens, inflight, now, outputTokens, leastWaitMs, memoryWaitMs).total;
+  }
+
+  /**
+   * cost(), term by term (same arguments): what an audit compares with the TTFT that followed. The object
+   * is reused: read it before the next call.
+   */
+  costTerms(
+    i: number,
+    uncachedTokens: number,
+    inflight: number,
+    now: number,
+    outputTokens = 0,
+    leastWaitMs = 0,
+    memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
+  ): Readonly<CostTerms> {
     const s = this.states[i]!;
+    const t = this.terms;
+    const rate = this.rateOf(s);
+    t.queueWaitMs = Math.max(0, s.busyUntil - now);
+    t.memoryWaitMs = memoryWaitMs;
+    t.leastWaitMs = leastWaitMs;
     // The prefill starts behind the prefill queued ahead of it and once its blocks fit: the two overlap in
     // time (the queue drains while memory is freed), so the later of the two, not their sum.
-    return (
-      Math.max(s.busyUntil - now, memoryWaitMs, 0, leastWaitMs) +
-      (uncachedTokens + this.kvWeight * s.kvTokens) / this.rateOf(s) +
-      (this.decodeMsPerInflight * inflight) / s.share
-    );
+    t.startMs = Math.max(s.busyUntil - now, memoryWaitMs, 0, leastWaitMs);
+    t.prefillMs = uncachedTokens / rate;
+    t.kvMs = (this.kvWeight * s.kvTokens) / rate;
+    t.inflightMs = (this.decodeMsPerInflight * inflight) / s.share;
+    // Summed as it always was (one division for prefill and KV), so a decision's ties fall as before.
+    t.total = t.startMs + (uncachedTokens + this.kvWeight * s.kvTokens) / rate + t.inflightMs;
+    return t;
   }
 
   /**

@@ -489,4 +489,38 @@ describe("prefix_aware", () => {
     expect(router.stats().backends[0]!.learnedInflightMs).toBe(policy.learnedInflightMs(0));
     expect(policy.learnedInflightMs(0)!).toBeCloseTo(0.5, 1);
   });
+
+  it("tells an observer every candidate's cost term by term, and picks the cheapest it was told", () => {
+    const policy = new PrefixAwarePolicy();
+    const router = new Router(FLEET, { policy });
+    const random = seededRandom(1);
+    const seen = new Map<
+      number,
+      { queue: number; prefill: number; kv: number; inflight: number; cost: number }
+    >();
+    policy.costObserver = (i, t, repeatMs, foreignMs, costMs) => {
+      expect(costMs).toBe(t.total + repeatMs + foreignMs);
+      expect(t.total).toBeCloseTo(t.startMs + t.prefillMs + t.kvMs + t.inflightMs, 9);
+      seen.set(i, {
+        queue: t.queueWaitMs,
+        prefill: t.prefillMs,
+        kv: t.kvMs,
+        inflight: t.inflightMs,
+        cost: costMs,
+      });
+    };
+    // Two long cold prompts queue on two backends; a third sees their queues and in-flight terms.
+    router.route(prompt(1, 400, 1, 0), { now: 0, random });
+    router.route(prompt(2, 400, 2, 0), { now: 0, random });
+    seen.clear();
+    const third = router.route(prompt(3, 400, 3, 0), { now: 10, random });
+    expect(seen.size).toBe(4);
+    const busy = [...seen.values()].filter((c) => c.queue > 0);
+    expect(busy).toHaveLength(2);
+    for (const c of busy) expect(c.inflight).toBe(2);
+    for (const c of seen.values()) expect(c.prefill).toBeCloseTo((400 * 16 + 5) / 10, 9);
+    const chosen = FLEET.findIndex((b) => b.id === third.decision.backendId);
+    expect(seen.get(chosen)!.cost).toBe(Math.min(...[...seen.values()].map((c) => c.cost)));
+    expect(seen.get(chosen)!.queue).toBe(0);
+  });
 });

@@ -96,7 +96,7 @@
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
-import { type CostModelOptions, PrefillCostModel, type PrefillSlot } from "../cost-model";
+import { type CostModelOptions, type CostTerms, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
@@ -131,6 +131,20 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
   /** F of the request cap on shared prefixes: requests in flight below which it never binds (../shared-prefixes.ts). */
   readonly sharedFloor?: number;
 }
+
+/**
+ * Told, at each decision, every candidate's cost as pick() summed it: the cost model's terms, the prefill
+ * a backend would repeat while the prefix's home computes it, the engine reading's foreign term, and the
+ * total. Backends out of their bound or held back are not candidates and are not told. For audits
+ * (bench/results/decision-regret/); `terms` is reused: read it within the call.
+ */
+export type CostObserver = (
+  backend: number,
+  terms: Readonly<CostTerms>,
+  repeatMs: number,
+  foreignMs: number,
+  costMs: number,
+) => void;
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
 export const DEFAULT_RING_KEY_TOKENS = 64;
@@ -182,6 +196,8 @@ function blocksFor(tokens: number, blockTokens: number): number {
 export class PrefixAwarePolicy implements RoutingPolicy {
   readonly name = "prefix_aware";
   readonly model: PrefillCostModel;
+  /** An audit's observer of each decision's candidate costs (CostObserver); none by default. */
+  costObserver: CostObserver | undefined = undefined;
   /** Load the engines report beyond ours (engine readings), added to the cost: ../foreign-load.ts. */
   private readonly foreign: ForeignLoad;
   /** A queue the engine reports blocked on memory, which our ledger may not see: ../engine-memory.ts. */
@@ -316,19 +332,20 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       const uncached = work[i]! - output - past[i]!;
       const r = this.readings[i];
       const headWait = this.memory.headWaitMs(r, i, fleet.backends[i]!.kvCacheTokens, this.model, ctx.now);
-      const cost =
-        this.model.cost(
-          i,
-          uncached,
-          fleet.inflight[i]!,
-          ctx.now,
-          output + past[i]!,
-          headWait,
-          this.memoryWaits[i]!,
-        ) +
-        (homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0) +
-        this.foreign.costMs(fleet, r, i, ctx.now, this.model);
+      const terms = this.model.costTerms(
+        i,
+        uncached,
+        fleet.inflight[i]!,
+        ctx.now,
+        output + past[i]!,
+        headWait,
+        this.memoryWaits[i]!,
+      );
+      const repeatMs = homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0;
+      const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
+      const cost = terms.total + repeatMs + foreignMs;
       costs[i] = cost;
+      this.costObserver?.(i, terms, repeatMs, foreignMs, cost);
       candidates++;
       if (cost < bestCost) bestCost = cost;
     }
