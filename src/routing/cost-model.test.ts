@@ -161,60 +161,6 @@ describe("PrefillCostModel", () => {
   });
 });
 
-describe("PrefillCostModel's step floor", () => {
-  /** Backend 0 learns a 30 ms engine step: a request decodes 11 tokens in 300 ms after a 40 ms first token. */
-  function warmed(): PrefillCostModel {
-    const m = model();
-    const warm = m.routed(0, 100, 10, 0, 0);
-    m.released(0, warm, 340, 40, 11);
-    return m;
-  }
-
-  it("learns each backend's step from its completions' decode time per output token, 0 before", () => {
-    const m = warmed();
-    expect(m.stepMs(0)).toBeCloseTo(30, 9);
-    expect(m.stepMs(1)).toBe(0);
-    // A failure, a one-token answer or no output count says nothing about the step.
-    const s = m.routed(1, 100, 10, 0, 1_000);
-    m.released(1, s, 1_100, 40, 1);
-    expect(m.stepMs(1)).toBe(0);
-  });
-
-  it("ends a prefill routed to an idle queue no sooner than one step from now; a busy queue adds only its tokens", () => {
-    const m = warmed();
-    const now = 10_000;
-    m.routed(0, 256, 0, 0, now); // 25.6 ms of tokens at 10 tok/ms, carried by a 30 ms step
-    expect(m.queueWaitMs(0, now)).toBeCloseTo(30 + 25.6, 9);
-    m.routed(0, 256, 0, 1, now); // joins the steps already counted
-    expect(m.queueWaitMs(0, now)).toBeCloseTo(30 + 2 * 25.6, 9);
-    // 11.2 ms of queue left, under a step: pushed to one step from then.
-    m.routed(0, 256, 0, 2, now + 70);
-    expect(m.queueWaitMs(0, now + 70)).toBeCloseTo(30 + 25.6, 9);
-    // Before any completion the queue is today's: tokens at the rate only.
-    m.routed(1, 256, 0, 0, now);
-    expect(m.queueWaitMs(1, now)).toBeCloseTo(25.6, 9);
-  });
-
-  it("charges the request itself the floor it charges the requests behind it", () => {
-    const m = warmed();
-    const now = 10_000;
-    expect(m.costTerms(0, 256, 0, now).startMs).toBeCloseTo(30, 9);
-    expect(m.cost(0, 256, 0, now)).toBeCloseTo(30 + 25.6, 9);
-    expect(m.cost(1, 256, 0, now)).toBeCloseTo(25.6, 9); // not learned there: no floor
-    m.routed(0, 400, 0, 0, now); // a queue longer than a step: the floor adds nothing
-    expect(m.costTerms(0, 256, 1, now).startMs).toBeCloseTo(m.queueWaitMs(0, now), 9);
-  });
-
-  it("a completed request gives back the rest of its step with its tokens", () => {
-    const m = warmed();
-    const now = 10_000;
-    const slot = m.routed(0, 256, 0, 0, now);
-    expect(slot.end).toBeCloseTo(now + 55.6, 9);
-    m.released(0, slot, now + 5); // failed fast: nothing of it is ahead of anyone
-    expect(m.queueWaitMs(0, now + 5)).toBe(0);
-  });
-});
-
 describe("PrefillCostModel's in-flight cost", () => {
   const fleet: BackendSpec[] = [
     { id: "a", weight: 1, kvCacheTokens: 1_000_000 },
