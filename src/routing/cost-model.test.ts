@@ -161,68 +161,6 @@ describe("PrefillCostModel", () => {
   });
 });
 
-describe("PrefillCostModel's step floor", () => {
-  /** Backend 0 learns a 30 ms engine step: a request decodes 11 tokens in 300 ms after a 40 ms first token. */
-  function warmed(): PrefillCostModel {
-    const m = model();
-    const warm = m.routed(0, 100, 10, 0, 0);
-    m.released(0, warm, 340, 40, 11);
-    return m;
-  }
-
-  it("learns each backend's step from its completions' decode time per output token, 0 before", () => {
-    const m = warmed();
-    expect(m.stepMs(0)).toBeCloseTo(30, 9);
-    expect(m.stepMs(1)).toBe(0);
-    // A failure, a one-token answer or no output count says nothing about the step.
-    const s = m.routed(1, 100, 10, 0, 1_000);
-    m.released(1, s, 1_100, 40, 1);
-    expect(m.stepMs(1)).toBe(0);
-  });
-
-  it("ends a prefill routed to an idle queue no sooner than one step from now; a busy queue adds only its tokens", () => {
-    const m = warmed();
-    const now = 10_000;
-    m.routed(0, 256, 0, 0, now); // 25.6 ms of tokens at 10 tok/ms, carried by a 30 ms step
-    expect(m.queueWaitMs(0, now)).toBeCloseTo(30 + 25.6, 9);
-    m.routed(0, 256, 0, 1, now); // joins the steps already counted
-    expect(m.queueWaitMs(0, now)).toBeCloseTo(30 + 2 * 25.6, 9);
-    // 11.2 ms of queue left, under a step: pushed to one step from then.
-    m.routed(0, 256, 0, 2, now + 70);
-    expect(m.queueWaitMs(0, now + 70)).toBeCloseTo(30 + 25.6, 9);
-    // Before any completion the queue is today's: tokens at the rate only.
-    m.routed(1, 256, 0, 0, now);
-    expect(m.queueWaitMs(1, now)).toBeCloseTo(25.6, 9);
-  });
-
-  it("starts a request on a busy engine after the expected rest of the step in progress, half a step; none on an idle one", () => {
-    const m = warmed();
-    const now = 10_000;
-    // Nothing running there: no step in progress, no wait, whatever the step learned.
-    expect(m.costTerms(0, 256, 0, now).startMs).toBe(0);
-    expect(m.cost(0, 256, 0, now)).toBeCloseTo(25.6, 9);
-    // One of ours decoding there (queue drained): a random arrival waits E[S²] / (2 E[S]) = 30 / 2 ms.
-    expect(m.costTerms(0, 256, 1, now).residualMs).toBeCloseTo(15, 9);
-    expect(m.costTerms(0, 256, 1, now).startMs).toBeCloseTo(15, 9);
-    // None of ours, but an engine reading holds others there: a step is in progress all the same.
-    expect(m.costTerms(0, 256, 0, now, 0, 0, 0, 2).startMs).toBeCloseTo(15, 9);
-    expect(m.costTerms(1, 256, 1, now).startMs).toBe(0); // not learned there: no residual
-    // A queue longer than half a step: the residual adds nothing, the queue is the wait.
-    m.routed(0, 256, 0, 0, now);
-    expect(m.costTerms(0, 256, 1, now).startMs).toBeCloseTo(m.queueWaitMs(0, now), 9);
-    expect(m.queueWaitMs(0, now)).toBeCloseTo(30 + 25.6, 9);
-  });
-
-  it("a completed request gives back the rest of its step with its tokens", () => {
-    const m = warmed();
-    const now = 10_000;
-    const slot = m.routed(0, 256, 0, 0, now);
-    expect(slot.end).toBeCloseTo(now + 55.6, 9);
-    m.released(0, slot, now + 5); // failed fast: nothing of it is ahead of anyone
-    expect(m.queueWaitMs(0, now + 5)).toBe(0);
-  });
-});
-
 describe("PrefillCostModel's in-flight cost", () => {
   const fleet: BackendSpec[] = [
     { id: "a", weight: 1, kvCacheTokens: 1_000_000 },
@@ -263,8 +201,7 @@ describe("PrefillCostModel's in-flight cost", () => {
     // One estimate for the pool, per unit of weight: the weight-3 backend is taken as 3x as fast.
     expect(m.learnedInflightMs(1)!).toBeCloseTo(m.learnedInflightMs(0)! / 3, 9);
     // Shown, not charged: the cost still counts the constant (policy-work.md, "Learned in-flight cost").
-    // (From one in flight on, both pay the same rest of the step in progress: "Step residual".)
-    expect(m.cost(0, 0, 11, now) - m.cost(0, 0, 1, now)).toBeCloseTo(40, 9);
+    expect(m.cost(0, 0, 10, now) - m.cost(0, 0, 0, now)).toBeCloseTo(40, 9);
   });
 
   it("regresses on the requests it ran with over its stay, not the count when it was sent", () => {

@@ -1,7 +1,7 @@
 /**
  * Expected time to first token on each backend, as prefix_aware scores it:
  *
- *   cost_i = max(queueWait_i, residual_i, memoryWait_i) + (uncached_i + kvWeight · kv_i) / rate_i
+ *   cost_i = max(queueWait_i, memoryWait_i) + (uncached_i + kvWeight · kv_i) / rate_i
  *            + decodeMsPerInflight · inflight_i
  *
  * - queueWait_i: a virtual prefill queue, the gateway's view of NVIDIA
@@ -11,31 +11,6 @@
  *   drains with `now`, and a completed request gives back what is left of
  *   its slot (its prefill is over: a short request must not leave its
  *   backend looking busy).
- * - The step floor of the queue. An engine computes a prefill inside one of
- *   its steps, and a step also carries every running decode (on a mixture
- *   of experts, the experts they load: ~25 ms on the simulator's MoE preset,
- *   where 256 uncached tokens are 10 ms at the rate). So a prefill routed to
- *   an idle queue ends no sooner than one step from now: the queue is pushed
- *   to max(busyUntil, now + step_i) + uncached / rate (on a busy queue the
- *   prefill joins steps already counted, so only its tokens are added).
- *   step_i is the backend's decode time per output token ((completion −
- *   first token) ÷ (output tokens − 1): the engine's TPOT,
- *   ./inflight-step-cost.ts decodeStepMs) over our completions there, an
- *   EWMA like its decode time; 0, today's queue, until one is seen
- *   (bench/results/policy-work.md, "Step floor").
- * - residual_i: the step in progress. A request arriving at an engine that
- *   is running something waits for the step under way to end before its
- *   prefill can be scheduled; the gateway cannot see that step's phase, only
- *   its expected rest. For an arrival at a random instant, the step it lands
- *   in is length-biased, and its expected rest is E[S²] / (2 E[S]) (renewal
- *   theory). With the one learned step estimate, S taken as step_i
- *   (constant over the window the EWMA spans), that is step_i / 2. It is 0
- *   on an idle engine (nothing of ours in flight and no other load by an
- *   engine reading: no step in progress). Not step_i itself: a floor of a
- *   whole step covers every queue shorter than a step in the request's own
- *   cost, and the queue's signal is lost ("Step floor"); not 0 on a busy
- *   engine: a conversation's home would pay a wait every alternative pays
- *   too but is not charged ("Step residual").
  * - rate_i: prefill tokens per second, one pooled estimate per unit of
  *   weight (weight is relative capacity), starting at
  *   `defaultPrefillTokensPerSec`. It is learned from TTFTs, but queueing the
@@ -74,7 +49,7 @@
  *
  * The measurements behind these choices: bench/results/routing-tuning.md.
  */
-import { decodeStepMs, InflightStepCost } from "./inflight-step-cost";
+import { InflightStepCost } from "./inflight-step-cost";
 import type { BackendSpec } from "./types";
 
 export interface CostModelOptions {
@@ -109,8 +84,6 @@ interface BackendCostState {
   residenceMs: number;
   /** EWMA of how long our requests decode here (first token → complete), ms; 0 until one completes with a TTFT. */
   decodeMs: number;
-  /** EWMA of the engine step our requests decode in here (decode time per output token), ms; 0 until seen. */
-  stepMs: number;
   /** Our requests in flight here, by predicted prefill end: what frees the KV, request by request. */
   open: PrefillSlot[];
   /** ∫ (our requests in flight here) dt up to `areaAt`, request·ms: how many a request shared the backend with. */
@@ -122,13 +95,11 @@ interface BackendCostState {
 export interface CostTerms {
   /** Prefill queued ahead of the request on the backend (the virtual queue). */
   queueWaitMs: number;
-  /** The expected rest of the engine step in progress (half the learned step; 0 on an idle engine). */
-  residualMs: number;
   /** Until its KV blocks fit, by the ledger. */
   memoryWaitMs: number;
   /** A wait the caller knows of whatever the ledger says (an engine reading's memory-blocked head). */
   leastWaitMs: number;
-  /** When its prefill starts: the latest of the three waits and the step in progress. */
+  /** When its prefill starts: the latest of the three waits. */
   startMs: number;
   /** Its uncached tokens at the learned rate. */
   prefillMs: number;
@@ -148,10 +119,7 @@ export interface PrefillSlot {
   readonly wait: number;
   /** Predicted end of its prefill (virtual time, ms). */
   readonly end: number;
-  /**
-   * Its part of the queue, ms: its uncached tokens at the rate, and on a queue emptier than one step the
-   * rest of that step (what a completion gives back, like the tokens).
-   */
+  /** Predicted prefill duration, ms. */
   readonly service: number;
   /** Nothing else of ours was in flight on the backend when it was routed. */
   readonly alone: boolean;
@@ -185,7 +153,6 @@ export class PrefillCostModel {
   /** costTerms' answer, reused (a decision asks once per backend). */
   private readonly terms: CostTerms = {
     queueWaitMs: 0,
-    residualMs: 0,
     memoryWaitMs: 0,
     leastWaitMs: 0,
     startMs: 0,
@@ -225,7 +192,6 @@ export class PrefillCostModel {
         capacity: b.kvCacheTokens,
         residenceMs: 0,
         decodeMs: 0,
-        stepMs: 0,
         open: [],
         inflightArea: 0,
         areaAt: 0,
@@ -293,11 +259,6 @@ export class PrefillCostModel {
     return s.decodeMs > 0 ? s.decodeMs : s.residenceMs;
   }
 
-  /** The engine step our requests decode in on backend i, ms, as learned (decode time per output token); 0 until seen. */
-  stepMs(i: number): number {
-    return this.states[i]!.stepMs;
-  }
-
   /** Prefill rate of backend i, tokens/s. */
   prefillTokensPerSec(i: number): number {
     return this.rateOf(this.states[i]!) * 1000;
@@ -313,8 +274,6 @@ export class PrefillCostModel {
    *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
    * @param memoryWaitMs the request's memory wait here, when the caller has already asked
    *   `memoryWaitForMs` for the same tokens (prefix-aware's admission view): not walked twice.
-   * @param othersRunning requests an engine reading holds there beyond ours (../foreign-load.ts; 0 without
-   *   one): with none of ours in flight, they alone say a step is in progress (the header's residual_i).
    */
   cost(
     i: number,
@@ -324,18 +283,8 @@ export class PrefillCostModel {
     outputTokens = 0,
     leastWaitMs = 0,
     memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
-    othersRunning = 0,
   ): number {
-    return this.costTerms(
-      i,
-      uncachedTokens,
-      inflight,
-      now,
-      outputTokens,
-      leastWaitMs,
-      memoryWaitMs,
-      othersRunning,
-    ).total;
+    return this.costTerms(i, uncachedTokens, inflight, now, outputTokens, leastWaitMs, memoryWaitMs).total;
   }
 
   /**
@@ -350,20 +299,16 @@ export class PrefillCostModel {
     outputTokens = 0,
     leastWaitMs = 0,
     memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
-    othersRunning = 0,
   ): Readonly<CostTerms> {
     const s = this.states[i]!;
     const t = this.terms;
     const rate = this.rateOf(s);
     t.queueWaitMs = Math.max(0, s.busyUntil - now);
-    // Anything running there (ours, or others by an engine reading) means a step is under way.
-    t.residualMs = inflight + othersRunning > 0 ? s.stepMs / 2 : 0;
     t.memoryWaitMs = memoryWaitMs;
     t.leastWaitMs = leastWaitMs;
     // The prefill starts behind the prefill queued ahead of it and once its blocks fit: the two overlap in
-    // time (the queue drains while memory is freed), so the later of the two, not their sum. Nor before
-    // the engine step in progress ends (the header's residual_i), which overlaps the queue the same way.
-    t.startMs = Math.max(s.busyUntil - now, t.residualMs, memoryWaitMs, 0, leastWaitMs);
+    // time (the queue drains while memory is freed), so the later of the two, not their sum.
+    t.startMs = Math.max(s.busyUntil - now, memoryWaitMs, 0, leastWaitMs);
     t.prefillMs = uncachedTokens / rate;
     t.kvMs = (this.kvWeight * s.kvTokens) / rate;
     t.inflightMs = (this.decodeMsPerInflight * inflight) / s.share;
@@ -442,9 +387,7 @@ export class PrefillCostModel {
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
     const wait = Math.max(0, s.busyUntil - now);
-    // No sooner than one engine step from now (the header's step floor): on a queue emptier than that,
-    // the rest of the step is its own, given back with its tokens when it completes.
-    const service = Math.max(0, s.stepMs - wait) + uncachedTokens / this.rateOf(s);
+    const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
     s.kvTokens += kvTokens;
     const slot: PrefillSlot = {
@@ -464,8 +407,8 @@ export class PrefillCostModel {
    * The request ended (any outcome): its prefill is no longer ahead of anyone.
    * Gives back the part of its slot still in the future; the slots queued
    * behind it move up by as much. With its TTFT (a success), its decode time
-   * is learned; with its output tokens too, the step it decoded in (the
-   * step floor) and what the requests in flight with it cost each step.
+   * is learned; with its output tokens too, what the requests in flight
+   * with it cost each step.
    */
   released(i: number, slot: PrefillSlot, now: number, ttftMs?: number, outputTokens?: number): void {
     const s = this.states[i];
@@ -483,12 +426,8 @@ export class PrefillCostModel {
       s.decodeMs = s.decodeMs === 0 ? decode : s.decodeMs + this.alpha * (decode - s.decodeMs);
       // Our requests in flight with it, on average over its stay (itself included): the batch it decoded
       // in is better told by that than by the count when it was sent, which a long decode outlives.
-      if (outputTokens !== undefined) {
-        const step = decodeStepMs(decode, outputTokens);
-        if (step !== undefined) s.stepMs = s.stepMs === 0 ? step : s.stepMs + this.alpha * (step - s.stepMs);
-        if (stay > 0)
-          this.stepCost.observe((s.inflightArea - slot.area) / stay, decode * s.share, outputTokens);
-      }
+      if (outputTokens !== undefined && stay > 0)
+        this.stepCost.observe((s.inflightArea - slot.area) / stay, decode * s.share, outputTokens);
     }
   }
 

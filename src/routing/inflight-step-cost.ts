@@ -57,8 +57,8 @@ export class InflightStepCost {
    * A response of one token has no decode step after its first token and says nothing.
    */
   observe(inflight: number, decodeMs: number, outputTokens: number): void {
-    const step = decodeStepMs(decodeMs, outputTokens);
-    if (step === undefined || !(inflight >= 1)) return;
+    if (!(outputTokens >= 2) || !(decodeMs >= 0) || !Number.isFinite(decodeMs) || !(inflight >= 1)) return;
+    const step = decodeMs / (outputTokens - 1);
     this.k++;
     const a = Math.max(1 / this.k, 1 / this.samples);
     const dn = inflight - this.meanN;
@@ -80,14 +80,4 @@ export class InflightStepCost {
   msPerRequest(): number | undefined {
     return this.last;
   }
-}
-
-/**
- * The mean engine step a completed request decoded in, ms: its decode time (first token → completion)
- * over the steps after its first token (one per output token after the first; the engine's TPOT).
- * Undefined for a response of one token (no decode step to tell) or a decode time that is not one.
- */
-export function decodeStepMs(decodeMs: number, outputTokens: number): number | undefined {
-  if (!(outputTokens >= 2) || !(decodeMs >= 0) || !Number.isFinite(decodeMs)) return undefined;
-  return decodeMs / (outputTokens - 1);
 }

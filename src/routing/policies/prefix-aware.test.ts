@@ -490,37 +490,6 @@ describe("prefix_aware", () => {
     expect(policy.learnedInflightMs(0)!).toBeCloseTo(0.5, 1);
   });
 
-  it("learns each backend's engine step, queues a short prefill for at least one step, and charges no step to an idle engine", () => {
-    const policy = new PrefixAwarePolicy();
-    const router = new Router(FLEET, { policy });
-    const random = seededRandom(4);
-    // Distinct prefixes until every backend has seen a completion: each decodes 11 tokens in 300 ms (30 ms steps).
-    let now = 0;
-    for (let k = 0; k < 40 && FLEET.some((_, i) => policy.model.stepMs(i) === 0); k++) {
-      const { ticket } = router.route(prompt(200 + k, 8, k, 0), { now, random });
-      router.complete(
-        ticket,
-        { ok: true, cachedTokens: 0, ttftMs: 40, outputTokens: 11 },
-        { now: now + 340, random },
-      );
-      now += 1_000;
-    }
-    for (let i = 0; i < FLEET.length; i++) expect(policy.model.stepMs(i)).toBeCloseTo(30, 9);
-    const seen = new Map<number, { queue: number; start: number }>();
-    policy.costObserver = (i, t) => seen.set(i, { queue: t.queueWaitMs, start: t.startMs });
-    // A short prompt (16 blocks: 26 ms at the default 10k tok/s) on an idle fleet: no step in progress, no wait.
-    const first = router.route(prompt(300, 16, 0, 0), { now, random });
-    for (const c of seen.values()) expect(c.start).toBe(0);
-    // 1 ms later its backend's queue holds the step that carries it, not only its tokens; the idle
-    // backends still start at once.
-    seen.clear();
-    router.route(prompt(301, 16, 1, 0), { now: now + 1, random });
-    const at = FLEET.findIndex((b) => b.id === first.decision.backendId);
-    expect(seen.get(at)!.queue).toBeCloseTo(30 + (16 * 16 + 5) / 10 - 1, 9);
-    expect(seen.get(at)!.start).toBeCloseTo(seen.get(at)!.queue, 9);
-    for (const [i, c] of seen) if (i !== at) expect(c.start).toBe(0);
-  });
-
   it("tells an observer every candidate's cost term by term, and picks the cheapest it was told", () => {
     const policy = new PrefixAwarePolicy();
     const router = new Router(FLEET, { policy });

@@ -340,7 +340,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         output + past[i]!,
         headWait,
         this.memoryWaits[i]!,
-        this.foreignHere[i]!,
       );
       const repeatMs = homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0;
       const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
