@@ -6,6 +6,7 @@
  * workload, fleet and seed, checked by the oracle's figures).
  *
  *   npx tsx bench/clairvoyant-table.ts [REF_FOLDER] [RACE_FOLDER]     (default clairvoyant after-issue-12)
+ *   npx tsx bench/clairvoyant-table.ts info ...                          (the knowledge table: infoTable below)
  *
  * The queue-free floor: every request alone on an idle engine with the hit clairvoyant_ttft got (mean of
  * the seeds' p99): what is left of the tail with no queue at all. Any router's floor: the same with the
@@ -132,4 +133,110 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
   return lines.join("\n");
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(table(process.argv[2], process.argv[3]));
+/**
+ * One reference's TTFT p99 in the knowledge table: `suffix` names its report beside the exact one's
+ * (clairvoyant-main.ts: <name>-knows-<knows>[-mt-<model>]), `policy` its run in it.
+ */
+interface Variant {
+  readonly label: string;
+  readonly suffix: string;
+  readonly policy: string;
+}
+
+/** The cut-down knowledges (sim/clairvoyant-knowledge.ts), uncapped then capped, as clairvoyant-info.sh runs them. */
+const VARIANTS: readonly Variant[] = [
+  ["max-tokens", "-knows-max-tokens", "_maxtok"],
+  ["lagged", "-knows-lagged", "_lagged"],
+  ["max-tokens+lagged", "-knows-max-tokens+lagged", "_maxtok_lagged"],
+  ["learned", "-knows-learned", "_learned"],
+  ["learned+lagged", "-knows-learned+lagged", "_learned_lagged"],
+  ["max-tokens (tight)", "-knows-max-tokens-mt-tight", "_maxtok"],
+  ["max-tokens (capped)", "-knows-max-tokens-mt-capped", "_maxtok"],
+].flatMap(([label, suffix, tag]) => [
+  { label: label!, suffix: suffix!, policy: `clairvoyant_ttft${tag}` },
+  { label: `${label} capped`, suffix: suffix!, policy: `clairvoyant_ttft${tag}_capped` },
+]);
+
+/**
+ * The knowledge table (bench/results/clairvoyant-info/): per run, mean TTFT p99 over the seeds every
+ * column has, of prefix_aware and the best peer (the race), the exact reference (REF_FOLDER, uncapped and
+ * capped) and each cut-down one (INFO_FOLDER), each with its Δ against the best peer.
+ *
+ *   npx tsx bench/clairvoyant-table.ts info [INFO_FOLDER] [REF_FOLDER] [RACE_FOLDER]
+ *   (default clairvoyant-info clairvoyant after-issue-12)
+ */
+export function infoTable(
+  infoFolder = "clairvoyant-info",
+  refFolder = "clairvoyant",
+  raceFolder = "after-issue-12",
+): string {
+  const byFile = (folder: string) => new Map(reports(folder).map((r) => [r.file, r]));
+  const race = byFile(raceFolder);
+  const ref = byFile(refFolder);
+  const info = byFile(infoFolder);
+  const present = VARIANTS.filter((v) => [...info.keys()].some((f) => f.endsWith(`${v.suffix}.json`)));
+  const runs = new Map<string, string[]>();
+  for (const [file, r] of ref) {
+    if (![...present].some((v) => info.has(file.replace(/\.json$/, `${v.suffix}.json`)))) continue;
+    const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset}`;
+    runs.set(key, [...(runs.get(key) ?? []), file]);
+  }
+  const header = [
+    "run",
+    "seeds",
+    "prefix_aware",
+    "best peer",
+    "exact",
+    "exact capped",
+    ...present.map((v) => v.label),
+  ];
+  const lines = [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`];
+  const keys = [...runs.keys()].sort(
+    (a, b) => ORDER.indexOf(a.split("|")[0]!) - ORDER.indexOf(b.split("|")[0]!) || a.localeCompare(b),
+  );
+  for (const key of keys) {
+    // Only the seeds every column has: each mean is over the same requests.
+    const files = runs
+      .get(key)!
+      .filter((f) => race.has(f) && present.every((v) => info.has(f.replace(/\.json$/, `${v.suffix}.json`))))
+      .sort();
+    if (files.length === 0) continue;
+    for (const f of files) {
+      const [a, b] = [race.get(f)!, ref.get(f)!];
+      if (a.oracle.hitRate !== b.oracle.hitRate || a.fleet.seed !== b.fleet.seed)
+        throw new Error(`${f}: the reference's workload is not the race's`);
+    }
+    const races = files.map((f) => race.get(f)!);
+    const p99 = (rs: readonly Report[], policy: string) => mean(rs.map((r) => fig(r, policy).p99));
+    let peer = PEERS[0]!;
+    for (const p of PEERS) if (p99(races, p) < p99(races, peer)) peer = p;
+    const theirs = p99(races, peer);
+    const cell = (x: number) => `${ms(x)} (${pct(x / theirs - 1)})`;
+    const refs = files.map((f) => ref.get(f)!);
+    const cells = [
+      cell(p99(races, "prefix_aware")),
+      `${ms(theirs)} (${peer})`,
+      cell(p99(refs, "clairvoyant_ttft")),
+      cell(p99(refs, CAPPED)),
+      ...present.map((v) =>
+        cell(
+          p99(
+            files.map((f) => info.get(f.replace(/\.json$/, `${v.suffix}.json`))!),
+            v.policy,
+          ),
+        ),
+      ),
+    ];
+    const [w, n, preset] = key.split("|");
+    const seeds = refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace";
+    lines.push(`| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${seeds} | ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`)
+  console.log(
+    process.argv[2] === "info"
+      ? infoTable(process.argv[3], process.argv[4], process.argv[5])
+      : table(process.argv[2], process.argv[3]),
+  );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { BackendSpec, RouteRequest } from "../src/routing/types";
+import type { BackendSpec, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { CLAIRVOYANT_VIEW, clairvoyantFactory } from "./clairvoyant";
 import { type Knowledge, maxTokensBeliefs } from "./clairvoyant-knowledge";
 import { EngineModel } from "./model/engine-model";
@@ -150,6 +150,23 @@ describe("--knows max-tokens: output lengths as the clients sent max_tokens", ()
   it("max_tokens + lagged: the beliefs are applied to what the scrape read", () => {
     expect(routeFirst(w, fleet(), { outputs, lagMs: 1000 }, 100, 50)).toBe("b1");
     expect(routeFirst(w, fleet(), { lagMs: 1000 }, 100, 50)).toBe("b0");
+  });
+
+  it("learned: believes the mean output completed so far, within max_tokens, not the true length", () => {
+    const decide = (completedOutput: number) => {
+      const router = clairvoyantFactory(w, "ttft", undefined, undefined, { outputs, learned: true })(
+        BACKENDS,
+        READINGS,
+        fleet(),
+      );
+      const at = { now: 100, random: Math.random };
+      router.complete(undefined, { ok: true, outputTokens: completedOutput } as RouteOutcome, at);
+      return router.route({ blocks: w.promptBlocks[0] } as RouteRequest, at).decision.backendId;
+    };
+    // Engine 0's request (truly 5) is believed to run 190 (the mean seen), engine 1's 180: engine 1.
+    expect(decide(190)).toBe("b1");
+    // Short answers seen: both held requests believed to end within 5 tokens, the new one fits beside either: engine 0.
+    expect(decide(5)).toBe("b0");
   });
 
   it("beliefs: max_tokens sent, else the context end, clipped to the KV cache", () => {

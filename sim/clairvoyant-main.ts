@@ -227,6 +227,12 @@ async function main(argv: string[]): Promise<void> {
       " This run (--knows max-tokens): the reference knows output lengths only as the clients' max_tokens " +
       `(model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt), clipped to the KV cache, in every copied engine.`,
     lagged: ` This run (--knows lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own placements and completions since.`,
+    learned:
+      " This run (--knows learned): the reference believes each request's output is the mean output of the " +
+      `requests completed so far, within its max_tokens (model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,
+    "learned+lagged":
+      ` This run (--knows learned+lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own ` +
+      "placements and completions since; outputs believed as the mean output completed so far, within max_tokens.",
     "max-tokens+lagged":
       ` This run (--knows max-tokens+lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own ` +
       `placements and completions since, output lengths as the clients' max_tokens (model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,

@@ -29,7 +29,13 @@
  * same prefix behind a long prefill), so a router that plans ahead can beat it.
  */
 import { boundedCap } from "../src/routing/bounded-load";
-import type { BackendSpec, RouteContext, RouteDecision, RouteRequest } from "../src/routing/types";
+import type {
+  BackendSpec,
+  RouteContext,
+  RouteDecision,
+  RouteOutcome,
+  RouteRequest,
+} from "../src/routing/types";
 import type { Knowledge } from "./clairvoyant-knowledge";
 import { EngineModel } from "./model/engine-model";
 import type { EngineEvent, EngineRequest } from "./model/types";
@@ -119,7 +125,16 @@ export function clairvoyantFactory(
         "clairvoyant: a lagged reference needs the simulator's scrape (fleet.scrapeMs = lagMs)",
       );
     const beliefs = knows.outputs;
-    const outputOf = (i: number): number => beliefs?.[i] ?? Math.max(1, w.requests[i]!.outputTokens);
+    // Learned: the mean output of the requests completed so far (usage.completion_tokens), within max_tokens.
+    let doneOutputs = 0;
+    let doneCount = 0;
+    const outputOf = (i: number): number => {
+      const cap = beliefs?.[i];
+      if (cap === undefined) return Math.max(1, w.requests[i]!.outputTokens);
+      return knows.learned && doneCount > 0
+        ? Math.max(1, Math.min(cap, Math.round(doneOutputs / doneCount)))
+        : cap;
+    };
     const believe = (id: string): number => outputOf(Number(id));
     // One scratch engine per backend, overwritten at every placement (copyFrom reuses its arrays).
     const scratch = engines.map((e) => new EngineModel(e.config));
@@ -185,7 +200,11 @@ export function clairvoyantFactory(
         };
         return { decision, ticket: lagged ? { i, b: best } : undefined };
       },
-      complete(ticket: unknown, _outcome, ctx: RouteContext) {
+      complete(ticket: unknown, outcome: RouteOutcome, ctx: RouteContext) {
+        if (outcome.outputTokens !== undefined) {
+          doneOutputs += outcome.outputTokens;
+          doneCount++;
+        }
         if (believed === undefined) return;
         // The stream ended: it is gone from that engine, whatever its belief said (a gateway sees the end).
         const { i, b } = ticket as { i: number; b: number };
