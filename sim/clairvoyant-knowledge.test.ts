@@ -153,16 +153,21 @@ describe("--knows max-tokens: output lengths as the clients sent max_tokens", ()
   });
 
   it("learned: believes the mean output completed so far, within max_tokens, not the true length", () => {
-    const decide = (completedOutput: number) => {
-      const router = clairvoyantFactory(w, "ttft", undefined, undefined, { outputs, learned: true })(
+    const decide = (completedOutput?: number, prior = { priorSum: 0, priorCount: 0 }) => {
+      const router = clairvoyantFactory(w, "ttft", undefined, undefined, { outputs, learned: prior })(
         BACKENDS,
         READINGS,
         fleet(),
       );
       const at = { now: 100, random: Math.random };
-      router.complete(undefined, { ok: true, outputTokens: completedOutput } as RouteOutcome, at);
+      if (completedOutput !== undefined)
+        router.complete(undefined, { ok: true, outputTokens: completedOutput } as RouteOutcome, at);
       return router.route({ blocks: w.promptBlocks[0] } as RouteRequest, at).decision.backendId;
     };
+    // The history alone (no completion in this run yet): its mean, 5 tokens.
+    expect(decide(undefined, { priorSum: 50, priorCount: 10 })).toBe("b0");
+    // History and this run's completions, one mean: (50 + 1950) / 11 ≈ 182.
+    expect(decide(1950, { priorSum: 50, priorCount: 10 })).toBe("b1");
     // Engine 0's request (truly 5) is believed to run 190 (the mean seen), engine 1's 180: engine 1.
     expect(decide(190)).toBe("b1");
     // Short answers seen: both held requests believed to end within 5 tokens, the new one fits beside either: engine 0.

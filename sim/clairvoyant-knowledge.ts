@@ -23,8 +23,10 @@
  * - `max-tokens+lagged`: both; the believed engines hold max_tokens beliefs.
  * - `learned`, `learned+lagged`: as `max-tokens` (and lagged), but the belief is the mean output of the
  *   requests completed so far (a gateway reads usage.completion_tokens at each response's end), within
- *   the request's max_tokens; max_tokens itself until the first completion. Not asked by issue #12's
- *   brief: what a gateway could estimate rather than what it is told.
+ *   the request's max_tokens. "So far" includes the gateway's history: on a scoring run, the tuning
+ *   set's data of the same workload (seed 1, or the trace's first half) counts as served before, so
+ *   the estimate is warm from the first request, as a gateway's would be in steady state. Not asked by
+ *   issue #12's brief: what a gateway could estimate rather than what it is told.
  */
 import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
@@ -58,8 +60,11 @@ export interface Knowledge {
   readonly outputs?: readonly number[];
   /** Engine state as of scrape ticks this many ms apart, plus its own placements since. */
   readonly lagMs?: number;
-  /** With `outputs` (max_tokens): believe the mean output completed so far, within them. */
-  readonly learned?: boolean;
+  /**
+   * With `outputs` (max_tokens): believe the mean output completed so far, within them, counting the
+   * outputs of earlier traffic (`priorSum` tokens over `priorCount` requests) as completed before the run.
+   */
+  readonly learned?: { readonly priorSum: number; readonly priorCount: number };
 }
 
 /** Suffix of the reference's report name for a knowledge ("" for exact: today's names). */
@@ -85,13 +90,19 @@ export function knowledge(
   cfg: EngineConfig,
   maxModelLen: number,
   lagMs = DEFAULT_LAG_MS,
+  /** For `learned`: the output lengths of earlier traffic (the gateway's history); none: a cold start. */
+  history: readonly { readonly outputTokens: number }[] = [],
 ): Knowledge {
-  const learned = knows.startsWith("learned");
+  const learned = knows.startsWith("learned")
+    ? { priorSum: history.reduce((a, r) => a + Math.max(1, r.outputTokens), 0), priorCount: history.length }
+    : undefined;
   const outputs =
-    knows.startsWith("max-tokens") || learned ? maxTokensBeliefs(w, cfg, maxModelLen) : undefined;
+    knows.startsWith("max-tokens") || learned !== undefined
+      ? maxTokensBeliefs(w, cfg, maxModelLen)
+      : undefined;
   return {
     ...(outputs ? { outputs } : {}),
     ...(knows.endsWith("lagged") ? { lagMs } : {}),
-    ...(learned ? { learned } : {}),
+    ...(learned !== undefined ? { learned } : {}),
   };
 }

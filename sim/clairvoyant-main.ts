@@ -36,7 +36,7 @@ import {
   MAX_MODEL_LEN,
 } from "./clairvoyant-knowledge";
 import { DEFAULT_MAX_TOKENS_MODEL } from "./client-max-tokens";
-import { describeSet, loadSetData } from "./eval-sets";
+import { describeSet, loadSetData, SET_SEEDS } from "./eval-sets";
 import {
   engineFlags,
   FLEET_OPTIONS,
@@ -152,7 +152,20 @@ async function main(argv: string[]): Promise<void> {
   const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens, seed });
   console.error(`set: ${setLine}; ${data.workload.name}: ${data.workload.requests.length} requests`);
   const fleet = { backends, seed, ...engine };
-  const knew = knowledge(knows, prepared, engineConfig(fleet, prepared.blockTokens), maxModelLen, lagMs);
+  // learned: the tuning set's data of this workload is the gateway's history (none off the scoring set).
+  const history =
+    knows.startsWith("learned") && set === "scoring"
+      ? (await loadSetData(workload, { ...setData, set: "tuning", seed: SET_SEEDS.tuning[0]! })).workload
+          .requests
+      : [];
+  const knew = knowledge(
+    knows,
+    prepared,
+    engineConfig(fleet, prepared.blockTokens),
+    maxModelLen,
+    lagMs,
+    history,
+  );
   // A lagged reference resets its beliefs at the simulator's scrape ticks (the race's fleet has none).
   const refFleet = knew.lagMs === undefined ? fleet : { ...fleet, scrapeMs: knew.lagMs };
   const tag = knowsTag(knows);
@@ -229,10 +242,11 @@ async function main(argv: string[]): Promise<void> {
     lagged: ` This run (--knows lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own placements and completions since.`,
     learned:
       " This run (--knows learned): the reference believes each request's output is the mean output of the " +
-      `requests completed so far, within its max_tokens (model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,
+      `requests completed so far, the tuning set's ${history.length} included as history, within its max_tokens ` +
+      `(model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,
     "learned+lagged":
       ` This run (--knows learned+lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own ` +
-      "placements and completions since; outputs believed as the mean output completed so far, within max_tokens.",
+      `placements and completions since; outputs believed as the mean output completed so far (the tuning set's ${history.length} included as history), within max_tokens.`,
     "max-tokens+lagged":
       ` This run (--knows max-tokens+lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own ` +
       `placements and completions since, output lengths as the clients' max_tokens (model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,

@@ -126,8 +126,9 @@ export function clairvoyantFactory(
       );
     const beliefs = knows.outputs;
     // Learned: the mean output of the requests completed so far (usage.completion_tokens), within max_tokens.
-    let doneOutputs = 0;
-    let doneCount = 0;
+    // Counted from the outputs of earlier traffic when it is given (the gateway's history).
+    let doneOutputs = knows.learned?.priorSum ?? 0;
+    let doneCount = knows.learned?.priorCount ?? 0;
     const outputOf = (i: number): number => {
       const cap = beliefs?.[i];
       if (cap === undefined) return Math.max(1, w.requests[i]!.outputTokens);
