@@ -134,8 +134,8 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
 }
 
 /**
- * One reference's TTFT p99 in the knowledge table: `suffix` names its report beside the exact one's
- * (clairvoyant-main.ts: <name>-knows-<knows>[-mt-<model>]), `policy` its run in it.
+ * One cut-down reference in the knowledge table: `suffix` names its report beside the exact one's
+ * (clairvoyant-main.ts: <name>-knows-<knows>[-mt-<model>]), `policy` its uncapped run in it (+ "_capped").
  */
 interface Variant {
   readonly label: string;
@@ -143,24 +143,26 @@ interface Variant {
   readonly policy: string;
 }
 
-/** The cut-down knowledges (sim/clairvoyant-knowledge.ts), uncapped then capped, as clairvoyant-info.sh runs them. */
+/** The cut-down knowledges (sim/clairvoyant-knowledge.ts), as clairvoyant-info.sh runs them. */
 const VARIANTS: readonly Variant[] = [
-  ["max-tokens", "-knows-max-tokens", "_maxtok"],
   ["lagged", "-knows-lagged", "_lagged"],
+  ["max-tokens", "-knows-max-tokens", "_maxtok"],
   ["max-tokens+lagged", "-knows-max-tokens+lagged", "_maxtok_lagged"],
+  ["max-tokens, every client sends a cap (--max-tokens capped)", "-knows-max-tokens-mt-capped", "_maxtok"],
+  [
+    "max-tokens, every cap the rung above the answer (--max-tokens tight)",
+    "-knows-max-tokens-mt-tight",
+    "_maxtok",
+  ],
   ["learned", "-knows-learned", "_learned"],
   ["learned+lagged", "-knows-learned+lagged", "_learned_lagged"],
-  ["max-tokens (tight)", "-knows-max-tokens-mt-tight", "_maxtok"],
-  ["max-tokens (capped)", "-knows-max-tokens-mt-capped", "_maxtok"],
-].flatMap(([label, suffix, tag]) => [
-  { label: label!, suffix: suffix!, policy: `clairvoyant_ttft${tag}` },
-  { label: `${label} capped`, suffix: suffix!, policy: `clairvoyant_ttft${tag}_capped` },
-]);
+].map(([label, suffix, tag]) => ({ label: label!, suffix: suffix!, policy: `clairvoyant_ttft${tag}` }));
 
 /**
- * The knowledge table (bench/results/clairvoyant-info/): per run, mean TTFT p99 over the seeds every
- * column has, of prefix_aware and the best peer (the race), the exact reference (REF_FOLDER, uncapped and
- * capped) and each cut-down one (INFO_FOLDER), each with its Δ against the best peer.
+ * The knowledge table (bench/results/clairvoyant-info/): per run (a column), mean TTFT p99 over the
+ * seeds every row has, of prefix_aware and the best peer (the race), the exact reference (REF_FOLDER) and
+ * each cut-down one (INFO_FOLDER), uncapped / within the 1.25 request cap, each with its Δ against the
+ * best peer. A row none of whose reports is there is left out.
  *
  *   npx tsx bench/clairvoyant-table.ts info [INFO_FOLDER] [REF_FOLDER] [RACE_FOLDER]
  *   (default clairvoyant-info clairvoyant after-issue-12)
@@ -174,31 +176,29 @@ export function infoTable(
   const race = byFile(raceFolder);
   const ref = byFile(refFolder);
   const info = byFile(infoFolder);
+  const variantFile = (f: string, v: Variant) => f.replace(/\.json$/, `${v.suffix}.json`);
   const present = VARIANTS.filter((v) => [...info.keys()].some((f) => f.endsWith(`${v.suffix}.json`)));
   const runs = new Map<string, string[]>();
   for (const [file, r] of ref) {
-    if (![...present].some((v) => info.has(file.replace(/\.json$/, `${v.suffix}.json`)))) continue;
+    if (!present.some((v) => info.has(variantFile(file, v)))) continue;
     const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset}`;
     runs.set(key, [...(runs.get(key) ?? []), file]);
   }
-  const header = [
-    "run",
-    "seeds",
-    "prefix_aware",
-    "best peer",
-    "exact",
-    "exact capped",
-    ...present.map((v) => v.label),
-  ];
-  const lines = [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`];
   const keys = [...runs.keys()].sort(
     (a, b) => ORDER.indexOf(a.split("|")[0]!) - ORDER.indexOf(b.split("|")[0]!) || a.localeCompare(b),
   );
+  const head = ["knowledge (p99 uncapped / capped, Δ vs the best peer)"];
+  const rows = new Map<string, string[]>([
+    ["prefix_aware", []],
+    ["best peer", []],
+    ["exact (the reference as built)", []],
+    ...present.map((v): [string, string[]] => [v.label, []]),
+  ]);
   for (const key of keys) {
-    // Only the seeds every column has: each mean is over the same requests.
+    // Only the seeds every row has: each mean is over the same requests.
     const files = runs
       .get(key)!
-      .filter((f) => race.has(f) && present.every((v) => info.has(f.replace(/\.json$/, `${v.suffix}.json`))))
+      .filter((f) => race.has(f) && present.every((v) => info.has(variantFile(f, v))))
       .sort();
     if (files.length === 0) continue;
     for (const f of files) {
@@ -212,26 +212,30 @@ export function infoTable(
     for (const p of PEERS) if (p99(races, p) < p99(races, peer)) peer = p;
     const theirs = p99(races, peer);
     const cell = (x: number) => `${ms(x)} (${pct(x / theirs - 1)})`;
+    const pair = (rs: readonly Report[], policy: string) =>
+      `${cell(p99(rs, policy))} / ${cell(p99(rs, `${policy}_capped`))}`;
     const refs = files.map((f) => ref.get(f)!);
-    const cells = [
-      cell(p99(races, "prefix_aware")),
-      `${ms(theirs)} (${peer})`,
-      cell(p99(refs, "clairvoyant_ttft")),
-      cell(p99(refs, CAPPED)),
-      ...present.map((v) =>
-        cell(
-          p99(
-            files.map((f) => info.get(f.replace(/\.json$/, `${v.suffix}.json`))!),
-            v.policy,
-          ),
+    rows.get("prefix_aware")!.push(cell(p99(races, "prefix_aware")));
+    rows.get("best peer")!.push(`${ms(theirs)} (${peer})`);
+    rows.get("exact (the reference as built)")!.push(pair(refs, "clairvoyant_ttft"));
+    for (const v of present)
+      rows.get(v.label)!.push(
+        pair(
+          files.map((f) => info.get(variantFile(f, v))!),
+          v.policy,
         ),
-      ),
-    ];
+      );
     const [w, n, preset] = key.split("|");
-    const seeds = refs[0]!.command.includes("--seed") ? refs.map((r) => r.fleet.seed).join(",") : "trace";
-    lines.push(`| ${w} (${n} backends), ${SHORT[preset!] ?? preset} | ${seeds} | ${cells.join(" | ")} |`);
+    const seeds = refs[0]!.command.includes("--seed")
+      ? `seeds ${refs.map((r) => r.fleet.seed).join(",")}`
+      : "trace";
+    head.push(`${w} (${n}), ${SHORT[preset!] ?? preset}; ${seeds}`);
   }
-  return lines.join("\n");
+  return [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map(() => "---").join(" | ")} |`,
+    ...[...rows].map(([label, cells]) => `| ${label} | ${cells.join(" | ")} |`),
+  ].join("\n");
 }
 
 if (import.meta.url === `file://${process.argv[1]}`)
