@@ -207,6 +207,29 @@ describe("--knows lagged: engine state as of the last scrape, plus its own place
     expect(router.route({ blocks: w.promptBlocks[0] } as RouteRequest, at).decision.backendId).toBe("b0");
   });
 
+  it("with a second client on one engine, sees its requests only at scrapes: other decisions than exact's", () => {
+    const w = prepareWorkload(generatedSharedPrefix({ rate: 40, seed: 3, groups: 8, promptsPerGroup: 8 }));
+    const fleet = { backends: 4, kvCacheTokens: 60_000, seed: 7, secondClient: { share: 0.3, backends: 1 } };
+    const run = (knows: Knowledge, scrapeMs?: number) => {
+      const out: number[] = [];
+      const r = simulatePolicy(
+        w,
+        scrapeMs === undefined ? fleet : { ...fleet, scrapeMs },
+        "c",
+        clairvoyantFactory(w, "ttft", (i, b) => out.push(i * 10 + b), undefined, knows),
+        CLAIRVOYANT_VIEW,
+      );
+      return { out, r };
+    };
+    const exact = run({});
+    const lagged = run({ lagMs: 1000 }, 1000);
+    // Every request the router was given was matched, placed and completed (the second client's skipped).
+    expect(exact.out.length).toBeLessThan(64);
+    expect(exact.r.completed).toBe(exact.out.length);
+    expect(lagged.out.length).toBe(exact.out.length);
+    expect(lagged.out).not.toEqual(exact.out);
+  });
+
   it("with a scrape before every arrival, and with the default interval, decides as the exact reference", () => {
     const w = prepareWorkload(generatedSharedPrefix({ rate: 40, seed: 3, groups: 8, promptsPerGroup: 8 }));
     const fleet = { backends: 4, kvCacheTokens: 60_000, seed: 7 };

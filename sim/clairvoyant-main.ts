@@ -1,7 +1,7 @@
 /**
  * npx tsx sim/clairvoyant-main.ts --workload W --backends N --rate R|--speed X [--set S] [--seed S]
  *   [--preset NAME] [--objectives ttft,total] [--balance-factor C] [--policies a,b] [--requests N]
- *   [--knows exact|max-tokens|lagged|max-tokens+lagged] [--lag-ms MS] [--name NAME] [--out DIR]
+ *   [--knows K] [--lag-ms MS] [--max-tokens M] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
  *
  * Runs the clairvoyant greedy reference (sim/clairvoyant.ts) on the same
  * workload, fleet and seed as `npm run bench:sim` (same flags, same report
@@ -10,11 +10,12 @@
  * the same process, for a side-by-side (default: none, their figures are in
  * the bench:sim reports of the same name). --balance-factor C runs the first
  * objective once more within the bounded-load cap of factor C (clairvoyant_ttft_capped).
- * --knows cuts the reference's knowledge down (sim/clairvoyant-knowledge.ts): output lengths from the
- * clients' max_tokens, engine state as of the last scrape every --lag-ms (default 1000) plus its own
- * placements, or both; default exact. Not exact: its runs are named clairvoyant_ttft_<knows>[_capped]
+ * --knows K cuts the reference's knowledge down (sim/clairvoyant-knowledge.ts: exact, max-tokens, lagged,
+ * max-tokens+lagged, learned, learned+lagged): output lengths from the clients' max_tokens or their mean
+ * seen, engine state as of the last scrape every --lag-ms (default 1000) plus its own placements; default exact. Not exact: its runs are named clairvoyant_ttft_<knows>[_capped]
  * and the report <name>-knows-<knows>. --max-tokens M: how clients send max_tokens (client-max-tokens.ts;
- * default bench:sim's), a -mt-M suffix on the report's name when not the default.
+ * default bench:sim's), a -mt-M suffix on the report's name when not the default. --second-client SHARE[:K]:
+ * other traffic straight to the engines, as bench:sim's (-scSHARE[ofK] in the name, as its reports).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -44,6 +45,7 @@ import {
   parseFlags,
   policiesFlag,
   positiveFlag,
+  secondClientFlag,
   UsageError,
   WORKLOAD_OPTIONS,
   workloadFlags,
@@ -119,6 +121,7 @@ async function main(argv: string[]): Promise<void> {
     objectives: { type: "string" },
     "balance-factor": { type: "string" },
     knows: { type: "string" },
+    "second-client": { type: "string" },
     "lag-ms": { type: "string" },
   });
   const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 8);
@@ -139,19 +142,25 @@ async function main(argv: string[]): Promise<void> {
   const maxModelLen = MAX_MODEL_LEN[engine.preset ?? DEFAULT_PRESET];
   if (maxModelLen === undefined) throw new UsageError(`no max_model_len known for preset ${engine.preset}`);
   const policies = values.policies === undefined ? [] : policiesFlag(values.policies);
+  // Other traffic on the engines, around the reference (bench:sim's --second-client): what lagged cannot see.
+  const secondClient = secondClientFlag(values["second-client"]);
+  const traffic =
+    secondClient === undefined
+      ? ""
+      : `-sc${secondClient.share}${secondClient.backends !== undefined ? `of${secondClient.backends}` : ""}`;
   const base = workload.startsWith("file:") ? "trace" : workload;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
   const name =
     values.name ??
-    `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${inSet}${presetTag}${knows === "exact" ? "" : `-knows-${knows}`}${maxTokens === DEFAULT_MAX_TOKENS_MODEL ? "" : `-mt-${maxTokens}`}`;
+    `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${traffic}${inSet}${presetTag}${knows === "exact" ? "" : `-knows-${knows}`}${maxTokens === DEFAULT_MAX_TOKENS_MODEL ? "" : `-mt-${maxTokens}`}`;
   const outDir = values.out ?? "bench/results/clairvoyant";
 
   const data = await loadSetData(workload, setData);
   const setLine = describeSet(data.run);
   const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens, seed });
   console.error(`set: ${setLine}; ${data.workload.name}: ${data.workload.requests.length} requests`);
-  const fleet = { backends, seed, ...engine };
+  const fleet = { backends, seed, ...engine, ...(secondClient !== undefined ? { secondClient } : {}) };
   // learned: the tuning set's data of this workload is the gateway's history (none off the scoring set).
   const history =
     knows.startsWith("learned") && set === "scoring"

@@ -104,8 +104,9 @@ export function placementCost(
 
 /**
  * The reference's router factory for one prepared workload. It must be run
- * with CLAIRVOYANT_VIEW and without a second client: it matches each routed
- * request to the workload's request in arrival order, and checks it.
+ * with CLAIRVOYANT_VIEW: it matches each routed request to the workload's
+ * next request with the same prompt blocks (those a second client sent
+ * straight to an engine are never routed, and are skipped).
  */
 export function clairvoyantFactory(
   w: PreparedWorkload,
@@ -153,9 +154,12 @@ export function clairvoyantFactory(
     let next = 0;
     const router: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {
-        const i = next++;
-        if (req.blocks !== w.promptBlocks[i])
-          throw new Error(`clairvoyant: routed request ${i} is not the workload's request ${i}`);
+        // The next workload request with these blocks: requests a second client sent around it are skipped.
+        let i = next;
+        while (i < w.promptBlocks.length && req.blocks !== w.promptBlocks[i]) i++;
+        if (i >= w.promptBlocks.length)
+          throw new Error(`clairvoyant: routed request is none of the workload's requests from ${next} on`);
+        next = i + 1;
         const r = w.requests[i]!;
         const engineReq: EngineRequest = {
           id: `clairvoyant-${i}`,
