@@ -162,7 +162,7 @@ const VARIANTS: readonly Variant[] = [
  * The knowledge table (bench/results/clairvoyant-info/): per run (a column), mean TTFT p99 over the
  * seeds every row has, of prefix_aware and the best peer (the race), the exact reference (REF_FOLDER) and
  * each cut-down one (INFO_FOLDER), uncapped / within the 1.25 request cap, each with its Δ against the
- * best peer. A row none of whose reports is there is left out.
+ * best peer. A row none of whose reports is there is left out; a cell without every seed of its run is "–".
  *
  *   npx tsx bench/clairvoyant-table.ts info [INFO_FOLDER] [REF_FOLDER] [RACE_FOLDER]
  *   (default clairvoyant-info clairvoyant after-issue-12)
@@ -188,6 +188,7 @@ export function infoTable(
     (a, b) => ORDER.indexOf(a.split("|")[0]!) - ORDER.indexOf(b.split("|")[0]!) || a.localeCompare(b),
   );
   const head = ["knowledge (p99 uncapped / capped, Δ vs the best peer)"];
+  const SCRAPED = "prefix_aware, scrape every 1,000 ms";
   const rows = new Map<string, string[]>([
     ["prefix_aware", []],
     ["best peer", []],
@@ -195,10 +196,10 @@ export function infoTable(
     ...present.map((v): [string, string[]] => [v.label, []]),
   ]);
   for (const key of keys) {
-    // Only the seeds every row has: each mean is over the same requests.
+    // A variant's cell only when it has every seed of the run: each mean is over the same requests.
     const files = runs
       .get(key)!
-      .filter((f) => race.has(f) && present.every((v) => info.has(variantFile(f, v))))
+      .filter((f) => race.has(f))
       .sort();
     if (files.length === 0) continue;
     for (const f of files) {
@@ -216,15 +217,18 @@ export function infoTable(
       `${cell(p99(rs, policy))} / ${cell(p99(rs, `${policy}_capped`))}`;
     const refs = files.map((f) => ref.get(f)!);
     rows.get("prefix_aware")!.push(cell(p99(races, "prefix_aware")));
+    // engine-signals' runs with the gateway's scrape on (sim-all.sh signals: -scrape1000 in the name).
+    const scraped = files.map((f) => race.get(f.replace(/-(tuning|scoring)/, "-scrape1000-$1")));
+    if (scraped.every((r) => r !== undefined)) {
+      if (!rows.has(SCRAPED)) rows.set(SCRAPED, []);
+      rows.get(SCRAPED)!.push(cell(p99(scraped as Report[], "prefix_aware")));
+    }
     rows.get("best peer")!.push(`${ms(theirs)} (${peer})`);
     rows.get("exact (the reference as built)")!.push(pair(refs, "clairvoyant_ttft"));
-    for (const v of present)
-      rows.get(v.label)!.push(
-        pair(
-          files.map((f) => info.get(variantFile(f, v))!),
-          v.policy,
-        ),
-      );
+    for (const v of present) {
+      const vs = files.map((f) => info.get(variantFile(f, v)));
+      rows.get(v.label)!.push(vs.every((r) => r !== undefined) ? pair(vs as Report[], v.policy) : "–");
+    }
     const [w, n, preset] = key.split("|");
     const seeds = refs[0]!.command.includes("--seed")
       ? `seeds ${refs.map((r) => r.fleet.seed).join(",")}`
