@@ -6,6 +6,7 @@
  * workload, fleet and seed, checked by the oracle's figures).
  *
  *   npx tsx bench/clairvoyant-table.ts [REF_FOLDER] [RACE_FOLDER]     (default clairvoyant after-issue-12)
+ *   npx tsx bench/clairvoyant-table.ts info ...                          (the knowledge table: infoTable below)
  *
  * The queue-free floor: every request alone on an idle engine with the hit clairvoyant_ttft got (mean of
  * the seeds' p99): what is left of the tail with no queue at all. Any router's floor: the same with the
@@ -132,4 +133,118 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
   return lines.join("\n");
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(table(process.argv[2], process.argv[3]));
+/**
+ * One cut-down reference in the knowledge table: `suffix` names its report beside the exact one's
+ * (clairvoyant-main.ts: <name>-knows-<knows>[-mt-<model>]), `policy` its uncapped run in it (+ "_capped").
+ */
+interface Variant {
+  readonly label: string;
+  readonly suffix: string;
+  readonly policy: string;
+}
+
+/** The cut-down knowledges (sim/clairvoyant-knowledge.ts), as clairvoyant-info.sh runs them. */
+const VARIANTS: readonly Variant[] = [
+  ["lagged", "-knows-lagged", "_lagged"],
+  ["max-tokens", "-knows-max-tokens", "_maxtok"],
+  ["max-tokens+lagged", "-knows-max-tokens+lagged", "_maxtok_lagged"],
+  ["max-tokens, every client sends a cap (--max-tokens capped)", "-knows-max-tokens-mt-capped", "_maxtok"],
+  [
+    "max-tokens, every cap the rung above the answer (--max-tokens tight)",
+    "-knows-max-tokens-mt-tight",
+    "_maxtok",
+  ],
+  ["learned", "-knows-learned", "_learned"],
+  ["learned+lagged", "-knows-learned+lagged", "_learned_lagged"],
+].map(([label, suffix, tag]) => ({ label: label!, suffix: suffix!, policy: `clairvoyant_ttft${tag}` }));
+
+/**
+ * The knowledge table (bench/results/clairvoyant-info/): per run (a column), mean TTFT p99 over the
+ * seeds every row has, of prefix_aware and the best peer (the race), the exact reference (REF_FOLDER) and
+ * each cut-down one (INFO_FOLDER), uncapped / within the 1.25 request cap, each with its Δ against the
+ * best peer. A row none of whose reports is there is left out; a cell without every seed of its run is "–".
+ *
+ *   npx tsx bench/clairvoyant-table.ts info [INFO_FOLDER] [REF_FOLDER] [RACE_FOLDER]
+ *   (default clairvoyant-info clairvoyant after-issue-12)
+ */
+export function infoTable(
+  infoFolder = "clairvoyant-info",
+  refFolder = "clairvoyant",
+  raceFolder = "after-issue-12",
+): string {
+  const byFile = (folder: string) => new Map(reports(folder).map((r) => [r.file, r]));
+  const race = byFile(raceFolder);
+  const ref = byFile(refFolder);
+  const info = byFile(infoFolder);
+  const variantFile = (f: string, v: Variant) => f.replace(/\.json$/, `${v.suffix}.json`);
+  const present = VARIANTS.filter((v) => [...info.keys()].some((f) => f.endsWith(`${v.suffix}.json`)));
+  const runs = new Map<string, string[]>();
+  for (const [file, r] of ref) {
+    if (!present.some((v) => info.has(variantFile(file, v)))) continue;
+    const key = `${r.workload}|${r.fleet.backends}|${r.fleet.preset}`;
+    runs.set(key, [...(runs.get(key) ?? []), file]);
+  }
+  const keys = [...runs.keys()].sort(
+    (a, b) => ORDER.indexOf(a.split("|")[0]!) - ORDER.indexOf(b.split("|")[0]!) || a.localeCompare(b),
+  );
+  const head = ["knowledge (p99 uncapped / capped, Δ vs the best peer)"];
+  const SCRAPED = "prefix_aware, scrape every 1,000 ms";
+  const rows = new Map<string, string[]>([
+    ["prefix_aware", []],
+    ["best peer", []],
+    ["exact (the reference as built)", []],
+    ...present.map((v): [string, string[]] => [v.label, []]),
+  ]);
+  for (const key of keys) {
+    // A variant's cell only when it has every seed of the run: each mean is over the same requests.
+    const files = runs
+      .get(key)!
+      .filter((f) => race.has(f))
+      .sort();
+    if (files.length === 0) continue;
+    for (const f of files) {
+      const [a, b] = [race.get(f)!, ref.get(f)!];
+      if (a.oracle.hitRate !== b.oracle.hitRate || a.fleet.seed !== b.fleet.seed)
+        throw new Error(`${f}: the reference's workload is not the race's`);
+    }
+    const races = files.map((f) => race.get(f)!);
+    const p99 = (rs: readonly Report[], policy: string) => mean(rs.map((r) => fig(r, policy).p99));
+    let peer = PEERS[0]!;
+    for (const p of PEERS) if (p99(races, p) < p99(races, peer)) peer = p;
+    const theirs = p99(races, peer);
+    const cell = (x: number) => `${ms(x)} (${pct(x / theirs - 1)})`;
+    const pair = (rs: readonly Report[], policy: string) =>
+      `${cell(p99(rs, policy))} / ${cell(p99(rs, `${policy}_capped`))}`;
+    const refs = files.map((f) => ref.get(f)!);
+    rows.get("prefix_aware")!.push(cell(p99(races, "prefix_aware")));
+    // engine-signals' runs with the gateway's scrape on (sim-all.sh signals: -scrape1000 in the name).
+    const scraped = files.map((f) => race.get(f.replace(/-(tuning|scoring)/, "-scrape1000-$1")));
+    if (scraped.every((r) => r !== undefined)) {
+      if (!rows.has(SCRAPED)) rows.set(SCRAPED, []);
+      rows.get(SCRAPED)!.push(cell(p99(scraped as Report[], "prefix_aware")));
+    }
+    rows.get("best peer")!.push(`${ms(theirs)} (${peer})`);
+    rows.get("exact (the reference as built)")!.push(pair(refs, "clairvoyant_ttft"));
+    for (const v of present) {
+      const vs = files.map((f) => info.get(variantFile(f, v)));
+      rows.get(v.label)!.push(vs.every((r) => r !== undefined) ? pair(vs as Report[], v.policy) : "–");
+    }
+    const [w, n, preset] = key.split("|");
+    const seeds = refs[0]!.command.includes("--seed")
+      ? `seeds ${refs.map((r) => r.fleet.seed).join(",")}`
+      : "trace";
+    head.push(`${w} (${n}), ${SHORT[preset!] ?? preset}; ${seeds}`);
+  }
+  return [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map(() => "---").join(" | ")} |`,
+    ...[...rows].map(([label, cells]) => `| ${label} | ${cells.join(" | ")} |`),
+  ].join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`)
+  console.log(
+    process.argv[2] === "info"
+      ? infoTable(process.argv[3], process.argv[4], process.argv[5])
+      : table(process.argv[2], process.argv[3]),
+  );

@@ -1,7 +1,7 @@
 /**
  * npx tsx sim/clairvoyant-main.ts --workload W --backends N --rate R|--speed X [--set S] [--seed S]
  *   [--preset NAME] [--objectives ttft,total] [--balance-factor C] [--policies a,b] [--requests N]
- *   [--name NAME] [--out DIR]
+ *   [--knows K] [--lag-ms MS] [--max-tokens M] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
  *
  * Runs the clairvoyant greedy reference (sim/clairvoyant.ts) on the same
  * workload, fleet and seed as `npm run bench:sim` (same flags, same report
@@ -10,6 +10,12 @@
  * the same process, for a side-by-side (default: none, their figures are in
  * the bench:sim reports of the same name). --balance-factor C runs the first
  * objective once more within the bounded-load cap of factor C (clairvoyant_ttft_capped).
+ * --knows K cuts the reference's knowledge down (sim/clairvoyant-knowledge.ts: exact, max-tokens, lagged,
+ * max-tokens+lagged, learned, learned+lagged): output lengths from the clients' max_tokens or their mean
+ * seen, engine state as of the last scrape every --lag-ms (default 1000) plus its own placements; default exact. Not exact: its runs are named clairvoyant_ttft_<knows>[_capped]
+ * and the report <name>-knows-<knows>. --max-tokens M: how clients send max_tokens (client-max-tokens.ts;
+ * default bench:sim's), a -mt-M suffix on the report's name when not the default. --second-client SHARE[:K]:
+ * other traffic straight to the engines, as bench:sim's (-scSHARE[ofK] in the name, as its reports).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -22,13 +28,24 @@ import {
   clairvoyantName,
   everSeenHits,
 } from "./clairvoyant";
-import { describeSet, loadSetData } from "./eval-sets";
+import {
+  DEFAULT_LAG_MS,
+  KNOWS,
+  type Knows,
+  knowledge,
+  knowsTag,
+  MAX_MODEL_LEN,
+} from "./clairvoyant-knowledge";
+import { DEFAULT_MAX_TOKENS_MODEL } from "./client-max-tokens";
+import { describeSet, loadSetData, SET_SEEDS } from "./eval-sets";
 import {
   engineFlags,
   FLEET_OPTIONS,
+  maxTokensFlag,
   parseFlags,
   policiesFlag,
   positiveFlag,
+  secondClientFlag,
   UsageError,
   WORKLOAD_OPTIONS,
   workloadFlags,
@@ -103,6 +120,9 @@ async function main(argv: string[]): Promise<void> {
     ...WORKLOAD_OPTIONS,
     objectives: { type: "string" },
     "balance-factor": { type: "string" },
+    knows: { type: "string" },
+    "second-client": { type: "string" },
+    "lag-ms": { type: "string" },
   });
   const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 8);
   const engine = engineFlags(values.preset, values["kv-tokens"]);
@@ -113,19 +133,51 @@ async function main(argv: string[]): Promise<void> {
       : positiveFlag("balance-factor", values["balance-factor"]);
   if (balanceFactor !== undefined && !(balanceFactor > 1))
     throw new UsageError(`--balance-factor must be > 1, got ${balanceFactor}`);
+  // How clients send max_tokens (what `--knows max-tokens` believes): bench:sim's default unless told.
+  const maxTokens = maxTokensFlag(values["max-tokens"]);
+  const knows = (values.knows ?? "exact") as Knows;
+  if (!KNOWS.includes(knows))
+    throw new UsageError(`--knows must be one of ${KNOWS.join(", ")}, got "${knows}"`);
+  const lagMs = values["lag-ms"] === undefined ? DEFAULT_LAG_MS : positiveFlag("lag-ms", values["lag-ms"]);
+  const maxModelLen = MAX_MODEL_LEN[engine.preset ?? DEFAULT_PRESET];
+  if (maxModelLen === undefined) throw new UsageError(`no max_model_len known for preset ${engine.preset}`);
   const policies = values.policies === undefined ? [] : policiesFlag(values.policies);
+  // Other traffic on the engines, around the reference (bench:sim's --second-client): what lagged cannot see.
+  const secondClient = secondClientFlag(values["second-client"]);
+  const traffic =
+    secondClient === undefined
+      ? ""
+      : `-sc${secondClient.share}${secondClient.backends !== undefined ? `of${secondClient.backends}` : ""}`;
   const base = workload.startsWith("file:") ? "trace" : workload;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
   const name =
-    values.name ?? `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${inSet}${presetTag}`;
+    values.name ??
+    `${base}-${backends}b${isTrace ? `-x${speed}` : `-r${rate}`}${traffic}${inSet}${presetTag}${knows === "exact" ? "" : `-knows-${knows}`}${maxTokens === DEFAULT_MAX_TOKENS_MODEL ? "" : `-mt-${maxTokens}`}`;
   const outDir = values.out ?? "bench/results/clairvoyant";
 
   const data = await loadSetData(workload, setData);
   const setLine = describeSet(data.run);
-  const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, seed });
+  const prepared = prepareWorkload(data.workload, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens, seed });
   console.error(`set: ${setLine}; ${data.workload.name}: ${data.workload.requests.length} requests`);
-  const fleet = { backends, seed, ...engine };
+  const fleet = { backends, seed, ...engine, ...(secondClient !== undefined ? { secondClient } : {}) };
+  // learned: the tuning set's data of this workload is the gateway's history (none off the scoring set).
+  const history =
+    knows.startsWith("learned") && set === "scoring"
+      ? (await loadSetData(workload, { ...setData, set: "tuning", seed: SET_SEEDS.tuning[0]! })).workload
+          .requests
+      : [];
+  const knew = knowledge(
+    knows,
+    prepared,
+    engineConfig(fleet, prepared.blockTokens),
+    maxModelLen,
+    lagMs,
+    history,
+  );
+  // A lagged reference resets its beliefs at the simulator's scrape ticks (the race's fleet has none).
+  const refFleet = knew.lagMs === undefined ? fleet : { ...fleet, scrapeMs: knew.lagMs };
+  const tag = knowsTag(knows);
   const log = (p: {
     policy: string;
     hitRate: number;
@@ -147,9 +199,9 @@ async function main(argv: string[]): Promise<void> {
     const observer = k === 0 ? { done: record } : undefined;
     const r = simulatePolicy(
       prepared,
-      fleet,
-      clairvoyantName(o),
-      clairvoyantFactory(prepared, o),
+      refFleet,
+      clairvoyantName(o, false, tag),
+      clairvoyantFactory(prepared, o, undefined, undefined, knew),
       CLAIRVOYANT_VIEW,
       undefined,
       observer,
@@ -162,9 +214,9 @@ async function main(argv: string[]): Promise<void> {
     const o = objectives[0]!;
     const r = simulatePolicy(
       prepared,
-      fleet,
-      clairvoyantName(o, true),
-      clairvoyantFactory(prepared, o, undefined, balanceFactor),
+      refFleet,
+      clairvoyantName(o, true, tag),
+      clairvoyantFactory(prepared, o, undefined, balanceFactor, knew),
       CLAIRVOYANT_VIEW,
     );
     log(r);
@@ -174,7 +226,7 @@ async function main(argv: string[]): Promise<void> {
     prepared,
     fleet,
     (i) => Math.round(cached[i]! / prepared.blockTokens),
-    clairvoyantName(objectives[0]!),
+    clairvoyantName(objectives[0]!, false, tag),
   );
   // Every request's longest prefix computed by any earlier one: no router's hit is longer.
   const seen = everSeenHits(prepared.promptBlocks);
@@ -191,7 +243,24 @@ async function main(argv: string[]): Promise<void> {
   };
   const command = `npx tsx sim/clairvoyant-main.ts ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
   await mkdir(outDir, { recursive: true });
-  const ctx = { command, set: setLine, note: NOTE };
+  const cut: Record<Knows, string> = {
+    exact: "",
+    "max-tokens":
+      " This run (--knows max-tokens): the reference knows output lengths only as the clients' max_tokens " +
+      `(model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt), clipped to the KV cache, in every copied engine.`,
+    lagged: ` This run (--knows lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own placements and completions since.`,
+    learned:
+      " This run (--knows learned): the reference believes each request's output is the mean output of the " +
+      `requests completed so far, the tuning set's ${history.length} included as history, within its max_tokens ` +
+      `(model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,
+    "learned+lagged":
+      ` This run (--knows learned+lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own ` +
+      `placements and completions since; outputs believed as the mean output completed so far (the tuning set's ${history.length} included as history), within max_tokens.`,
+    "max-tokens+lagged":
+      ` This run (--knows max-tokens+lagged): engine state as of the last scrape tick (every ${lagMs} ms) plus its own ` +
+      `placements and completions since, output lengths as the clients' max_tokens (model ${maxTokens}; absent: max_model_len ${maxModelLen} − prompt).`,
+  };
+  const ctx = { command, set: setLine, note: NOTE + cut[knows] };
   await writeFile(join(outDir, `${name}.md`), renderMarkdown(full, ctx));
   await writeFile(join(outDir, `${name}.json`), renderJson(full, ctx));
   console.error(`wrote ${join(outDir, `${name}.md`)} and .json`);

@@ -29,7 +29,14 @@
  * same prefix behind a long prefill), so a router that plans ahead can beat it.
  */
 import { boundedCap } from "../src/routing/bounded-load";
-import type { BackendSpec, RouteContext, RouteDecision, RouteRequest } from "../src/routing/types";
+import type {
+  BackendSpec,
+  RouteContext,
+  RouteDecision,
+  RouteOutcome,
+  RouteRequest,
+} from "../src/routing/types";
+import type { Knowledge } from "./clairvoyant-knowledge";
 import { EngineModel } from "./model/engine-model";
 import type { EngineEvent, EngineRequest } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
@@ -39,9 +46,9 @@ import type { RouterFactory, SimRouter } from "./simulator";
 export const CLAIRVOYANT_OBJECTIVES = ["ttft", "total"] as const;
 export type ClairvoyantObjective = (typeof CLAIRVOYANT_OBJECTIVES)[number];
 
-/** Report name of each objective's run; `_capped` within the bounded-load cap. */
-export function clairvoyantName(objective: ClairvoyantObjective, capped = false): string {
-  return `clairvoyant_${objective}${capped ? "_capped" : ""}`;
+/** Report name of each objective's run; `_capped` within the bounded-load cap; `tag` names a cut-down knowledge. */
+export function clairvoyantName(objective: ClairvoyantObjective, capped = false, tag = ""): string {
+  return `clairvoyant_${objective}${tag}${capped ? "_capped" : ""}`;
 }
 
 /** Its request view: the whole prompt, exactly (it reads the engine's own request, true output included). */
@@ -97,8 +104,9 @@ export function placementCost(
 
 /**
  * The reference's router factory for one prepared workload. It must be run
- * with CLAIRVOYANT_VIEW and without a second client: it matches each routed
- * request to the workload's request in arrival order, and checks it.
+ * with CLAIRVOYANT_VIEW: it matches each routed request to the workload's
+ * next request with the same prompt blocks (those a second client sent
+ * straight to an engine are never routed, and are skipped).
  */
 export function clairvoyantFactory(
   w: PreparedWorkload,
@@ -107,31 +115,64 @@ export function clairvoyantFactory(
   onDecision?: (i: number, backend: number, costMs: number) => void,
   /** The bounded-load cap's c; absent: no cap. */
   balanceFactor?: number,
+  /** What it knows (clairvoyant-knowledge.ts); absent: everything, exactly. */
+  knows: Knowledge = {},
 ): RouterFactory {
-  return (backends: readonly BackendSpec[], _readings, engines) => {
+  return (backends: readonly BackendSpec[], readings, engines) => {
     if (engines === undefined) throw new Error("the clairvoyant reference needs the simulator's engines");
+    const lagged = knows.lagMs !== undefined;
+    if (lagged && readings.scraped === undefined)
+      throw new Error(
+        "clairvoyant: a lagged reference needs the simulator's scrape (fleet.scrapeMs = lagMs)",
+      );
+    const beliefs = knows.outputs;
+    // Learned: the mean output of the requests completed so far (usage.completion_tokens), within max_tokens.
+    // Counted from the outputs of earlier traffic when it is given (the gateway's history).
+    let doneOutputs = knows.learned?.priorSum ?? 0;
+    let doneCount = knows.learned?.priorCount ?? 0;
+    const outputOf = (i: number): number => {
+      const cap = beliefs?.[i];
+      if (cap === undefined) return Math.max(1, w.requests[i]!.outputTokens);
+      return knows.learned && doneCount > 0
+        ? Math.max(1, Math.min(cap, Math.round(doneOutputs / doneCount)))
+        : cap;
+    };
+    const believe = (id: string): number => outputOf(Number(id));
     // One scratch engine per backend, overwritten at every placement (copyFrom reuses its arrays).
     const scratch = engines.map((e) => new EngineModel(e.config));
+    // Lagged: what it believes each engine holds (the last scrape + its own placements and completions).
+    const believed = lagged ? engines.map((e) => new EngineModel(e.config).copyFrom(e)) : undefined;
+    /** The engine it reads for backend b: the believed one, or the real one. */
+    const view = believed ?? engines;
+    // Fresh state with max_tokens beliefs: each engine copied and its output lengths re-derived at each arrival.
+    const revised =
+      beliefs !== undefined && !lagged ? engines.map((e) => new EngineModel(e.config)) : undefined;
+    /** The engine it simulates a candidate from (placementCost copies it again). */
+    const sourceOf = (b: number): EngineModel =>
+      revised === undefined ? view[b]! : revised[b]!.copyFrom(engines[b]!).reviseOutputs(believe);
     const bt = w.blockTokens;
     let next = 0;
     const router: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {
-        const i = next++;
-        if (req.blocks !== w.promptBlocks[i])
-          throw new Error(`clairvoyant: routed request ${i} is not the workload's request ${i}`);
+        // The next workload request with these blocks: requests a second client sent around it are skipped.
+        let i = next;
+        while (i < w.promptBlocks.length && req.blocks !== w.promptBlocks[i]) i++;
+        if (i >= w.promptBlocks.length)
+          throw new Error(`clairvoyant: routed request is none of the workload's requests from ${next} on`);
+        next = i + 1;
         const r = w.requests[i]!;
         const engineReq: EngineRequest = {
           id: `clairvoyant-${i}`,
           blocks: w.promptBlocks[i]!,
           promptTokens: r.promptTokens,
-          outputTokens: Math.max(1, r.outputTokens),
+          outputTokens: outputOf(i),
         };
         let best = -1;
         let bestCost = Number.POSITIVE_INFINITY;
         let bestHeld = Number.POSITIVE_INFINITY;
         let available = 0;
         // Requests each engine holds before this one (running or waiting: every one routed here, not done).
-        const held = engines.map((e) => {
+        const held = view.map((e) => {
           const m = e.metrics(ctx.now);
           return m.running + m.waiting;
         });
@@ -141,9 +182,9 @@ export function clairvoyantFactory(
             ? Number.POSITIVE_INFINITY
             : boundedCap(1, engines.length, total, balanceFactor);
         for (let b = 0; b < engines.length; b++) {
-          available = Math.max(available, engines[b]!.cachedPrefixBlocks(engineReq.blocks));
+          available = Math.max(available, view[b]!.cachedPrefixBlocks(engineReq.blocks));
           if (held[b]! >= cap) continue;
-          const cost = placementCost(engines[b]!, scratch[b]!, engineReq, ctx.now, objective);
+          const cost = placementCost(sourceOf(b), scratch[b]!, engineReq, ctx.now, objective);
           if (cost < bestCost - 1e-6 || (Math.abs(cost - bestCost) <= 1e-6 && held[b]! < bestHeld)) {
             best = b;
             bestCost = cost;
@@ -152,7 +193,9 @@ export function clairvoyantFactory(
         }
         if (best < 0) throw new Error("clairvoyant: every engine at its cap (c must be > 1)");
         onDecision?.(i, best, bestCost);
-        const cached = engines[best]!.cachedPrefixBlocks(engineReq.blocks);
+        const cached = view[best]!.cachedPrefixBlocks(engineReq.blocks);
+        // Its own placement goes into what it believes of that engine too (the real one gets it from the simulator).
+        if (believed !== undefined) believed[best]!.submit({ ...engineReq, id: String(i) }, ctx.now);
         const decision: RouteDecision = {
           backendId: backends[best]!.id,
           reason: cached > 0 ? "affinity" : "ring",
@@ -160,9 +203,27 @@ export function clairvoyantFactory(
           availableCachedTokens: Math.min(available * bt, r.promptTokens),
           inflightAtDecision: bestHeld,
         };
-        return { decision, ticket: undefined };
+        return { decision, ticket: lagged ? { i, b: best } : undefined };
       },
-      complete() {},
+      complete(ticket: unknown, outcome: RouteOutcome, ctx: RouteContext) {
+        if (outcome.outputTokens !== undefined) {
+          doneOutputs += outcome.outputTokens;
+          doneCount++;
+        }
+        if (believed === undefined) return;
+        // The stream ended: it is gone from that engine, whatever its belief said (a gateway sees the end).
+        const { i, b } = ticket as { i: number; b: number };
+        believed[b]!.advance(ctx.now);
+        believed[b]!.abort(String(i), ctx.now);
+      },
+      scraped() {
+        // A scrape tick: what it believes of each engine becomes the engine as it is now.
+        if (believed === undefined) return;
+        for (let b = 0; b < engines.length; b++) {
+          const e = believed[b]!.copyFrom(engines[b]!);
+          if (beliefs !== undefined) e.reviseOutputs(believe);
+        }
+      },
     };
     return router;
   };

@@ -46,6 +46,8 @@ export interface SimRouter {
   complete(ticket: unknown, outcome: RouteOutcome, ctx: RouteContext): void;
   /** The first token of a routed request streamed back (Dynamo's router moves it from prefill to decode). */
   firstToken?(ticket: unknown, ctx: RouteContext): void;
+  /** The gateway's scrape read the engines at ctx.now (FleetConfig.scrapeMs): the lagged clairvoyant reference resets its beliefs. */
+  scraped?(ctx: RouteContext): void;
   /** What the router reports about itself (the routing core's Router.stats): read once, after the run. */
   stats?(now?: number): { readonly backends: readonly { readonly prefillTokensPerSec?: number }[] };
 }
@@ -256,6 +258,7 @@ export function simulatePolicy(
     if (ticker !== undefined && ticker.nextAt <= Math.min(et, at)) {
       now = ticker.nextAt;
       ticker.tick(engines, ids, inflight);
+      router.scraped?.({ now, random });
       continue;
     }
     if (ei >= 0 && et < at) {

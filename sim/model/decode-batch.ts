@@ -41,6 +41,13 @@ export class DecodeBatch<T extends Decoding> {
     this.startSum = src.startSum;
   }
 
+  /** Restores the finish order after finish steps were changed in place (EngineModel.reviseOutputs). */
+  reorder(): void {
+    const all: T[] = [];
+    for (let r = this.heap.pop(); r !== undefined; r = this.heap.pop()) all.push(r);
+    for (const r of all) this.heap.push(r);
+  }
+
   /** The sequence that finishes first. */
   peek(): T | undefined {
     return this.heap.peek();

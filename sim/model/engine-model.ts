@@ -124,6 +124,68 @@ export class EngineModel {
     return this;
   }
 
+  /**
+   * Replaces every held request's output length by `belief(id, promptTokens)`
+   * and re-derives what follows from it, as if the engine had been told those
+   * lengths at submission: a waiting request's reservation (prompt + output,
+   * taken at admission); an admitted request's reserved blocks (grown from the
+   * free queue, evicting cached blocks LRU first as admission would, and
+   * clipped to what is free: it is admitted, it holds at least what it got;
+   * or the surplus released tail first); a decoding request's finish step, the
+   * batch's finish order and the end of a decode-only run in progress. A belief
+   * is clipped to what can fit the whole cache (fits()), and a decoding request
+   * is believed to end no earlier than the step in progress (its stream is
+   * still open: whoever holds the belief knows it is running). True lengths
+   * leave the engine as it was. For sim/clairvoyant-knowledge.ts:
+   * a copy (copyFrom) that knows only what a gateway knows of output lengths.
+   */
+  reviseOutputs(belief: (id: string, promptTokens: number) => number): this {
+    const bt = this.bt;
+    const pool = this.pool;
+    const done = this.stepsBy(this.t);
+    const top = this.batch.peek();
+    // A decode-only run ends at the first finish, unless an arrival cut it short (scheduleSoon).
+    const decodeRun =
+      this.busy && this.runSteps > 0 && this.scheduler.chunked.length === 0 && top !== undefined;
+    const cutShort = decodeRun && this.runSteps < top.finishStep - this.step;
+    let reorder = false;
+    for (const r of this.byId.values()) {
+      const m = r as { -readonly [K in keyof EngineReq]: EngineReq[K] };
+      let out = Math.max(1, Math.floor(belief(r.id, r.promptTokens)));
+      out = Math.min(out, pool.numBlocks * bt - r.promptTokens);
+      // Still in the batch: its last token comes at the end of a step of the run in progress or later.
+      if (r.phase === "decode") out = Math.max(out, Math.max(done, this.step + 1) - r.startStep + 1);
+      const total = Math.ceil((r.promptTokens + out) / bt);
+      if (r.phase === "waiting") {
+        m.totalBlocks = total;
+        m.slots = null; // admit() sizes its slot array by totalBlocks
+      } else if (total > r.totalBlocks) {
+        const extra = Math.min(total - r.totalBlocks, pool.numFree);
+        const slots = new Int32Array(r.totalBlocks + extra);
+        slots.set(r.slots!.subarray(0, r.totalBlocks));
+        pool.allocate(extra, slots, r.totalBlocks);
+        m.slots = slots;
+        m.totalBlocks = r.totalBlocks + extra;
+      } else if (total < r.totalBlocks) {
+        pool.release(r.slots!.subarray(total, r.totalBlocks), r.totalBlocks - total);
+        m.slots = r.slots!.slice(0, total);
+        m.totalBlocks = total;
+      }
+      m.outputTokens = out;
+      if (r.phase === "decode" && r.finishStep !== r.startStep + out - 1) {
+        m.finishStep = r.startStep + out - 1;
+        reorder = true;
+      }
+    }
+    if (reorder) this.batch.reorder();
+    if (decodeRun) {
+      const first = this.batch.peek()!.finishStep - this.step;
+      this.runSteps = cutShort ? Math.min(this.runSteps, first) : first;
+      this.runEnd = Math.max(this.t, this.runStart + runMs(this.runA, this.runB, this.runSteps));
+    }
+    return this;
+  }
+
   /** True when a request of this size can ever be admitted (its prompt + output fit the whole KV cache). */
   fits(promptTokens: number, outputTokens: number): boolean {
     return Math.ceil((promptTokens + outputTokens) / this.bt) <= this.pool.numBlocks;
