@@ -15,15 +15,10 @@ import {
   interceptRoute,
   longPrompt,
   openWithEnv,
+  PATIENT_ROUTER,
   poolStats,
   settle,
 } from "./helpers";
-
-/**
- * A deadline no loaded test machine misses: these tests are about carrying, and a route call cut by
- * ROUTER_TIMEOUT_MS (50 ms) would be decided locally, with no lease to carry.
- */
-const PATIENT = { ROUTER_TIMEOUT_MS: "10000" };
 
 const request = (seed: string): RequestInit => ({
   method: "POST",
@@ -43,8 +38,13 @@ describe("lease ends carried on the next route call", () => {
   beforeEach(async () => {
     // The pool's RouterDO knows the fleet (its stats answer) before a test counts from it.
     expect(
-      (await gatewayWithEnv({ ...PATIENT, REPORT_CARRY_MS: "0" }, "/v1/chat/completions", request("warm")))
-        .status,
+      (
+        await gatewayWithEnv(
+          { ...PATIENT_ROUTER, REPORT_CARRY_MS: "0" },
+          "/v1/chat/completions",
+          request("warm"),
+        )
+      ).status,
     ).toBe(200);
     await settle();
   });
@@ -56,7 +56,7 @@ describe("lease ends carried on the next route call", () => {
       return real(input);
     });
     // Long enough that the second request's route call always comes first, however loaded the machine.
-    const vars = { ...PATIENT, ROUTER, REPORT_CARRY_MS: "1000" };
+    const vars = { ...PATIENT_ROUTER, ROUTER, REPORT_CARRY_MS: "1000" };
     const before = (await poolStats()).usage.completed;
     const first = await finished(vars, "carry-a");
     expect((await poolStats()).leases).toBe(1); // its report waits for a carrier
@@ -79,7 +79,7 @@ describe("lease ends carried on the next route call", () => {
       seen.push(input);
       return real(input);
     });
-    const vars = { ...PATIENT, ROUTER, REPORT_CARRY_MS: "0" };
+    const vars = { ...PATIENT_ROUTER, ROUTER, REPORT_CARRY_MS: "0" };
     const first = await finished(vars, "carry-off-a");
     await first.settled();
     expect((await poolStats()).leases).toBe(0);
@@ -97,7 +97,7 @@ describe("lease ends carried on the next route call", () => {
       }
       return real(input);
     });
-    const vars = { ...PATIENT, ROUTER, REPORT_CARRY_MS: "1000" };
+    const vars = { ...PATIENT_ROUTER, ROUTER, REPORT_CARRY_MS: "1000" };
     const before = (await poolStats()).usage;
     const first = await finished(vars, "carry-fail-a");
     const res = await gatewayWithEnv(vars, "/v1/chat/completions", request("carry-fail-b"));

@@ -20,6 +20,7 @@ import {
   FAULT_MODEL,
   faultUrls,
   longPrompt,
+  PATIENT_ROUTER,
   setBackendFault,
   settle,
 } from "./helpers";
@@ -32,11 +33,8 @@ const VARS = {
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/**
- * A route call no loaded machine misses (ROUTER_TIMEOUT_MS is 50 ms by default): the tests that read the
- * RouterDO's throttle and counters need their decisions made there, not by the local fail-open fallback.
- */
-const ROUTED = { vars: { ROUTER_TIMEOUT_MS: "10000" } };
+/** The tests that read the RouterDO's throttle and counters route there (PATIENT_ROUTER). */
+const ROUTED = { vars: PATIENT_ROUTER };
 const stub = () => env.ROUTER.getByName(FAULT_MODEL);
 
 /** BACKENDS for the fault fleet, ids `${tag}-1..3`. */

@@ -46,6 +46,13 @@ export function interceptRoute(
   } as Env["ROUTER"];
 }
 
+/**
+ * A route-call deadline no loaded test machine misses (ROUTER_TIMEOUT_MS is 50 ms by default): a test that
+ * reads the RouterDO's counters, leases or throttle needs its decisions made there, not by the Worker's local
+ * fail-open fallback, which a full suite on two busy cores otherwise triggers now and then.
+ */
+export const PATIENT_ROUTER = { ROUTER_TIMEOUT_MS: "10000" } as const;
+
 /** A request through the deployed shape of the Worker (its default export, bindings from the config). */
 export function gateway(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(`https://gateway.test${path}`, init));
