@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { BackendSpec, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { CLAIRVOYANT_VIEW, clairvoyantFactory } from "./clairvoyant";
 import { type Knowledge, maxTokensBeliefs } from "./clairvoyant-knowledge";
+import { TIGHT_ENGINE } from "./fixtures/tight-engine";
 import { EngineModel } from "./model/engine-model";
 import type { EngineConfig, EngineEvent, EngineRequest } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
@@ -9,18 +10,8 @@ import { prepareWorkload } from "./prepare";
 import { type FleetReadings, simulatePolicy } from "./simulator";
 import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
-/** 64 blocks of 4 tokens, 3 running at most, a 16-token step budget (chunked prefill). */
-const TIGHT: EngineConfig = {
-  kvCacheTokens: 4 * 64,
-  blockTokens: 4,
-  maxRunning: 3,
-  prefillTokensPerSec: 1000,
-  decodeStepBaseMs: 10,
-  decodeStepPerSeqMs: 1,
-  maxBatchedTokens: 16,
-};
 /** The same with memory to spare: admission never waits for blocks. */
-const ROOMY: EngineConfig = { ...TIGHT, kvCacheTokens: 4 * 4096, maxRunning: 8 };
+const ROOMY: EngineConfig = { ...TIGHT_ENGINE, kvCacheTokens: 4 * 4096, maxRunning: 8 };
 
 /** A prompt of `n` full blocks keyed base, base+1, …, plus 2 loose tokens. */
 function req(id: string, n: number, base: number, out: number): EngineRequest {
@@ -54,11 +45,11 @@ describe("EngineModel.reviseOutputs", () => {
   };
 
   it("true lengths leave the engine as it was", () => {
-    const e = new EngineModel(TIGHT);
+    const e = new EngineModel(TIGHT_ENGINE);
     fill(e, trueOut);
     const now = stepBoundaries(e, 4);
-    const revised = new EngineModel(TIGHT).copyFrom(e).reviseOutputs((id) => trueOut[id]!);
-    expect(drain(revised)).toEqual(drain(new EngineModel(TIGHT).copyFrom(e)));
+    const revised = new EngineModel(TIGHT_ENGINE).copyFrom(e).reviseOutputs((id) => trueOut[id]!);
+    expect(drain(revised)).toEqual(drain(new EngineModel(TIGHT_ENGINE).copyFrom(e)));
     expect(now).toBeGreaterThan(0);
   });
 
@@ -83,14 +74,14 @@ describe("EngineModel.reviseOutputs", () => {
   });
 
   it("the reservation follows the belief: grown from the free queue, clipped to what can ever fit", () => {
-    const e = new EngineModel(TIGHT);
+    const e = new EngineModel(TIGHT_ENGINE);
     e.submit(req("a", 3, 100, 2), 0); // 14 + 2 tokens: 4 blocks
     stepBoundaries(e, 1);
     const usage = (x: EngineModel) => x.metrics(1).kvUsage * 64;
     expect(usage(e)).toBe(4);
-    const grown = new EngineModel(TIGHT).copyFrom(e).reviseOutputs(() => 50); // 64 tokens: 16 blocks
+    const grown = new EngineModel(TIGHT_ENGINE).copyFrom(e).reviseOutputs(() => 50); // 64 tokens: 16 blocks
     expect(usage(grown)).toBe(16);
-    const huge = new EngineModel(TIGHT).copyFrom(e).reviseOutputs(() => 1e9); // the whole cache at most
+    const huge = new EngineModel(TIGHT_ENGINE).copyFrom(e).reviseOutputs(() => 1e9); // the whole cache at most
     expect(usage(huge)).toBe(64);
     expect(usage(e)).toBe(4); // the original is untouched
   });
@@ -132,7 +123,7 @@ describe("--knows max-tokens: output lengths as the clients sent max_tokens", ()
   const w = handWorkload(placed);
   const outputs = [10, 200, 180];
   const fleet = () => {
-    const engines = [new EngineModel(TIGHT), new EngineModel(TIGHT)];
+    const engines = [new EngineModel(TIGHT_ENGINE), new EngineModel(TIGHT_ENGINE)];
     engines[0]!.submit(placed[1]!, 0);
     engines[1]!.submit(placed[2]!, 0);
     for (const e of engines) stepBoundaries(e, 2);
@@ -183,15 +174,15 @@ describe("--knows max-tokens: output lengths as the clients sent max_tokens", ()
       ],
       maxTokens: [512, undefined, undefined],
     } as unknown as PreparedWorkload;
-    expect(maxTokensBeliefs(pw, { ...TIGHT, kvCacheTokens: 4096 }, 1000)).toEqual([512, 900, 800]);
-    expect(maxTokensBeliefs(pw, TIGHT, 1000)).toEqual([156, 156, 56]);
+    expect(maxTokensBeliefs(pw, { ...TIGHT_ENGINE, kvCacheTokens: 4096 }, 1000)).toEqual([512, 900, 800]);
+    expect(maxTokensBeliefs(pw, TIGHT_ENGINE, 1000)).toEqual([156, 156, 56]);
   });
 });
 
 describe("--knows lagged: engine state as of the last scrape, plus its own placements", () => {
   it("does not see what reached an engine after the scrape, until the next one", () => {
     const w = handWorkload([req("0", 10, 500, 10)]);
-    const engines = [new EngineModel(TIGHT), new EngineModel(TIGHT)];
+    const engines = [new EngineModel(TIGHT_ENGINE), new EngineModel(TIGHT_ENGINE)];
     const router = clairvoyantFactory(w, "ttft", undefined, undefined, { lagMs: 1000 })(
       BACKENDS,
       READINGS,

@@ -7,26 +7,12 @@ import {
   everSeenHits,
   placementCost,
 } from "./clairvoyant";
+import { TIGHT_ENGINE } from "./fixtures/tight-engine";
 import { EngineModel } from "./model/engine-model";
-import type { EngineConfig, EngineEvent, EngineRequest } from "./model/types";
+import type { EngineEvent, EngineRequest } from "./model/types";
 import { prepareWorkload } from "./prepare";
 import { simulatePolicy } from "./simulator";
 import { generatedSharedPrefix } from "./workloads/shared-prefix";
-
-/**
- * A small engine under pressure: 64 blocks of 4 tokens, a 16-token step budget (chunked prefill),
- * 3 running at most, so a run holds decodes, a prompt part-way through, a queue and a head blocked
- * on memory at once.
- */
-const TIGHT: EngineConfig = {
-  kvCacheTokens: 4 * 64,
-  blockTokens: 4,
-  maxRunning: 3,
-  prefillTokensPerSec: 1000,
-  decodeStepBaseMs: 10,
-  decodeStepPerSeqMs: 1,
-  maxBatchedTokens: 16,
-};
 
 /** `shared` blocks keyed 0, 1, … then `own` blocks keyed base, base+1, …, and 2 loose tokens. */
 function req(id: string, shared: number, own: number, base: number, out: number): EngineRequest {
@@ -46,7 +32,7 @@ function drain(e: EngineModel): EngineEvent[] {
 
 /** An engine mid-run: decoding, prefilling in chunks, queued, and with cached blocks of finished requests. */
 function busyEngine(): { engine: EngineModel; now: number } {
-  const e = new EngineModel(TIGHT);
+  const e = new EngineModel(TIGHT_ENGINE);
   e.submit(req("a", 4, 2, 100, 3), 0);
   e.submit(req("b", 4, 8, 200, 40), 0);
   e.submit(req("c", 4, 10, 300, 30), 5);
@@ -69,7 +55,7 @@ describe("EngineModel.copyFrom", () => {
     // The state is the interesting one: something decoding or prefilling, and something waiting.
     expect(m.running).toBeGreaterThan(0);
     expect(m.waiting).toBeGreaterThan(0);
-    const copy = new EngineModel(TIGHT).copyFrom(engine);
+    const copy = new EngineModel(TIGHT_ENGINE).copyFrom(engine);
     const extra = req("x", 4, 5, 700, 6);
     // The copy runs first, to the end: had it shared any mutable state, the original would now differ.
     copy.submit(extra, now);
@@ -83,7 +69,7 @@ describe("EngineModel.copyFrom", () => {
 
   it("a scratch engine copied over and over gives the same answer each time", () => {
     const { engine, now } = busyEngine();
-    const scratch = new EngineModel(TIGHT);
+    const scratch = new EngineModel(TIGHT_ENGINE);
     const extra = req("x", 4, 5, 700, 6);
     const first = placementCost(engine, scratch, extra, now, "ttft");
     // Dirty the scratch engine's pool and queue with another what-if, then ask again.
@@ -96,23 +82,23 @@ describe("EngineModel.copyFrom", () => {
   });
 
   it("refuses an engine of another config", () => {
-    expect(() => new EngineModel({ ...TIGHT, maxRunning: 4 }).copyFrom(new EngineModel(TIGHT))).toThrow(
-      /configs differ/,
-    );
+    expect(() =>
+      new EngineModel({ ...TIGHT_ENGINE, maxRunning: 4 }).copyFrom(new EngineModel(TIGHT_ENGINE)),
+    ).toThrow(/configs differ/);
   });
 });
 
 describe("placementCost", () => {
   it("total = own TTFT + the delay added to the first tokens of the requests ahead", () => {
     const { engine, now } = busyEngine();
-    const scratch = new EngineModel(TIGHT);
+    const scratch = new EngineModel(TIGHT_ENGINE);
     const extra = req("x", 0, 12, 800, 4);
     const own = placementCost(engine, scratch, extra, now, "ttft");
     const total = placementCost(engine, scratch, extra, now, "total");
     expect(total).toBeGreaterThanOrEqual(own);
     // By hand: those ahead, with and without x.
-    const base = new EngineModel(TIGHT).copyFrom(engine);
-    const withX = new EngineModel(TIGHT).copyFrom(engine);
+    const base = new EngineModel(TIGHT_ENGINE).copyFrom(engine);
+    const withX = new EngineModel(TIGHT_ENGINE).copyFrom(engine);
     withX.submit(extra, now);
     const firsts = (evs: EngineEvent[]) =>
       new Map(evs.filter((ev) => ev.kind === "first_token").map((ev) => [ev.id, ev.time]));
@@ -188,14 +174,14 @@ describe("the clairvoyant reference in the simulator", () => {
 
 describe("aloneTtftMs", () => {
   it("is the prefill of the uncached part only, and a hit makes it shorter", () => {
-    const pristine = new EngineModel(TIGHT);
-    const scratch = new EngineModel(TIGHT);
+    const pristine = new EngineModel(TIGHT_ENGINE);
+    const scratch = new EngineModel(TIGHT_ENGINE);
     const r = req("x", 0, 12, 800, 4); // 50 tokens: steps of 16 tokens at 1 token/ms, plus one decode each
     const cold = aloneTtftMs(pristine, scratch, r, 0);
     const warm = aloneTtftMs(pristine, scratch, r, 8); // 8 blocks = 32 tokens cached
     expect(warm).toBeLessThan(cold);
     // The same as running it by hand on a fresh engine.
-    const e = new EngineModel(TIGHT);
+    const e = new EngineModel(TIGHT_ENGINE);
     e.submit(r, 0);
     expect(drain(e).find((ev) => ev.kind === "first_token")!.time).toBe(cold);
     expect(aloneTtftMs(pristine, scratch, r, 0)).toBe(cold);

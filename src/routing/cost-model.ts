@@ -269,27 +269,18 @@ export class PrefillCostModel {
     return tokens / this.rateOf(this.states[i]!);
   }
 
+  /** The expected TTFT of a request on backend i, ms: costTerms(...).total. */
+  cost(...args: Parameters<PrefillCostModel["costTerms"]>): number {
+    return this.costTerms(...args).total;
+  }
+
   /**
+   * cost(), term by term: what an audit compares with the TTFT that followed. The object is reused: read
+   * it before the next call.
    * @param leastWaitMs a wait the request has before its prefill starts whatever the ledger says (an
    *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
    * @param memoryWaitMs the request's memory wait here, when the caller has already asked
    *   `memoryWaitForMs` for the same tokens (prefix-aware's admission view): not walked twice.
-   */
-  cost(
-    i: number,
-    uncachedTokens: number,
-    inflight: number,
-    now: number,
-    outputTokens = 0,
-    leastWaitMs = 0,
-    memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
-  ): number {
-    return this.costTerms(i, uncachedTokens, inflight, now, outputTokens, leastWaitMs, memoryWaitMs).total;
-  }
-
-  /**
-   * cost(), term by term (same arguments): what an audit compares with the TTFT that followed. The object
-   * is reused: read it before the next call.
    */
   costTerms(
     i: number,
