@@ -469,6 +469,44 @@ describe("EngineModel: KV allocated step by step, with preemption (vLLM V1)", ()
     expect(run("incremental")).toEqual(run("reserve"));
   });
 
+  /** The first `n` of 300 requests on a 60-block cache, 9 ms apart: many preemptions. */
+  function pressured(n = 300): EngineModel {
+    const e = new EngineModel({
+      ...SMALL,
+      maxBatchedTokens: 64,
+      kvCacheTokens: 4 * 60,
+      kvAllocation: "incremental",
+    });
+    let x = 11;
+    for (let i = 0; i < n; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      e.advance(i * 9);
+      e.submit(req(`r${i}`, 8 + (x % 60), 1 + (x % 80), (x % 5) * 1000), i * 9);
+    }
+    return e;
+  }
+  const trueOutputs: Record<string, number> = {};
+  for (let i = 0, x = 11; i < 300; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    trueOutputs[`r${i}`] = 1 + (x % 80);
+  }
+
+  it("copyFrom and reviseOutputs (true lengths) under preemption step on exactly as the original", () => {
+    for (const n of [40, 100, 170, 250]) {
+      const e = pressured(n);
+      const at = n * 9 - 4; // inside a step or a run, not at a boundary
+      e.advance(at);
+      const copy = new EngineModel(e.config).copyFrom(e);
+      const revised = new EngineModel(e.config).copyFrom(e).reviseOutputs((id) => trueOutputs[id]!);
+      const original = e.advance(1e9);
+      expect(original.length).toBeGreaterThan(0);
+      expect(copy.advance(1e9)).toEqual(original);
+      expect(revised.advance(1e9)).toEqual(original);
+      expect(copy.metrics(1e9)).toEqual(e.metrics(1e9));
+    }
+    expect(pressured(100).metrics(900).preemptions).toBeGreaterThan(0);
+  });
+
   it("under pressure: every request completes with all its tokens, and preemptions happen", () => {
     const e = new EngineModel({
       ...SMALL,
