@@ -388,6 +388,22 @@ describe("EngineModel: KV allocated step by step, with preemption (vLLM V1)", ()
     expect(ev(incremental, "b", "done").time).toBe(122);
   });
 
+  it("admits a waiting request only when its whole prompt fits, not only its first chunk", () => {
+    // 12 blocks, step budget 16. A: 16-token prompt, 20 output tokens; B: 36-token prompt, 2 output.
+    // Step 1 @0: A takes the whole budget: 10 + 16 = 26, A's first token.
+    // Step 2 @26: A decodes (17 tokens: 5 blocks, 7 free). B's first chunk (15 tokens, 4 blocks) would
+    //   fit, its 9 prompt blocks do not (scheduler_reserve_full_isl): B waits. A alone grows to
+    //   ⌈35/4⌉ = 9 blocks by its last step (20): 19 steps of 11 ms, done at 235.
+    // Step 21 @235: B, 16 + 16 + 4 tokens over three steps (26, 26, 14 ms): first token at 301.
+    const e = new EngineModel({ ...cache(12, "incremental"), maxBatchedTokens: 16 });
+    e.submit(req("a", 16, 20, 100), 0);
+    e.submit(req("b", 36, 2, 200), 0);
+    const out = runAll(e);
+    expect(ev(out, "a", "done").time).toBe(235);
+    expect(ev(out, "b", "first_token").time).toBe(301);
+    expect(e.metrics(1e9).preemptions).toBe(0);
+  });
+
   /**
    * 6 blocks. A (keys 100, 101) and B (keys 200, 201): 8-token prompts, 8 output tokens, at t=0.
    * Step 1 @0: both admitted with 2 blocks each; 10 + 16 = 26: first tokens (startStep 1).

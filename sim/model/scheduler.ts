@@ -40,8 +40,12 @@
  *   request the blocks for the tokens scheduled in this step only (a waiting
  *   request: its cached prefix plus its first chunk; a running one: its next
  *   chunk or its one decode token), and returns None when the free queue
- *   (cached unreferenced blocks included) is short; no watermark, no
- *   lookahead without speculative decoding. In Scheduler.schedule() a RUNNING
+ *   (cached unreferenced blocks included) is short. A waiting request is
+ *   admitted only if its whole input sequence would fit
+ *   (full_sequence_must_fit, SchedulerConfig.scheduler_reserve_full_isl,
+ *   default True in current vLLM; older releases checked the first chunk
+ *   only); the watermark defaults to 0; no lookahead without speculative
+ *   decoding. In Scheduler.schedule() a RUNNING
  *   request that cannot get its blocks preempts the last request of the
  *   running list (FCFS policy: self.running.pop(), the latest admitted or
  *   resumed), over and over, until it fits or it is the one popped.
@@ -317,7 +321,11 @@ export class StepScheduler {
   /**
    * "incremental": get_computed_blocks + allocate_slots for a waiting request's
    * first chunk only (at most `budget` tokens past its cached prefix); false
-   * when those blocks do not fit. A resumed request is looked up again over
+   * when its whole input (prompt, or prompt + generated when resumed) does not
+   * fit the free queue: allocate_slots(full_sequence_must_fit=True), which
+   * the waiting loop passes when SchedulerConfig.scheduler_reserve_full_isl
+   * (default True) is set; the watermark (SchedulerConfig.watermark) is 0 by
+   * default. A resumed request is looked up again over
    * its recompute (`target`); its first lookup stays its reported hit
    * (vLLM sets num_cached_tokens once) and in the prefix-cache counters.
    */
@@ -332,9 +340,11 @@ export class StepScheduler {
     }
     const slots = r.slots;
     const hit = pool.match(r.blocks, maxHit, slots);
+    const room = pool.numFree - pool.lastMatchFree;
+    // scheduler_reserve_full_isl (default on): the whole input sequence must fit, not only the first chunk.
+    if (Math.ceil(r.target / bt) - hit > room) return false;
     const upTo = hit * bt + Math.min(r.target - hit * bt, budget);
     const need = Math.ceil(upTo / bt) - hit;
-    if (need > pool.numFree - pool.lastMatchFree) return false;
     pool.pinSlots(slots, hit);
     pool.allocate(need, slots, hit);
     r.held = hit + need;
