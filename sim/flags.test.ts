@@ -8,7 +8,7 @@ describe("engineFlags: --kv-allocation", () => {
   });
 
   it("sets incremental allocation on every engine", () => {
-    expect(engineFlags("qwen3-30b-a3b-h100-vllm", undefined, "incremental").engine.kvAllocation).toBe(
+    expect(engineFlags("qwen3-30b-a3b-h100-vllm", undefined, "incremental").engine?.kvAllocation).toBe(
       "incremental",
     );
   });
