@@ -14,6 +14,12 @@ for s in 3 4 5; do
 done
 sim --workload generated-shared-prefix --backends 8 --rate 45 --seed 3
 sim --workload no-shared-prefix --backends 8 --rate 25 --seed 3
+# The 8B preset's Mooncake runs (the default preset: no --preset).
+for a in "--backends 8 --speed 2.45" "--backends 16 --speed 5.1"; do
+  # shellcheck disable=SC2086
+  nice -n 10 npm run --silent bench:sim -- --workload mooncake $a --set scoring --kv-allocation incremental \
+    --out bench/results/kv-growth | tail -1
+done
 for k in exact max-tokens; do
   nice -n 10 npx tsx sim/clairvoyant-main.ts --workload mooncake --backends 8 --speed 2 --set scoring --preset "$MOE" \
     --balance-factor 1.25 --objectives ttft --knows "$k" --kv-allocation incremental \
