@@ -75,7 +75,11 @@ async function main(argv: string[]): Promise<void> {
   if (!isSimPolicy(policy) || !(POLICY_NAMES as readonly string[]).includes(policy))
     throw new UsageError(`--policy must be one of ${POLICY_NAMES.join(", ")} (cells run the routing core)`);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
-  const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
+  const fleet = {
+    backends,
+    seed,
+    ...engineFlags(values.preset, values["kv-tokens"], values["kv-allocation"]),
+  };
   const base = workload.startsWith("file:") ? "trace" : workload;
   const name = values.name ?? `cells-${base}-${backends}b${set === undefined ? "" : `-${set}`}`;
   const outDir = values.out ?? resolve(dirname(fileURLToPath(import.meta.url)), "../bench/results");

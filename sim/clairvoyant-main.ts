@@ -125,7 +125,7 @@ async function main(argv: string[]): Promise<void> {
     "lag-ms": { type: "string" },
   });
   const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 8);
-  const engine = engineFlags(values.preset, values["kv-tokens"]);
+  const engine = engineFlags(values.preset, values["kv-tokens"], values["kv-allocation"]);
   const objectives = objectivesFlag(values.objectives);
   const balanceFactor =
     values["balance-factor"] === undefined

@@ -126,7 +126,7 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     }
     if (values.trace === undefined) throw new UsageError("--trace is required");
     const backends = countFlag("backends", values.backends);
-    const engine = engineFlags(values.preset, values["kv-tokens"]);
+    const engine = engineFlags(values.preset, values["kv-tokens"], values["kv-allocation"]);
     const speed = positiveFlag("speed", values.speed, 1);
     const seed = seedFlag(values.seed);
     const sampleRate = sampleRateFlag(values["sample-families"]);

@@ -15,7 +15,7 @@ import {
 } from "./client-max-tokens";
 import { isSetName, SET_NAMES, type SetDataArgs, type SetName, seedOfSet } from "./eval-sets";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
-import type { EngineConfig } from "./model/types";
+import { type EngineConfig, KV_ALLOCATIONS } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
 import { parseSecondClient, type SecondClient } from "./second-client";
 import type { FleetConfig } from "./simulator";
@@ -42,6 +42,7 @@ export const FLEET_OPTIONS = {
   backends: { type: "string" },
   preset: { type: "string" },
   "kv-tokens": { type: "string" },
+  "kv-allocation": { type: "string" },
   speed: { type: "string" },
   policies: { type: "string" },
   seed: { type: "string" },
@@ -103,12 +104,14 @@ export function seedFlag(v: string | undefined): number {
 export const ENGINE_USAGE = {
   preset: `engine every backend runs (default ${DEFAULT_PRESET}): ${Object.keys(ENGINE_PRESETS).join(", ")}`,
   kvTokens: "KV-cache capacity per engine, tokens (default: the preset's)",
+  kvAllocation: `how engines take KV blocks: ${KV_ALLOCATIONS.join(", ")} (default reserve: prompt + output at admission; incremental: step by step with preemption, as vLLM V1)`,
 };
 
 /** --preset NAME and --kv-tokens T: what each backend runs, as a FleetConfig's engine fields. */
 export function engineFlags(
   preset: string | undefined,
   kvTokens: string | undefined,
+  kvAllocation?: string,
 ): Pick<FleetConfig, "preset" | "engine" | "kvCacheTokens"> {
   const name = preset ?? DEFAULT_PRESET;
   let config: EngineConfig;
@@ -117,7 +120,14 @@ export function engineFlags(
   } catch (e) {
     throw new UsageError(`--preset: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const { kvCacheTokens, blockTokens: _, ...engine } = config;
+  const { kvCacheTokens, blockTokens: _, ...preset_ } = config;
+  // Absent or "reserve": the preset as it is, so the default runs' reports stay what they were.
+  if (kvAllocation !== undefined && !(KV_ALLOCATIONS as readonly string[]).includes(kvAllocation))
+    throw new UsageError(
+      `--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${kvAllocation}"`,
+    );
+  const engine =
+    kvAllocation === "incremental" ? { ...preset_, kvAllocation: "incremental" as const } : preset_;
   return { preset: name, engine, kvCacheTokens: positiveFlag("kv-tokens", kvTokens, kvCacheTokens) };
 }
 

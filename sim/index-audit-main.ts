@@ -119,7 +119,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { workload, isTrace, backends, rate, speed, seed, setData } = workloadFlags(values, 8);
-  const engine = engineFlags(values.preset, values["kv-tokens"]);
+  const engine = engineFlags(values.preset, values["kv-tokens"], values["kv-allocation"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
   const policy = values.policy ?? "prefix_aware";

@@ -2,7 +2,7 @@
  * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|burst|burst-mooncake|
  *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--set tuning|scoring] [--speed X] [--requests N]
- *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
+ *   [--preset NAME] [--kv-tokens T] [--kv-allocation reserve|incremental] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
  *   [--scrape-ms MS] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
@@ -56,6 +56,7 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --requests     request count (synthetic) or cap (traces)
   --preset       ${ENGINE_USAGE.preset}
   --kv-tokens    ${ENGINE_USAGE.kvTokens}
+  --kv-allocation ${ENGINE_USAGE.kvAllocation}
   --prefix-tokens  tokens our router hashes (default ${DEFAULT_PREFIX_TOKENS}); peers see the whole prompt
   ${maxTokensHelp(17)}
   --sample-families R  keep only the prefix families whose seeded hash falls below R
@@ -89,7 +90,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { workload, isTrace, backends, rate, speed, set, seed, setData } = workloadFlags(values, 8);
-  const engine = engineFlags(values.preset, values["kv-tokens"]);
+  const engine = engineFlags(values.preset, values["kv-tokens"], values["kv-allocation"]);
   const prefixTokens = positiveFlag("prefix-tokens", values["prefix-tokens"], DEFAULT_PREFIX_TOKENS);
   const policies = policiesFlag(values.policies);
   const maxTokens = maxTokensFlag(values["max-tokens"]);

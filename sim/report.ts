@@ -113,12 +113,17 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
   if (ctx.note !== undefined) out.push(ctx.note, "");
   out.push(
     `Workload: ${r.requests} requests (${r.malformed} malformed lines skipped), blocks of ${r.blockTokens} tokens.`,
-    `Fleet: ${r.fleet.backends} × ${r.fleet.preset ?? "engine"} {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq${eng.expertWeightsMs !== undefined ? ` + ${eng.expertWeightsMs} ms × experts touched` : ""}}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
+    `Fleet: ${r.fleet.backends} × ${r.fleet.preset ?? "engine"} {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq${eng.expertWeightsMs !== undefined ? ` + ${eng.expertWeightsMs} ms × experts touched` : ""}${eng.kvAllocation === "incremental" ? ", KV allocated step by step with preemption (vLLM V1)" : ""}}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
     `Oracle (one pooled LRU of the fleet's ${r.fleet.backends * r.fleet.kvCacheTokens} tokens, no load limits): hit rate ${fmtPct(r.oracle.hitRate)}.`,
     "",
   );
   out.push("## What each router is given", "", ...inputLines(r), "");
   out.push("## Per policy", "", table(SUMMARY_HEAD, summaryRows(r)), "");
+  if (r.policies.some((p) => p.preemptions !== undefined))
+    out.push(
+      `Preemptions (KV allocated step by step; every engine): ${r.policies.map((p) => `${p.policy} ${p.preemptions ?? 0}`).join(", ")}.`,
+      "",
+    );
   out.push(
     "hit rate = cached prompt tokens / prompt tokens (as engines report them); of oracle = hit rate ÷ oracle hit rate;",
     "maxLoadRatio = busiest backend's time-averaged in-flight ÷ (its weight share × fleet total); percentiles interpolate linearly.",

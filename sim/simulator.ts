@@ -139,6 +139,8 @@ export interface PolicyResult {
   readonly requestShare: readonly number[];
   /** Prefill compute of every engine, the second client's requests included. */
   readonly prefillGpuSeconds: number;
+  /** Preemptions over every engine; only with kvAllocation "incremental" (reserve never preempts). */
+  readonly preemptions?: number;
   readonly reasons: Readonly<Record<RouteReason, number>>;
   /** With a second client: what its requests met. */
   readonly secondClient?: SecondClientResult;
@@ -368,6 +370,9 @@ export function simulatePolicy(
     maxLoadRatio,
     requestShare: Array.from(routedTo, (c) => (mine.requests > 0 ? c / mine.requests : 0)),
     prefillGpuSeconds: engines.reduce((s, e) => s + e.metrics(lastDone).prefillSeconds, 0),
+    ...(cfg.kvAllocation === "incremental"
+      ? { preemptions: engines.reduce((s, e) => s + e.metrics(lastDone).preemptions, 0) }
+      : {}),
     reasons,
     ...(theirs === undefined
       ? {}

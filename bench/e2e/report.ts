@@ -34,7 +34,7 @@ export interface E2eReport {
     readonly maxTokens: { readonly model: MaxTokensModelName; readonly summary: string } & HintStats;
     /** Which set the replayed requests belong to (sim/eval-sets.ts describeSet). */
     readonly set: string;
-    readonly engine: Readonly<Record<string, number>>;
+    readonly engine: Readonly<Record<string, number | string>>;
     /** The gateway's ENGINE_SCRAPE_MS (absent in reports from before it existed: off). */
     readonly scrapeMs?: number;
     /** Who sent requests around the gateway (sim/second-client.ts describeSecondClient). */

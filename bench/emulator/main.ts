@@ -12,6 +12,10 @@
 import { parseArgs } from "node:util";
 import { ENGINE_PRESETS } from "../../sim/model/presets";
 import type { EngineConfig } from "../../sim/model/types";
+
+/** The engine settings this emulator takes as numbers (kvAllocation is the simulator's alone). */
+type NumericEngineKey = Exclude<keyof EngineConfig, "kvAllocation">;
+
 import { type FaultSpec, parseFaultSpec } from "./fault-spec";
 import { startEmulator } from "./server";
 
@@ -119,8 +123,8 @@ function main(): void {
   const preset = presetName === undefined ? undefined : ENGINE_PRESETS[presetName];
   if (presetName !== undefined && preset === undefined) fail(`unknown --preset "${presetName}"`);
 
-  const overrides: Partial<Record<keyof EngineConfig, number>> = {};
-  const set = (key: keyof EngineConfig, v: number | undefined): void => {
+  const overrides: Partial<Record<NumericEngineKey, number>> = {};
+  const set = (key: NumericEngineKey, v: number | undefined): void => {
     if (v !== undefined) overrides[key] = v;
   };
   set("kvCacheTokens", num("kv-tokens", s("kv-tokens"), { int: true, min: 1 }));

@@ -22,6 +22,10 @@ export function validateConfig(c: EngineConfig): void {
       throw new RangeError(`EngineConfig.${name} must be a finite number ≥ 0, got ${v}`);
   };
   positiveInt("blockTokens", c.blockTokens);
+  if (c.kvAllocation !== undefined && c.kvAllocation !== "reserve" && c.kvAllocation !== "incremental")
+    throw new RangeError(
+      `EngineConfig.kvAllocation must be "reserve" or "incremental", got ${c.kvAllocation}`,
+    );
   positiveInt("maxRunning", c.maxRunning);
   positiveInt("maxBatchedTokens", c.maxBatchedTokens);
   // vLLM refuses the same (SchedulerConfig.verify_max_model_len): every running decode must fit one step.

@@ -347,3 +347,203 @@ describe("EngineModel: timing", () => {
     expect(e.metrics(2000).prefillSeconds).toBeCloseTo((100 + 4) / 1000, 9);
   });
 });
+
+/**
+ * kvAllocation "incremental", worked by hand: blocks of 4 tokens, 1 prefill
+ * token per ms, steps of 10 ms + 1 ms per decoding sequence. A request whose
+ * first token came out at the end of step s computes its prompt + (n − s)
+ * tokens in step n and holds ⌈that ÷ 4⌉ blocks from then on (allocate_slots).
+ */
+describe("EngineModel: KV allocated step by step, with preemption (vLLM V1)", () => {
+  const cache = (blocks: number, kvAllocation: "reserve" | "incremental"): EngineConfig => ({
+    ...SMALL,
+    kvCacheTokens: 4 * blocks,
+    kvAllocation,
+  });
+
+  it("admits together two requests that fit by prompt but not by prompt + output", () => {
+    // 8 blocks. A and B: 8-token prompts (2 blocks), 9 output tokens, at t=0.
+    // reserve: A takes ⌈17/4⌉ = 5 blocks, B's 5 do not fit the 3 left: B waits for A.
+    //   A: 10 + 8 = 18 ms to its first token, 8 decode steps of 11 ms: done at 106.
+    //   B is admitted at 106: first token at 106 + 18 = 124.
+    // incremental: both take their 2 prompt blocks in step 1: 10 + 16 = 26 ms, both first tokens.
+    //   Decode step i (1..8) computes 8 + i tokens: 3 blocks each from i = 1, 4 from i = 5: 8 = all,
+    //   never more, so no preemption. 8 steps of 12 ms: both done at 122.
+    const run = (mode: "reserve" | "incremental"): EngineEvent[] => {
+      const e = new EngineModel(cache(8, mode));
+      e.submit(req("a", 8, 9, 100), 0);
+      e.submit(req("b", 8, 9, 200), 0);
+      const out = runAll(e);
+      expect(e.metrics(1e9).preemptions).toBe(0);
+      return out;
+    };
+    const reserve = run("reserve");
+    expect(ev(reserve, "a", "first_token").time).toBe(18);
+    expect(ev(reserve, "a", "done").time).toBe(106);
+    expect(ev(reserve, "b", "first_token").time).toBe(124);
+    const incremental = run("incremental");
+    expect(ev(incremental, "a", "first_token").time).toBe(26);
+    expect(ev(incremental, "b", "first_token").time).toBe(26);
+    expect(ev(incremental, "a", "done").time).toBe(122);
+    expect(ev(incremental, "b", "done").time).toBe(122);
+  });
+
+  it("admits a waiting request only when its whole prompt fits, not only its first chunk", () => {
+    // 12 blocks, step budget 16. A: 16-token prompt, 20 output tokens; B: 36-token prompt, 2 output.
+    // Step 1 @0: A takes the whole budget: 10 + 16 = 26, A's first token.
+    // Step 2 @26: A decodes (17 tokens: 5 blocks, 7 free). B's first chunk (15 tokens, 4 blocks) would
+    //   fit, its 9 prompt blocks do not (scheduler_reserve_full_isl): B waits. A alone grows to
+    //   ⌈35/4⌉ = 9 blocks by its last step (20): 19 steps of 11 ms, done at 235.
+    // Step 21 @235: B, 16 + 16 + 4 tokens over three steps (26, 26, 14 ms): first token at 301.
+    const e = new EngineModel({ ...cache(12, "incremental"), maxBatchedTokens: 16 });
+    e.submit(req("a", 16, 20, 100), 0);
+    e.submit(req("b", 36, 2, 200), 0);
+    const out = runAll(e);
+    expect(ev(out, "a", "done").time).toBe(235);
+    expect(ev(out, "b", "first_token").time).toBe(301);
+    expect(e.metrics(1e9).preemptions).toBe(0);
+  });
+
+  /**
+   * 6 blocks. A (keys 100, 101) and B (keys 200, 201): 8-token prompts, 8 output tokens, at t=0.
+   * Step 1 @0: both admitted with 2 blocks each; 10 + 16 = 26: first tokens (startStep 1).
+   * Steps 2-5 (9..12 tokens): 3 blocks each, 0 free; 12 ms each: the decode run ends at 74.
+   * Step 6 @74: A needs a 4th block (13 tokens), none free: the last running request, B, is
+   *   preempted after 5 tokens (steps 1-5); its 3 blocks go back tail first, A takes the first
+   *   (B's unkeyed output block); B's prompt blocks stay cached. No admission in this step.
+   *   A alone: 11 ms, ends 85.
+   * Step 7 @85: B, at the front of the queue, would recompute 8 + 5 = 13 tokens: its 2 blocks are
+   *   cached (free queue), it needs 2 more, the free queue holds only those 2: it waits. Ends 96.
+   * Step 8 @96: A's last token (8 at step 8): done at 107, its 4 blocks free.
+   * Step 9 @107: B: hit 2 blocks, computes the other 5 tokens: 10 + 5 = 15 ms, ends 122: that
+   *   step samples its 6th token (no second first_token). Steps 10, 11: 11 ms each: done at 144.
+   */
+  function preempting(): EngineModel {
+    const e = new EngineModel(cache(6, "incremental"));
+    e.submit(req("a", 8, 8, 100), 0);
+    e.submit(req("b", 8, 8, 200), 0);
+    return e;
+  }
+
+  it("preempts the last admitted request when a running one cannot grow, and recomputes it first", () => {
+    const e = preempting();
+    const out = runAll(e);
+    expect(out.filter((x) => x.kind === "first_token")).toHaveLength(2);
+    expect(ev(out, "a", "first_token").time).toBe(26);
+    expect(ev(out, "b", "first_token").time).toBe(26);
+    expect(ev(out, "a", "done").time).toBe(107);
+    expect(ev(out, "b", "done")).toMatchObject({ time: 144, outputTokens: 8, cachedTokens: 0 });
+    const m = e.metrics(1e9);
+    expect(m.preemptions).toBe(1);
+    expect(m.generationTokensTotal).toBe(16);
+    expect(m.promptTokensTotal).toBe(16);
+  });
+
+  it("keeps a preempted request's blocks in the prefix cache: its recompute hits them", () => {
+    const e = preempting();
+    e.advance(80); // after the preemption at 74
+    expect(e.tokensGenerated("b", 80)).toBe(5);
+    expect(e.cachedPrefixBlocks([200, 201])).toBe(2);
+    const m = e.metrics(80);
+    expect(m.waiting).toBe(1);
+    expect(m.running).toBe(1);
+    expect(m.kvUsage).toBeCloseTo(4 / 6, 12); // A's 4 blocks; B's are free but cached
+    runAll(e);
+    // Step 1: 16 prompt tokens; B's recompute: 13 − 8 cached.
+    expect(e.metrics(1e9).prefillSeconds).toBeCloseTo((16 + 5) / 1000, 12);
+  });
+
+  it("copyFrom: a copy taken mid-run under memory pressure steps on exactly as the original", () => {
+    for (const at of [30, 74, 80, 90, 110, 130]) {
+      const a = preempting();
+      a.advance(at);
+      const b = new EngineModel(a.config).copyFrom(a);
+      expect(b.advance(1e9)).toEqual(a.advance(1e9));
+      expect(b.metrics(1e9)).toEqual(a.metrics(1e9));
+    }
+  });
+
+  it("is the reserve schedule when memory never runs short, decode runs included", () => {
+    const run = (mode: "reserve" | "incremental"): EngineEvent[] => {
+      const e = new EngineModel({
+        ...SMALL,
+        maxBatchedTokens: 64,
+        kvCacheTokens: 4 * 100_000,
+        kvAllocation: mode,
+      });
+      const out: EngineEvent[] = [];
+      let x = 7;
+      for (let i = 0; i < 300; i++) {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        const t = i * 9;
+        out.push(...e.advance(t));
+        e.submit(req(`r${i}`, 8 + (x % 120), 1 + (x % 40), (x % 5) * 1000), t);
+      }
+      out.push(...e.advance(1e9));
+      return out;
+    };
+    expect(run("incremental")).toEqual(run("reserve"));
+  });
+
+  /** The first `n` of 300 requests on a 60-block cache, 9 ms apart: many preemptions. */
+  function pressured(n = 300): EngineModel {
+    const e = new EngineModel({
+      ...SMALL,
+      maxBatchedTokens: 64,
+      kvCacheTokens: 4 * 60,
+      kvAllocation: "incremental",
+    });
+    let x = 11;
+    for (let i = 0; i < n; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      e.advance(i * 9);
+      e.submit(req(`r${i}`, 8 + (x % 60), 1 + (x % 80), (x % 5) * 1000), i * 9);
+    }
+    return e;
+  }
+  const trueOutputs: Record<string, number> = {};
+  for (let i = 0, x = 11; i < 300; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    trueOutputs[`r${i}`] = 1 + (x % 80);
+  }
+
+  it("copyFrom and reviseOutputs (true lengths) under preemption step on exactly as the original", () => {
+    for (const n of [40, 100, 170, 250]) {
+      const e = pressured(n);
+      const at = n * 9 - 4; // inside a step or a run, not at a boundary
+      e.advance(at);
+      const copy = new EngineModel(e.config).copyFrom(e);
+      const revised = new EngineModel(e.config).copyFrom(e).reviseOutputs((id) => trueOutputs[id]!);
+      const original = e.advance(1e9);
+      expect(original.length).toBeGreaterThan(0);
+      expect(copy.advance(1e9)).toEqual(original);
+      expect(revised.advance(1e9)).toEqual(original);
+      expect(copy.metrics(1e9)).toEqual(e.metrics(1e9));
+    }
+    expect(pressured(100).metrics(900).preemptions).toBeGreaterThan(0);
+  });
+
+  it("under pressure: every request completes with all its tokens, and preemptions happen", () => {
+    const e = new EngineModel({
+      ...SMALL,
+      maxBatchedTokens: 64,
+      kvCacheTokens: 4 * 60,
+      kvAllocation: "incremental",
+    });
+    const out: EngineEvent[] = [];
+    let x = 11;
+    for (let i = 0; i < 300; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      const t = i * 9;
+      out.push(...e.advance(t));
+      e.submit(req(`r${i}`, 8 + (x % 60), 1 + (x % 80), (x % 5) * 1000), t);
+    }
+    out.push(...e.advance(1e9));
+    const m = e.metrics(1e9);
+    expect(m.preemptions).toBeGreaterThan(0);
+    expect(out.filter((y) => y.kind === "first_token")).toHaveLength(300);
+    expect(out.filter((y) => y.kind === "done")).toHaveLength(300);
+    expect(m.kvUsage).toBe(0);
+    expect(m.running + m.waiting).toBe(0);
+  });
+});

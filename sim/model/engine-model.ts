@@ -20,11 +20,18 @@
  *   EngineCoreProc.run_busy_loop calls _process_input_queue, which takes in
  *   every request already delivered, before each _process_engine_step).
  *
+ * - KV allocation (config.kvAllocation, scheduler.ts): "reserve", the
+ *   default, takes prompt + output at admission and never preempts;
+ *   "incremental" allocates step by step as vLLM V1 does and preempts the
+ *   last running request (recompute) when a running one cannot grow. A
+ *   decode-only run then also ends before the first step whose blocks the
+ *   free queue cannot give (the next scheduling point, where the preemption
+ *   happens); the blocks of the steps in between are taken as those steps
+ *   are reached (syncGrowth), so the cache reads between steps are exact.
+ *
  * Simplifications, on purpose:
- * - A request reserves KV for prompt + output at admission, so there is no
- *   preemption (vLLM allocates blocks step by step and, when it runs out,
- *   preempts the last running request and recomputes it later). Admission is
- *   therefore a little conservative under memory pressure.
+ * - "reserve" (the default) is a simplification of vLLM: admission is a
+ *   little conservative under memory pressure and there is no preemption.
  * - No async scheduling (vLLM can plan step n+1 while step n runs).
  * - Output tokens are never reusable (their keys are unknown here); vLLM
  *   caches generated full blocks too. Two copies of one block keep one owner
@@ -48,6 +55,8 @@ export class EngineModel {
   private readonly bt: number;
   private readonly cost: StepCost;
   private readonly scheduler: StepScheduler;
+  /** kvAllocation "incremental": blocks as each step needs them, with preemption. */
+  private readonly incremental: boolean;
 
   private t = 0;
   private seq = 0;
@@ -76,7 +85,14 @@ export class EngineModel {
     this.bt = config.blockTokens;
     this.pool = new BlockPool(Math.floor(config.kvCacheTokens / config.blockTokens));
     this.cost = new StepCost(config);
-    this.scheduler = new StepScheduler(this.pool, this.bt, stepBudget(config), config.maxRunning);
+    this.incremental = config.kvAllocation === "incremental";
+    this.scheduler = new StepScheduler(
+      this.pool,
+      this.bt,
+      stepBudget(config),
+      config.maxRunning,
+      this.incremental,
+    );
   }
 
   /**
@@ -87,8 +103,9 @@ export class EngineModel {
    * their block keys are shared (never written), and so are the slot arrays
    * of admitted requests (written only at admission). A waiting request's
    * slots are a scratch array admit() fills in full, so the copy starts
-   * without one. This engine's pool arrays are reused: sim/clairvoyant.ts
-   * copies every engine at every arrival.
+   * without one. Under "incremental" an admitted request's slots grow every
+   * few steps, so the copy gets its own. This engine's pool arrays are
+   * reused: sim/clairvoyant.ts copies every engine at every arrival.
    */
   copyFrom(src: EngineModel): this {
     if (src.config !== this.config && JSON.stringify(src.config) !== JSON.stringify(this.config))
@@ -97,7 +114,8 @@ export class EngineModel {
     const copy = (r: EngineReq): EngineReq => {
       let c = copies.get(r);
       if (c === undefined) {
-        c = { ...r, slots: r.phase === "waiting" ? null : r.slots };
+        const slots = r.phase === "waiting" ? null : this.incremental ? r.slots!.slice() : r.slots;
+        c = { ...r, slots };
         copies.set(r, c);
       }
       return c;
@@ -153,10 +171,20 @@ export class EngineModel {
       const m = r as { -readonly [K in keyof EngineReq]: EngineReq[K] };
       let out = Math.max(1, Math.floor(belief(r.id, r.promptTokens)));
       out = Math.min(out, pool.numBlocks * bt - r.promptTokens);
+      // A preempted request has emitted `generated` tokens already: its stream is open.
+      out = Math.max(out, r.generated + 1);
       // Still in the batch: its last token comes at the end of a step of the run in progress or later.
       if (r.phase === "decode") out = Math.max(out, Math.max(done, this.step + 1) - r.startStep + 1);
       const total = Math.ceil((r.promptTokens + out) / bt);
-      if (r.phase === "waiting") {
+      if (this.incremental) {
+        // Blocks follow the steps taken, not the output length: only the slot array's size does.
+        m.totalBlocks = total;
+        if (r.slots !== null && r.slots.length < total) {
+          const slots = new Int32Array(total);
+          slots.set(r.slots);
+          m.slots = slots;
+        }
+      } else if (r.phase === "waiting") {
         m.totalBlocks = total;
         m.slots = null; // admit() sizes its slot array by totalBlocks
       } else if (total > r.totalBlocks) {
@@ -166,10 +194,12 @@ export class EngineModel {
         pool.allocate(extra, slots, r.totalBlocks);
         m.slots = slots;
         m.totalBlocks = r.totalBlocks + extra;
+        m.held = m.totalBlocks;
       } else if (total < r.totalBlocks) {
         pool.release(r.slots!.subarray(total, r.totalBlocks), r.totalBlocks - total);
         m.slots = r.slots!.slice(0, total);
         m.totalBlocks = total;
+        m.held = total;
       }
       m.outputTokens = out;
       if (r.phase === "decode" && r.finishStep !== r.startStep + out - 1) {
@@ -181,6 +211,7 @@ export class EngineModel {
     if (decodeRun) {
       const first = this.batch.peek()!.finishStep - this.step;
       this.runSteps = cutShort ? Math.min(this.runSteps, first) : first;
+      if (this.incremental) this.runSteps = this.growthSteps(this.runSteps);
       this.runEnd = Math.max(this.t, this.runStart + runMs(this.runA, this.runB, this.runSteps));
     }
     return this;
@@ -213,6 +244,10 @@ export class EngineModel {
       keyed: Math.min(req.blocks.length, Math.floor(promptTokens / this.bt)),
       phase: "waiting",
       slots: null,
+      held: 0,
+      target: promptTokens,
+      generated: 0,
+      preempted: 0,
       hitBlocks: 0,
       computed: 0,
       registered: 0,
@@ -247,7 +282,8 @@ export class EngineModel {
    */
   tokensGenerated(id: string, now: number): number {
     const r = this.byId.get(id);
-    if (r === undefined || r.phase !== "decode") return 0;
+    if (r === undefined) return 0;
+    if (r.phase !== "decode") return r.generated;
     return Math.min(r.outputTokens, 1 + this.stepsBy(now) - r.startStep);
   }
 
@@ -260,10 +296,12 @@ export class EngineModel {
     if (r.phase === "decode") {
       this.generationTokensTotal += Math.min(r.outputTokens, 1 + this.stepsBy(now) - r.startStep);
       this.batch.remove(r);
+      this.scheduler.leave(r);
     } else {
+      this.generationTokensTotal += r.generated;
       this.scheduler.drop(r);
     }
-    if (r.phase !== "waiting") this.pool.release(r.slots!, r.totalBlocks);
+    if (r.phase !== "waiting") this.pool.release(r.slots!, r.held);
     r.phase = "gone";
     this.scheduleSoon();
   }
@@ -286,6 +324,7 @@ export class EngineModel {
       generationTokensTotal: this.generationTokensTotal,
       requestsFinished: this.requestsFinished,
       prefillSeconds: this.prefillSeconds,
+      preemptions: this.scheduler.preemptions,
     };
   }
 
@@ -304,7 +343,52 @@ export class EngineModel {
       return; // time never runs backwards here: an earlier `now` is treated as the current time
     }
     while (this.runEnd < now || (inclusive && this.runEnd === now)) this.endRun();
+    // The step in progress at `now` has been scheduled: its blocks are taken.
+    if (this.incremental && this.busy && this.runSteps > 1 && this.scheduler.chunked.length === 0)
+      this.syncGrowth(Math.min(this.stepsBy(now) + 1, this.step + this.runSteps));
     this.t = now;
+  }
+
+  /**
+   * "incremental": every decoding request takes the blocks of the steps up to
+   * engine step `step` (allocate_slots at each of those steps' schedule()).
+   * The run was planned so that they are free (growthSteps).
+   */
+  private syncGrowth(step: number): void {
+    const pool = this.pool;
+    for (const r of this.scheduler.running) {
+      if (r.phase !== "decode") continue;
+      const need = this.scheduler.blocksAt(r, step) - r.held;
+      if (need > 0) {
+        pool.allocate(need, r.slots!, r.held);
+        r.held += need;
+      }
+    }
+  }
+
+  /**
+   * "incremental": how many of the next `steps` decode-only steps the free
+   * queue can give every decoding request its blocks for; the run ends
+   * before the first it cannot, where schedule() preempts. At least 1 (the
+   * step just scheduled holds its blocks).
+   */
+  private growthSteps(steps: number): number {
+    const free = this.pool.numFree;
+    const demand = (step: number): number => {
+      let d = 0;
+      for (const r of this.scheduler.running)
+        if (r.phase === "decode") d += Math.max(0, this.scheduler.blocksAt(r, step) - r.held);
+      return d;
+    };
+    if (steps <= 1 || demand(this.step + steps) <= free) return steps;
+    let lo = 1; // demand(step + lo) ≤ free
+    let hi = steps; // demand(step + hi) > free
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if (demand(this.step + mid) <= free) lo = mid;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Steps completed by `now` (within the run in progress). */
@@ -339,8 +423,9 @@ export class EngineModel {
     const end = this.runEnd;
     this.t = end;
     this.step += this.runSteps;
+    if (this.incremental && this.runSteps > 1) this.syncGrowth(this.step);
     for (const r of this.scheduler.chunked)
-      if (r.phase === "prefill" && r.computed === r.promptTokens) this.completePrefill(r);
+      if (r.phase === "prefill" && r.computed === r.target) this.completePrefill(r);
     for (
       let top = this.batch.peek();
       top !== undefined && top.finishStep <= this.step;
@@ -355,7 +440,10 @@ export class EngineModel {
 
   /** Composes the next step (scheduler.ts) and times it. */
   private schedule(): void {
-    const prefillTokens = this.scheduler.schedule(this.batch.size);
+    let preempted = false;
+    if (this.incremental)
+      preempted = this.scheduler.growRunning(this.step + 1, this.batch.size, (r) => this.batch.remove(r));
+    const prefillTokens = this.scheduler.schedule(this.batch.size, !preempted);
     this.prefillSeconds += this.cost.prefillSeconds(prefillTokens);
     this.plan(prefillTokens);
   }
@@ -379,21 +467,28 @@ export class EngineModel {
       // Decode only: the batch stays as it is until the first finish.
       this.runB = this.cost.growthMs(nDec);
       this.runSteps = this.batch.peek()!.finishStep - this.step;
+      if (this.incremental) this.runSteps = this.growthSteps(this.runSteps);
     }
     this.runEnd = this.runStart + runMs(this.runA, this.runB, this.runSteps);
   }
 
   private completePrefill(r: EngineReq): void {
     this.scheduler.promptDone(r);
-    this.promptTokensTotal += r.promptTokens;
-    this.pending.push({ kind: "first_token", id: r.id, time: this.t, cachedTokens: r.hitBlocks * this.bt });
-    r.startStep = this.step;
-    r.finishStep = this.step + r.outputTokens - 1;
+    if (r.generated === 0) {
+      this.promptTokensTotal += r.promptTokens;
+      this.pending.push({ kind: "first_token", id: r.id, time: this.t, cachedTokens: r.hitBlocks * this.bt });
+      r.startStep = this.step;
+    } else {
+      // Resumed after a preemption: this step sampled output token generated + 1, nothing is re-emitted.
+      r.startStep = this.step - r.generated;
+    }
+    r.finishStep = r.startStep + r.outputTokens - 1;
     this.batch.add(r);
   }
 
   private finish(r: EngineReq): void {
-    this.pool.release(r.slots!, r.totalBlocks);
+    this.pool.release(r.slots!, r.held);
+    this.scheduler.leave(r);
     this.byId.delete(r.id);
     r.phase = "gone";
     this.generationTokensTotal += r.outputTokens;

@@ -46,7 +46,17 @@ export interface EngineConfig {
   readonly expertWeightsMs?: number;
   /** Experts a token is routed to ÷ routed experts per layer (top-k ÷ E); with expertWeightsMs. */
   readonly expertShare?: number;
+  /**
+   * How a request takes KV blocks. "reserve" (absent): prompt + output at
+   * admission, so nothing is ever preempted. "incremental": as vLLM V1 does
+   * (KVCacheManager.allocate_slots for the tokens of each step), with
+   * preemption by recompute when a running request cannot grow (scheduler.ts).
+   */
+  readonly kvAllocation?: KvAllocation;
 }
+
+export type KvAllocation = "reserve" | "incremental";
+export const KV_ALLOCATIONS: readonly KvAllocation[] = ["reserve", "incremental"];
 
 export interface EngineRequest {
   readonly id: string;
@@ -92,4 +102,6 @@ export interface EngineMetrics {
   readonly requestsFinished: number;
   /** Cumulative seconds spent on prefill compute (GPU-seconds of prefill). */
   readonly prefillSeconds: number;
+  /** Cumulative preemptions (vllm:num_preemptions); always 0 under kvAllocation "reserve". */
+  readonly preemptions: number;
 }
