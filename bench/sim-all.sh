@@ -16,6 +16,9 @@
 #                                      /metrics every 1000 ms (--scrape-ms; no second client): our policies
 #                                      read lagged engine readings of the fleet that holds only our traffic
 #                                      (the peers read live engine state with or without it); 0 or unset: off
+#   KV_ALLOCATION=incremental npm run bench:sim:all -- scoring kv-growth-scoring
+#                                      the same runs with vLLM V1's step-by-step KV allocation and preemption
+#                                      (--kv-allocation; the race's engines reserve prompt + output at admission)
 #   npm run bench:sim:all -- clairvoyant
 #                                      the scoring runs of the clairvoyant greedy reference only (not a policy:
 #                                      sim/clairvoyant.ts; also within the bounded-load cap at the default
@@ -58,6 +61,9 @@ if [[ -n "$RUN_DIR" ]]; then RUN_FLAGS=(--out "bench/results/$RUN_DIR"); fi
 if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
 # SCRAPE_MS applies to the tuning and scoring runs only: the signals runs choose their own intervals.
 if [[ -n "${SCRAPE_MS:-}" && "${1:-}" != signals ]]; then RUN_FLAGS+=(--scrape-ms "$SCRAPE_MS"); fi
+# KV_ALLOCATION=incremental: the engines take KV step by step and preempt as vLLM V1 does (sim/model/scheduler.ts);
+# unset or reserve: prompt + output at admission, the race's engine. The loads stay those chosen under reserve.
+if [[ -n "${KV_ALLOCATION:-}" ]]; then RUN_FLAGS+=(--kv-allocation "$KV_ALLOCATION"); fi
 
 LLAMA=llama-3.1-8b-h100-vllm
 MOE=qwen3-30b-a3b-h100-vllm
