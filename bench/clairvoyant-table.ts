@@ -16,7 +16,7 @@
  */
 
 import { WORKLOAD_NAMES } from "../sim/workloads/index";
-import { PEERS, type Report, reports } from "./sim-tables";
+import { bestPeer, type Report, reports } from "./sim-tables";
 
 const REFS = ["clairvoyant_ttft", "clairvoyant_total"] as const;
 /** clairvoyant_ttft within the bounded-load cap (clairvoyant-main.ts --balance-factor). */
@@ -86,8 +86,7 @@ export function table(refFolder = "clairvoyant", raceFolder = "after-issue-12"):
     const races = ps.map((p) => p.race);
     const m = (rs: readonly Report[], policy: string, f: "p99" | "p50" | "ofOracle") =>
       mean(rs.map((r) => fig(r, policy)[f]));
-    let peer = PEERS[0]!;
-    for (const p of PEERS) if (m(races, p, "p99") < m(races, peer, "p99")) peer = p;
+    const peer = bestPeer(races);
     const refs = ps.map((p) => p.ref);
     const ours = m(races, "prefix_aware", "p99");
     const theirs = m(races, peer, "p99");
@@ -209,8 +208,7 @@ export function infoTable(
     }
     const races = files.map((f) => race.get(f)!);
     const p99 = (rs: readonly Report[], policy: string) => mean(rs.map((r) => fig(r, policy).p99));
-    let peer = PEERS[0]!;
-    for (const p of PEERS) if (p99(races, p) < p99(races, peer)) peer = p;
+    const peer = bestPeer(races);
     const theirs = p99(races, peer);
     const cell = (x: number) => `${ms(x)} (${pct(x / theirs - 1)})`;
     const pair = (rs: readonly Report[], policy: string) =>

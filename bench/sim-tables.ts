@@ -55,6 +55,8 @@ interface Policy {
   readonly e2eP99Ms?: number;
   /** The second client's own requests (sent around the router), when the run had one. */
   readonly secondClient?: { readonly ttftP99Ms: number };
+  /** Engine preemptions over the run (--kv-allocation incremental; reports written before lack it). */
+  readonly preemptions?: number;
 }
 
 export interface Report {
@@ -178,7 +180,8 @@ function load(r: Report): string {
   return m === null ? "?" : m[1] === "rate" ? `${m[2]} req/s` : `×${m[2]}`;
 }
 
-function bestPeer(rs: readonly Report[]): string {
+/** The peer with the lowest mean TTFT p99 over some reports of one run (every peer ran in each). */
+export function bestPeer(rs: readonly Report[]): string {
   let best = PEERS[0]!;
   for (const p of PEERS)
     if (mean(col(rs, p, (x) => x.ttftP99Ms)) < mean(col(rs, best, (x) => x.ttftP99Ms))) best = p;
