@@ -8,11 +8,19 @@ describe("startsCopy", () => {
     expect(startsCopy(167, 7, 13, 220, 1, false)).toBe(true);
     // The same request with one joiner waiting (a shared opening): 167 + 7 < 220, it joins.
     expect(startsCopy(167, 7, 1, 220, 1, false)).toBe(false);
-    // With nobody joined yet, only its own first token counts.
-    expect(startsCopy(215, 7, 0, 220, 1, false)).toBe(false);
-    expect(startsCopy(221, 7, 0, 220, 1, false)).toBe(true);
+    // One joiner waiting: its own first token plus one suffix on that joiner, against a fresh prefill elsewhere.
+    expect(startsCopy(212, 7, 1, 220, 1, false)).toBe(false);
+    expect(startsCopy(221, 7, 1, 220, 1, false)).toBe(true);
     // A tie joins: a copy repeats the prefill for nothing.
     expect(startsCopy(206, 7, 2, 220, 1, false)).toBe(false);
+  });
+
+  it("never with nobody joined to the home's pending prefill (k = 0), however late its own first token there", () => {
+    // No shared step to relieve: a copy would buy only this request's own first token with a whole prefill.
+    expect(startsCopy(221, 7, 0, 220, 1, false)).toBe(false);
+    expect(startsCopy(10_000, 7, 0, 1, 1, false)).toBe(false);
+    // The same request with one joiner waiting starts the copy.
+    expect(startsCopy(10_000, 7, 1, 1, 1, false)).toBe(true);
   });
 
   it("never past the limit of backends computing the prefix at once", () => {

@@ -25,6 +25,14 @@
  * model (queue or memory wait, then prefill at the learned rate); the rule adds no constant. It then goes
  * where its cost is lowest among the others, a second home; the joiners after it share the two homes by
  * cost, each counted against its own home's joiners.
+ * Only where a joiner waits (k ≥ 1): with nobody joined to the home's pending prefill there is no shared step
+ * to relieve, (b) is zero, and a copy buys at most this request's own first token against a whole prefill
+ * repeated elsewhere with its repeat charge dropped. k is joinersOf() of ./pending-prefill.ts: our requests
+ * routed to the home, while it still computed the prefix, to reuse the same last matched block of it; the
+ * request whose prefill computes the block is not one of them, and the count restarts with each new
+ * computation of the block (another predicted end). Without this condition the split fired on the Mooncake
+ * trace only at k = 0, at shared openings whose home was queued (bench/results/joiner-delay/README.md,
+ * bench/results/joiner-k/README.md).
  * At most one copy: a copy repeats the prefill, and past two homes the repeated prefills crowd out the
  * next burst (a split over four homes cost up to +43% on the audit's seed 2, and a tenth of the hit).
  * The limit is the least split (one copy, as the pending charge is counted once), not a fitted value.
@@ -52,7 +60,8 @@ export const MAX_HOMES_COMPUTING = 2;
  * @param ownHomeMs the request's own first token at the home if it joins, ms from now (the home's wait,
  *   then its suffix)
  * @param suffixMs the prefill of the request's suffix at the home, ms: what it adds to each joiner's step
- * @param joiners our requests already joined to the home's pending prefill of the prefix
+ * @param joiners k: our requests already joined to the home's pending prefill of the prefix, the request
+ *   computing it not counted (./pending-prefill.ts joinersOf); none, no copy
  * @param elsewhereMs the request's first token on the best other backend, ms from now
  * @param homesComputing backends computing the prefix now (the home included)
  * @param othersComputing whether another prefix of ours is being computed from scratch anywhere (the guard)
@@ -66,6 +75,9 @@ export function startsCopy(
   othersComputing: boolean,
 ): boolean {
   return (
-    !othersComputing && homesComputing < MAX_HOMES_COMPUTING && ownHomeMs + joiners * suffixMs > elsewhereMs
+    joiners >= 1 &&
+    !othersComputing &&
+    homesComputing < MAX_HOMES_COMPUTING &&
+    ownHomeMs + joiners * suffixMs > elsewhereMs
   );
 }

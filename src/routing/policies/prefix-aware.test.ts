@@ -211,6 +211,23 @@ describe("prefix_aware", () => {
     expect(next.reason).toBe("affinity");
   });
 
+  it("starts no copy of a pending prefix nobody has joined yet (k = 0), even when its own first token there is later", () => {
+    // The first request's 4,229 tokens take ~423 ms. The next one, 5 ms in, would get its first token at the
+    // home after the ~418 ms left plus its own 133 tokens (~13 ms): ~431 ms, later than a fresh prefill
+    // elsewhere (~423 ms). Nobody has joined the home's pending prefill, so no shared step is relieved:
+    // it joins (the marginal test alone, k = 0, would have started a copy). The one after it, 1 ms later
+    // with that one joiner waiting, starts the copy.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(37, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    const early = router.route(req(1), ctx(5)).decision;
+    expect(early.backendId).toBe(first.backendId);
+    expect(early.reason).toBe("affinity");
+    const copy = router.route(req(2), ctx(6)).decision;
+    expect(copy.backendId).not.toBe(first.backendId);
+    expect(copy.reason).toBe("spill");
+  });
+
   it("counts the delay a request adds to the joiners waiting, not the earliest joiner's whole wait", () => {
     // A burst 20 ms apart: the first request's 4,229 tokens take ~423 ms. The request at 40 ms (one
     // joiner waiting) would get its first token ~409 ms on and add ~13 ms to that joiner's step: 422 ms,
