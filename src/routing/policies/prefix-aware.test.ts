@@ -156,8 +156,9 @@ describe("prefix_aware", () => {
     const reasons: string[] = [];
     const homes: string[] = [];
     for (let k = 0; k < 16; k++) {
-      // Never completed: in-flight work builds up on the prefix's home.
-      const { decision } = router.route(prompt(7, 64, k, 2), { now: k, random });
+      // Never completed: in-flight work builds up on the prefix's home. After the first one's predicted
+      // prefill (~106 ms), so that none joins a prefix still being computed (../burst-split.ts).
+      const { decision } = router.route(prompt(7, 64, k, 2), { now: k === 0 ? 0 : 200 + k, random });
       reasons.push(decision.reason);
       homes.push(decision.backendId);
     }
@@ -168,27 +169,116 @@ describe("prefix_aware", () => {
     expect(new Set(homes).size).toBeGreaterThan(1);
   });
 
-  it("keeps a burst of a new prefix on its home while the home still prefills it, up to the shared-prefix cap", () => {
+  it("splits a burst of a new prefix over two homes at most, never once per backend", () => {
     // 16 requests of a fresh 4,096-token prefix, each with its own 128-token question, within 100 ms,
     // none done yet. Each later one costs about the same at the home (the rest of the first one's
     // prefill, then its question) as elsewhere (the whole prompt again), but elsewhere the fleet
-    // prefills the prefix a second time: the cost counts that duplicated work. The home takes them until
-    // it holds max(⌈1.25/4 · (T + 1)⌉, F = 8) = 8 requests sharing the prefix; the rest replicate it to
-    // one second home (prefilled twice, not once per backend).
+    // prefills the prefix a second time: the cost counts that duplicated work, so they join the home.
+    // The joiners share one step after that prefill: once a request's own first token there plus the
+    // delay its question adds to the joiners waiting would pass a fresh prefill elsewhere, one copy starts
+    // (../burst-split.ts), and the rest share the two homes. The shared-prefix cap (max(⌈1.25/4 · (T + 1)⌉, F = 8) per home) holds 16 on two.
     const { router, ctx } = setup();
     const homes: string[] = [];
-    const reasons: string[] = [];
     for (let k = 0; k < 16; k++) {
       const { decision } = router.route({ ...prompt(30, 256, k, 8), outputTokens: 256 }, ctx(k * 6));
       homes.push(decision.backendId);
-      reasons.push(decision.reason);
     }
     expect(DEFAULT_SHARED_FLOOR).toBe(8);
-    expect(new Set(homes.slice(0, 8)).size).toBe(1);
-    expect(reasons.slice(1, 8)).toEqual(Array(7).fill("affinity"));
-    expect(new Set(homes).size).toBe(2);
-    expect(homes[8]).not.toBe(homes[0]);
-    expect(new Set(homes.slice(8)).size).toBe(1);
+    const per = new Map<string, number>();
+    for (const h of homes) per.set(h, (per.get(h) ?? 0) + 1);
+    expect(per.size).toBe(2);
+    for (const n of per.values()) expect(n).toBe(8);
+  });
+
+  it("starts one copy of a prefix still being computed once its joiners' shared step would outlast a fresh prefill", () => {
+    // The first request's 4,229 tokens take ~423 ms at the default 10k tokens/s. A joiner 20 ms in waits
+    // ~403 ms + its own 133 tokens (~13 ms): 416 ms, under 423: it joins. One more, 1 ms later: its own
+    // first token ~428 ms (the wait now holds the joiner's question) plus the ~13 ms its question adds to
+    // the one joiner's step, past the 423 ms a copy takes: it goes elsewhere (a spill: the home holds more
+    // of it). Then two backends compute the prefix, the limit: the next request joins one of them,
+    // whatever its batch. Without the split all four join the home.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(33, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    const joiner = router.route(req(1), ctx(20)).decision;
+    expect(joiner.backendId).toBe(first.backendId);
+    expect(joiner.reason).toBe("affinity");
+    const copy = router.route(req(2), ctx(21)).decision;
+    expect(copy.backendId).not.toBe(first.backendId);
+    expect(copy.reason).toBe("spill");
+    const next = router.route(req(3), ctx(22)).decision;
+    expect([first.backendId, copy.backendId]).toContain(next.backendId);
+    expect(next.reason).toBe("affinity");
+  });
+
+  it("starts no copy of a pending prefix nobody has joined yet (k = 0), even when its own first token there is later", () => {
+    // The first request's 4,229 tokens take ~423 ms. The next one, 5 ms in, would get its first token at the
+    // home after the ~418 ms left plus its own 133 tokens (~13 ms): ~431 ms, later than a fresh prefill
+    // elsewhere (~423 ms). Nobody has joined the home's pending prefill, so no shared step is relieved:
+    // it joins (the marginal test alone, k = 0, would have started a copy). The one after it, 1 ms later
+    // with that one joiner waiting, starts the copy.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(37, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    const early = router.route(req(1), ctx(5)).decision;
+    expect(early.backendId).toBe(first.backendId);
+    expect(early.reason).toBe("affinity");
+    const copy = router.route(req(2), ctx(6)).decision;
+    expect(copy.backendId).not.toBe(first.backendId);
+    expect(copy.reason).toBe("spill");
+  });
+
+  it("counts the delay a request adds to the joiners waiting, not the earliest joiner's whole wait", () => {
+    // A burst 20 ms apart: the first request's 4,229 tokens take ~423 ms. The request at 40 ms (one
+    // joiner waiting) would get its first token ~409 ms on and add ~13 ms to that joiner's step: 422 ms,
+    // under the 423 ms of a copy: it joins (the earliest joiner's whole wait, ~429 ms, would have started
+    // a copy). The request at 60 ms, with two joiners waiting: ~402 + 2 × 13 = 428 ms: it starts one.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(35, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    for (const t of [20, 40]) {
+      const joiner = router.route(req(t), ctx(t)).decision;
+      expect(joiner.backendId).toBe(first.backendId);
+      expect(joiner.reason).toBe("affinity");
+    }
+    const copy = router.route(req(60), ctx(60)).decision;
+    expect(copy.backendId).not.toBe(first.backendId);
+    expect(copy.reason).toBe("spill");
+  });
+
+  it("does not split a pending prefix joined by one request (a shared opening), however long that one has waited", () => {
+    // One joiner 20 ms in, the next request 100 ms later: its own first token ~329 ms on, plus ~13 ms on
+    // the one joiner's step, is far under a fresh prefill elsewhere (~423 ms): it joins. A test on the
+    // earliest joiner's whole wait (100 + 316 + 13 = 429 ms) would have started a copy here.
+    const { router, ctx } = setup();
+    const req = (k: number) => ({ ...prompt(36, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(0), ctx(0)).decision;
+    expect(router.route(req(1), ctx(20)).decision.backendId).toBe(first.backendId);
+    const late = router.route(req(2), ctx(120)).decision;
+    expect(late.backendId).toBe(first.backendId);
+    expect(late.reason).toBe("affinity");
+  });
+
+  it("starts no copy while another burst's prefix is being computed from scratch (bursts clustering)", () => {
+    // The previous test's burst (prefix 33: first at 0, a joiner at 20, a third at 21, which there starts a
+    // copy), with a second burst's first request (prefix 34) at 5. Its 4,229 tokens are computed from
+    // scratch until ~428 ms: bursts are clustering, so the first burst's third request joins its home
+    // instead of taking one of the idle backends the next bursts need (../burst-split.ts). Without the
+    // guard it would go elsewhere, a spill, as in the previous test.
+    const { router, ctx } = setup();
+    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(33, 0), ctx(0)).decision;
+    const other = router.route(req(34, 100), ctx(5)).decision;
+    expect(other.backendId).not.toBe(first.backendId);
+    const joiner = router.route(req(33, 1), ctx(20)).decision;
+    expect(joiner.backendId).toBe(first.backendId);
+    const third = router.route(req(33, 2), ctx(21)).decision;
+    expect(third.backendId).toBe(first.backendId);
+    expect(third.reason).toBe("affinity");
+    // The second burst's joiner finds its home, and two backends are still idle for whatever comes next.
+    const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
+    expect(otherJoiner.backendId).toBe(other.backendId);
+    expect(otherJoiner.reason).toBe("affinity");
   });
 
   it("past the shared-prefix cap a hot prefix's request replicates, a conversation's own turn stays home", () => {
@@ -280,7 +370,9 @@ describe("prefix_aware", () => {
     const joinWhilePrefilling = () => {
       const { router, ctx } = setup();
       const first = router.route({ ...prompt(31, 256, 0, 8), outputTokens: 256 }, ctx(0));
-      const second = router.route({ ...prompt(31, 256, 1, 8), outputTokens: 256 }, ctx(5));
+      // 20 ms in: at the home it waits the first one's remaining ~403 ms, then its 133 tokens (~13 ms),
+      // sooner than the whole 4,229 tokens elsewhere (~423 ms), so no copy (../burst-split.ts) either.
+      const second = router.route({ ...prompt(31, 256, 1, 8), outputTokens: 256 }, ctx(20));
       return [first.decision.backendId, second.decision.backendId];
     };
     const [home, joined] = joinWhilePrefilling();

@@ -28,6 +28,13 @@
  * has computed the prefix its saving is in its own cost (suffix only), and
  * the charge stops: spreading a hot prefix to a second home is then a
  * load decision, left to the queue, decode and bound terms as before.
+ * The requests that join a prefix still being computed share one step after
+ * it, so each joiner's suffix delays every joiner already waiting: once a
+ * request's own first token at the home plus that delay (k joiners × its
+ * suffix) would pass a fresh prefill elsewhere, the home is shut for the
+ * request and it starts one copy, uncharged; past two backends computing it,
+ * or while another prefix is being computed from scratch anywhere (bursts
+ * clustering), no copy (../burst-split.ts, ../fresh-prefills.ts).
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -96,10 +103,12 @@
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
+import { startsCopy } from "../burst-split";
 import { type CostModelOptions, type CostTerms, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
 import { ForeignLoad, type ForeignLoadOptions } from "../foreign-load";
+import { FreshPrefills } from "../fresh-prefills";
 import { PendingPrefill } from "../pending-prefill";
 import { FleetRing, ringKey } from "../placement";
 import { DEFAULT_SHARED_FLOOR, SharedPrefixes } from "../shared-prefixes";
@@ -166,6 +175,8 @@ interface Routed {
    * keys: it runs a whole block past them): the window extents' and the learned margin's share.
    */
   readonly tail: number;
+  /** Whether it computes its prefix from scratch (../fresh-prefills.ts): counted there until it ends. */
+  readonly fresh: boolean;
 }
 
 /** A prompt on one backend, split by what it costs there (PrefixAwarePolicy.promptParts). */
@@ -219,6 +230,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private admitWaits = new Float64Array(0);
   private readonly bound: WorkBound;
   private readonly pending = new PendingPrefill();
+  /** Prefixes of ours being computed from scratch in the fleet: the burst split's clustering guard. */
+  private readonly fresh = new FreshPrefills();
   private readonly shared = new SharedPrefixes();
   private readonly extents = new WindowExtents();
   /** The hold back's margin for the Worker's count past the window, learned per backend (../estimate-margin.ts). */
@@ -325,6 +338,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
           : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
+    // A request whose own first token at the home plus the delay it adds to the joiners waiting there would
+    // pass a fresh prefill elsewhere starts one copy (../burst-split.ts): the home is shut for this request,
+    // and nobody is charged the repeat.
+    const chargeRepeat =
+      homeComputing && !this.splitsBurst(req, matched, leastAt, leastUncached, output, ctx.now);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
     for (let i = 0; i < size; i++) {
@@ -341,7 +359,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         headWait,
         this.memoryWaits[i]!,
       );
-      const repeatMs = homeComputing ? this.model.prefillMs(i, uncached - leastUncached) : 0;
+      const repeatMs = chargeRepeat ? this.model.prefillMs(i, uncached - leastUncached) : 0;
       const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
       const cost = terms.total + repeatMs + foreignMs;
       costs[i] = cost;
@@ -378,6 +396,48 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       }
     }
     return { index: best, reason };
+  }
+
+  /**
+   * The burst split (../burst-split.ts), asked while `home` still computes the prefix `req` matches there:
+   * true when it shuts the home for this request (its cost becomes Infinity) so that it starts a copy.
+   */
+  private splitsBurst(
+    req: RouteRequest,
+    matched: Int32Array,
+    home: number,
+    homeUncached: number,
+    output: number,
+    now: number,
+  ): boolean {
+    const costs = this.costs;
+    if (costs[home] === Number.POSITIVE_INFINITY) return false;
+    const m = matched[home]!;
+    const key = req.blocks[m - 1]!;
+    let homes = 0;
+    let elsewhere = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < costs.length; i++) {
+      if (matched[i] === m && this.pending.isPending(i, key, now)) {
+        homes++;
+        continue;
+      }
+      if (costs[i] === Number.POSITIVE_INFINITY) continue;
+      const uncached = this.work[i]! - output - this.past[i]!;
+      const first = this.startWaitMs(i, now) + this.model.prefillMs(i, uncached);
+      if (first < elsewhere) elsewhere = first;
+    }
+    const suffix = this.model.prefillMs(home, homeUncached);
+    const own = this.startWaitMs(home, now) + suffix;
+    const joiners = this.pending.joinersOf(home, key, now);
+    const othersComputing = this.fresh.othersPending(req.blocks[0]!, now);
+    if (!startsCopy(own, suffix, joiners, elsewhere, homes, othersComputing)) return false;
+    costs[home] = Number.POSITIVE_INFINITY;
+    return true;
+  }
+
+  /** When a request's prefill could start on backend i, ms from now: after its queue and its memory wait. */
+  private startWaitMs(i: number, now: number): number {
+    return Math.max(this.model.queueWaitMs(i, now), this.memoryWaits[i]!);
   }
 
   /**
@@ -444,11 +504,25 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
     );
+    // A request that reuses a prefix its backend still computes joins that prefill's batch (../burst-split.ts).
+    if (from > 0) this.pending.joined(index, req.blocks[from - 1]!, ctx.now);
     this.pending.add(index, req.blocks, from, slot.end);
+    // Nothing of it held there, and at least a prefix long: a new prefix, or a copy of one (../fresh-prefills.ts).
+    const fresh = from === 0 && req.blocks.length > 0 && uncached >= this.minMatchTokens;
+    if (fresh) this.fresh.add(index, req.blocks[0]!, slot.end);
     const key = reuseKey(req.blocks, from);
     const sharedGeneration = key === undefined ? undefined : this.shared.add(index, key);
     const marginGeneration = this.margin.routed(index, tail);
-    this.routed.set(req, { uncached, slot, from, sharedGeneration, marginGeneration, blockTokens: bt, tail });
+    this.routed.set(req, {
+      uncached,
+      slot,
+      from,
+      sharedGeneration,
+      marginGeneration,
+      blockTokens: bt,
+      tail,
+      fresh,
+    });
     this.foreign.observeRouted(uncached);
   }
 
@@ -461,6 +535,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.memory.completed(index, routed.slot, ctx.now);
     this.margin.released(index, routed.tail, routed.marginGeneration);
     this.pending.done(index, req.blocks, routed.from, routed.slot.end);
+    if (routed.fresh) this.fresh.done(index, req.blocks[0]!, routed.slot.end);
     const key = reuseKey(req.blocks, routed.from);
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
@@ -500,6 +575,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (this.syncedTo === backends) return;
     this.model.setBackends(backends);
     this.pending.reset(backends.length);
+    this.fresh.reset();
     this.shared.reset(backends.length);
     // A backend holds at most its capacity in blocks, so no more distinct window ends than that (in blocks
     // of the size each extent is noted at).
