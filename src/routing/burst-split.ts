@@ -38,8 +38,9 @@
  * The limit is the least split (one copy, as the pending charge is counted once), not a fitted value.
  *
  * The clustering guard: while other prefixes of ours are being computed from scratch in the fleet
- * (./fresh-prefills.ts), a copy only if the backends idle for our requests (healthy, nothing of ours in flight,
- * no foreign request in their engine reading) number at least those prefixes plus two. A copy is spare capacity
+ * (./fresh-prefills.ts), a copy only if the backends idle for a prefill (healthy, within their bound, and the
+ * cost model's queue and memory waits there zero: a prefill routed there now starts now) number at least those
+ * prefixes plus two. A copy is spare capacity
  * spent on one prefix. When bursts cluster, its harm falls on bursts that the gateway routes after it: their
  * first prefills, and their joiners past the shared-prefix cap, go by cost to the backends left idle, and a
  * copy has just taken one of them (bench/results/burst-tail/README.md: with several bursts starting within
@@ -47,16 +48,17 @@
  * decision those later bursts have not chosen their backends yet, so a test of the backend the copy would take
  * cannot see them, and a charge for the delay the copy puts on prefills already pending there would be zero on
  * an idle backend, which is exactly where the harm happened. What the gateway does see is how many other
- * prefixes are being computed right now (bursts under way, so bursts are clustering) and how many backends hold
- * nothing of ours. The harm needs the idle backends to run out, so the guard counts what must stay idle after
+ * prefixes are being computed right now (bursts under way, so bursts are clustering) and how many backends
+ * would start a prefill at once. Idle means free for a prefill, not empty: under load every backend decodes
+ * something, and "nothing of ours in flight" was true at 13 of ~150 blocked decisions per run (a first form,
+ * bench/results/idle-guard/README.md). The harm needs the idle backends to run out, so the guard counts what must stay idle after
  * the copy takes one (at worst an idle one): one for each other prefix being computed, which under this same
  * rule may start its one copy (or spill its joiners past the cap) while its prefill is pending, and one for the
  * next new burst's first prefill, which clustering announces. So: idle − 1 ≥ others + 1. The form before this
  * one (no copy while any other prefix was being computed) blocked copies while five of eight backends were idle
  * (bench/results/burst-split-2/README.md, burst 8B seed 1). With no other prefix being computed no burst is
  * under way and nothing is reserved, as before. The guard has no constant: "being computed" is the cost model's
- * predicted prefill end, "a prefix" is the policy's minimum match, "idle" the gateway's own in-flight count
- * (and the engines' readings where there are any).
+ * predicted prefill end, "a prefix" is the policy's minimum match, "idle" the cost model's own waits.
  */
 
 /** Backends computing one prefix at once, past which a burst joins a home whatever its batch. */
@@ -72,7 +74,7 @@ export const MAX_HOMES_COMPUTING = 2;
  * @param elsewhereMs the request's first token on the best other backend, ms from now
  * @param homesComputing backends computing the prefix now (the home included)
  * @param othersComputing other prefixes of ours being computed from scratch anywhere (the guard)
- * @param idleBackends healthy backends with nothing of ours in flight (nor foreign requests read there)
+ * @param idleBackends healthy backends within their bound where a prefill would start now (no queue or memory wait)
  */
 export function startsCopy(
   ownHomeMs: number,

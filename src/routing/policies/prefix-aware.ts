@@ -34,8 +34,8 @@
  * suffix) would pass a fresh prefill elsewhere, the home is shut for the
  * request and it starts one copy, uncharged; past two backends computing it,
  * or while other prefixes are being computed from scratch (bursts
- * clustering) and the backends idle for us do not number at least those
- * prefixes plus two, no copy (../burst-split.ts, ../fresh-prefills.ts).
+ * clustering) and the backends idle for a prefill (no queue or memory wait)
+ * do not number at least those prefixes plus two, no copy (../burst-split.ts, ../fresh-prefills.ts).
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -414,10 +414,16 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   ): boolean {
     const costs = this.costs;
     if (costs[home] === Number.POSITIVE_INFINITY) return false;
-    // Idle for us: healthy, nothing of ours in flight there, and no foreign request in its engine reading.
+    // Idle for a prefill: within its bound (a finite cost), and a prefill routed there now would start now,
+    // the cost model's queue and memory waits both zero (decodes in flight do not make it busy for a prefill).
     let idle = 0;
     for (let i = 0; i < costs.length; i++) {
-      if (fleet.healthy[i] === true && fleet.inflight[i] === 0 && !(this.foreignHere[i]! > 0)) idle++;
+      if (
+        fleet.healthy[i] === true &&
+        costs[i] !== Number.POSITIVE_INFINITY &&
+        !(this.startWaitMs(i, now) > 0)
+      )
+        idle++;
     }
     const m = matched[home]!;
     const key = req.blocks[m - 1]!;
