@@ -20,8 +20,8 @@
  * A copy costs this request's first token on the best other backend, a full prefill, and delays nobody
  * already waiting. So, while fewer than MAX_HOMES_COMPUTING backends compute the prefix and no other
  * prefix is being computed from scratch, or the idle backends cover those that are (the guard below), the
- * request starts a copy when (a) + (b) is more than that: in a 16-request burst k grows to ~15 and (b) to ~100 ms (the audit's shared step),
- * while at a shared opening joined by one other request (b) is one suffix. Both sides come from the cost
+ * request starts a copy when (a) + (b) is more than that: in a 16-request burst k grows to ~15 and (b) to
+ * ~100 ms (the audit's shared step), while at a shared opening joined by one other request (b) is one suffix. Both sides come from the cost
  * model (queue or memory wait, then prefill at the learned rate); the rule adds no constant. It then goes
  * where its cost is lowest among the others, a second home; the joiners after it share the two homes by
  * cost, each counted against its own home's joiners.
