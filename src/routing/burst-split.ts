@@ -21,10 +21,10 @@
  * already waiting. So, while fewer than MAX_HOMES_COMPUTING backends compute the prefix and no other
  * prefix is being computed from scratch, or the idle backends cover those that are (the guard below), the
  * request starts a copy when (a) + (b) is more than that: in a 16-request burst k grows to ~15 and (b) to
- * ~100 ms (the audit's shared step), while at a shared opening joined by one other request (b) is one suffix. Both sides come from the cost
- * model (queue or memory wait, then prefill at the learned rate); the rule adds no constant. It then goes
- * where its cost is lowest among the others, a second home; the joiners after it share the two homes by
- * cost, each counted against its own home's joiners.
+ * ~100 ms (the audit's shared step), while at a shared opening joined by one other request (b) is one suffix.
+ * Both sides come from the cost model (queue or memory wait, then prefill at the learned rate); the rule adds
+ * no constant. It then goes where its cost is lowest among the others, a second home; the joiners after it
+ * share the two homes by cost, each counted against its own home's joiners.
  * Only where a joiner waits (k ≥ 1): with nobody joined to the home's pending prefill there is no shared step
  * to relieve, (b) is zero, and a copy buys at most this request's own first token against a whole prefill
  * repeated elsewhere with its repeat charge dropped. k is joinersOf() of ./pending-prefill.ts: our requests
