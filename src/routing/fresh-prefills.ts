@@ -3,8 +3,9 @@
  * none of their prompt (the first prefill of a new prefix, or a copy of one), at least a prefix long, from
  * their routing until their predicted prefill end (the cost model's slot) or their completion.
  *
- * The burst split's clustering guard reads it (./burst-split.ts): a copy of one burst's prefix is spare
- * capacity only while no other prefix is being computed from scratch, i.e. while no other burst is under way.
+ * The burst split's clustering guard reads it (./burst-split.ts): each other prefix being computed from scratch
+ * is a burst under way, which may still want a backend of the idle ones (its own copy), and their number is
+ * what the idle backends must cover after a copy, with one more for the next new burst.
  * A prefix is named by the first block key of the request (keys are chained and seeded by model and tenant,
  * so two requests share their first key only if they share their first block).
  */
@@ -35,10 +36,12 @@ export class FreshPrefills {
     if (k >= 0) this.entries.splice(k, 1);
   }
 
-  /** Whether a prefix other than `prefix` is being computed from scratch anywhere at `now`. */
-  othersPending(prefix: BlockKey, now: number): boolean {
+  /** How many prefixes other than `prefix` are being computed from scratch anywhere at `now` (a copy is its prefix). */
+  othersPending(prefix: BlockKey, now: number): number {
     // Past their predicted end they are computed: drop them here, so that the list holds only what is pending.
     this.entries = this.entries.filter((e) => e.end > now);
-    return this.entries.some((e) => e.prefix !== prefix);
+    const others = new Set<BlockKey>();
+    for (const e of this.entries) if (e.prefix !== prefix) others.add(e.prefix);
+    return others.size;
   }
 }

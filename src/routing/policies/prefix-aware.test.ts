@@ -21,8 +21,8 @@ function prompt(prefixId: number, shared: number, tailId: number, tail: number, 
   return { blocks: blockKeysFromIds(ids, seed), promptTokens: ids.length * 16 + 5 };
 }
 
-function setup() {
-  const router = new Router(FLEET, { policy: "prefix_aware" });
+function setup(fleet: BackendSpec[] = FLEET) {
+  const router = new Router(fleet, { policy: "prefix_aware" });
   const random = seededRandom(1);
   return { router, ctx: (now: number) => ({ now, random }) };
 }
@@ -279,6 +279,31 @@ describe("prefix_aware", () => {
     const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
     expect(otherJoiner.backendId).toBe(other.backendId);
     expect(otherJoiner.reason).toBe("affinity");
+  });
+
+  it("starts the copy while another burst's prefix is computed when the idle backends still cover it and the next burst", () => {
+    // The previous test on eight backends: with the two bursts' homes busy, six are idle. The copy takes one
+    // and leaves five, more than the second burst's own copy and the next new burst need (one each), so the
+    // first burst's third request starts its copy as it would with no other burst (../burst-split.ts). On
+    // four backends (the previous test) two were idle, one short of the copy's one plus those two: it joined.
+    const eight = ["g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"].map((id) => ({
+      id,
+      weight: 1,
+      kvCacheTokens: 1_000_000,
+    }));
+    const { router, ctx } = setup(eight);
+    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
+    const first = router.route(req(33, 0), ctx(0)).decision;
+    const other = router.route(req(34, 100), ctx(5)).decision;
+    expect(other.backendId).not.toBe(first.backendId);
+    const joiner = router.route(req(33, 1), ctx(20)).decision;
+    expect(joiner.backendId).toBe(first.backendId);
+    const third = router.route(req(33, 2), ctx(21)).decision;
+    expect(third.backendId).not.toBe(first.backendId);
+    expect(third.backendId).not.toBe(other.backendId);
+    expect(third.reason).toBe("spill");
+    const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
+    expect(otherJoiner.backendId).toBe(other.backendId);
   });
 
   it("past the shared-prefix cap a hot prefix's request replicates, a conversation's own turn stays home", () => {

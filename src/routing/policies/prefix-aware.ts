@@ -33,8 +33,9 @@
  * request's own first token at the home plus that delay (k joiners × its
  * suffix) would pass a fresh prefill elsewhere, the home is shut for the
  * request and it starts one copy, uncharged; past two backends computing it,
- * or while another prefix is being computed from scratch anywhere (bursts
- * clustering), no copy (../burst-split.ts, ../fresh-prefills.ts).
+ * or while other prefixes are being computed from scratch (bursts
+ * clustering) and the backends idle for a prefill (no queue or memory wait)
+ * do not number at least those prefixes plus two, no copy (../burst-split.ts, ../fresh-prefills.ts).
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -342,7 +343,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     // pass a fresh prefill elsewhere starts one copy (../burst-split.ts): the home is shut for this request,
     // and nobody is charged the repeat.
     const chargeRepeat =
-      homeComputing && !this.splitsBurst(req, matched, leastAt, leastUncached, output, ctx.now);
+      homeComputing && !this.splitsBurst(req, matched, leastAt, leastUncached, output, fleet, ctx.now);
     let bestCost = Number.POSITIVE_INFINITY;
     let candidates = 0;
     for (let i = 0; i < size; i++) {
@@ -408,10 +409,22 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     home: number,
     homeUncached: number,
     output: number,
+    fleet: FleetView,
     now: number,
   ): boolean {
     const costs = this.costs;
     if (costs[home] === Number.POSITIVE_INFINITY) return false;
+    // Idle for a prefill: within its bound (a finite cost), and a prefill routed there now would start now,
+    // the cost model's queue and memory waits both zero (decodes in flight do not make it busy for a prefill).
+    let idle = 0;
+    for (let i = 0; i < costs.length; i++) {
+      if (
+        fleet.healthy[i] === true &&
+        costs[i] !== Number.POSITIVE_INFINITY &&
+        !(this.startWaitMs(i, now) > 0)
+      )
+        idle++;
+    }
     const m = matched[home]!;
     const key = req.blocks[m - 1]!;
     let homes = 0;
@@ -430,7 +443,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const own = this.startWaitMs(home, now) + suffix;
     const joiners = this.pending.joinersOf(home, key, now);
     const othersComputing = this.fresh.othersPending(req.blocks[0]!, now);
-    if (!startsCopy(own, suffix, joiners, elsewhere, homes, othersComputing)) return false;
+    if (!startsCopy(own, suffix, joiners, elsewhere, homes, othersComputing, idle)) return false;
     costs[home] = Number.POSITIVE_INFINITY;
     return true;
   }
