@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The 8B preset's clairvoyant runs with max_tokens beliefs (the input maxModelLen feeds), on main's code and on
-# this branch's, one at a time: the reports must be the same but for wall times. Also an exact MoE reference
-# and a bench:sim MoE run (their reports' fleet.engine must not gain a field).
+# this branch's, one at a time: the reports must be the same but for wall times. Also a bench:sim MoE run (its
+# report's fleet.engine must not gain a field).
 #   bench/results/model-len/check-8b.sh MAIN_CHECKOUT     (run from this checkout's root)
 set -euo pipefail
 MAIN=${1:?main checkout}
@@ -17,8 +17,6 @@ for side in main branch; do
      nice -n 10 npx tsx sim/clairvoyant-main.ts --workload mooncake --backends 8 --speed 2.45 --set scoring \
        --balance-factor 1.25 --objectives ttft --knows "$k" --out "$out" 2>/dev/null
    done
-   nice -n 10 npx tsx sim/clairvoyant-main.ts --workload mooncake --backends 8 --speed 2 --set scoring \
-     --preset qwen3-30b-a3b-h100-vllm --balance-factor 1.25 --objectives ttft --out "$out" 2>/dev/null
    nice -n 10 npm run --silent bench:sim -- --workload mooncake --backends 8 --speed 2 --set scoring \
      --preset qwen3-30b-a3b-h100-vllm --out "$out" >/dev/null)
 done
