@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { BackendSpec, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { CLAIRVOYANT_VIEW, clairvoyantFactory } from "./clairvoyant";
-import { type Knowledge, maxTokensBeliefs } from "./clairvoyant-knowledge";
+import { type Knowledge, knowledge, maxTokensBeliefs } from "./clairvoyant-knowledge";
 import { TIGHT_ENGINE } from "./fixtures/tight-engine";
+import { engineFlags } from "./flags";
 import { EngineModel } from "./model/engine-model";
+import { ENGINE_PRESETS, enginePreset } from "./model/presets";
 import type { EngineConfig, EngineEvent, EngineRequest } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
 import { prepareWorkload } from "./prepare";
-import { type FleetReadings, simulatePolicy } from "./simulator";
+import { engineConfig, type FleetReadings, simulatePolicy } from "./simulator";
 import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
 /** The same with memory to spare: admission never waits for blocks. */
@@ -174,8 +176,36 @@ describe("--knows max-tokens: output lengths as the clients sent max_tokens", ()
       ],
       maxTokens: [512, undefined, undefined],
     } as unknown as PreparedWorkload;
-    expect(maxTokensBeliefs(pw, { ...TIGHT_ENGINE, kvCacheTokens: 4096 }, 1000)).toEqual([512, 900, 800]);
-    expect(maxTokensBeliefs(pw, TIGHT_ENGINE, 1000)).toEqual([156, 156, 56]);
+    const ctx1000 = { ...TIGHT_ENGINE, maxModelLen: 1000 };
+    expect(maxTokensBeliefs(pw, { ...ctx1000, kvCacheTokens: 4096 })).toEqual([512, 900, 800]);
+    expect(maxTokensBeliefs(pw, ctx1000)).toEqual([156, 156, 56]);
+    // A prompt with no room left in the context: vLLM refuses it, so it is an error, not a belief of 1.
+    expect(() => maxTokensBeliefs(pw, { ...ctx1000, maxModelLen: 200 })).toThrow(
+      /request 2: prompt 200 \+ output 1 = 201 tokens, past the engine's max_model_len 200/,
+    );
+  });
+
+  // The path clairvoyant-main.ts takes: --preset NAME → engineFlags → engineConfig → knowledge. The context
+  // end is the preset's own maxModelLen; the MoE preset is served with YaRN to 131,072 (presets.ts), which a
+  // separate table keyed by preset name once gave as the native 40,960.
+  it.each(Object.keys(ENGINE_PRESETS))("max-tokens: no max_tokens runs to %s's maxModelLen", (name) => {
+    const preset = enginePreset(name);
+    const fleet = { backends: 2, seed: 1, ...engineFlags(name, undefined) };
+    const cfg = engineConfig(fleet, 16);
+    expect(Number.isInteger(preset.maxModelLen)).toBe(true);
+    expect(cfg.maxModelLen).toBe(preset.maxModelLen);
+    const pw = {
+      name: "hand",
+      requests: [
+        { promptTokens: 1000, outputTokens: 7 },
+        { promptTokens: 1000, outputTokens: 7 },
+      ],
+      maxTokens: [512, undefined],
+    } as unknown as PreparedWorkload;
+    const knew = knowledge("max-tokens", pw, cfg);
+    // Every preset's context fits its KV cache (presets.test.ts), so the context end is the belief.
+    expect(knew.outputs).toEqual([512, preset.maxModelLen - 1000]);
+    if (name === "qwen3-30b-a3b-h100-vllm") expect(knew.outputs![1]).toBe(131_072 - 1000);
   });
 });
 

@@ -11,7 +11,7 @@
  *   holds (EngineModel.reviseOutputs re-derives reservations, finish steps and
  *   the run in progress from them). No max_tokens: vLLM lets the answer run to
  *   the end of the context, max_tokens = max_model_len − prompt, with
- *   max_model_len the model's own context (MAX_MODEL_LEN); then clipped so
+ *   max_model_len the engine preset's (EngineConfig.maxModelLen); then clipped so
  *   prompt + output fits the engine's KV cache (a request that does not can
  *   never be admitted: fits()). Which requests are still running is known (a
  *   gateway sees each stream end).
@@ -28,6 +28,7 @@
  *   the estimate is warm from the first request, as a gateway's would be in steady state. Not asked by
  *   issue #12's brief: what a gateway could estimate rather than what it is told.
  */
+import { contextOverflow } from "./model/engine-config";
 import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
 
@@ -43,16 +44,6 @@ export type Knows = (typeof KNOWS)[number];
 
 /** The scrape interval of `lagged`: the one chosen on the tuning set (bench/sim-all.sh SIGNALS_SCRAPE_MS). */
 export const DEFAULT_LAG_MS = 1000;
-
-/**
- * Each preset's max_model_len: the model's native context (config.json max_position_embeddings), which
- * vLLM uses when --max-model-len is not given. Qwen3-30B-A3B: 40,960; Llama 3.1: 131,072.
- */
-export const MAX_MODEL_LEN: Readonly<Record<string, number>> = {
-  "llama-3.1-8b-h100-vllm": 131_072,
-  "llama-3.1-70b-4xh100-vllm": 131_072,
-  "qwen3-30b-a3b-h100-vllm": 40_960,
-};
 
 /** The reference's knowledge: output lengths it believes (absent: the true ones), and its lag (absent: none). */
 export interface Knowledge {
@@ -74,12 +65,15 @@ export function knowsTag(knows: Knows): string {
 
 /**
  * The output length a gateway believes for each request: the client's max_tokens, or with none the
- * context end (maxModelLen − prompt), clipped so prompt + output fits the KV cache, at least 1.
+ * context end (the engine's maxModelLen − prompt), clipped so prompt + output fits the KV cache, at least
+ * 1. A prompt with no room left in the context is an error (vLLM refuses it), not a belief of 1.
  */
-export function maxTokensBeliefs(w: PreparedWorkload, cfg: EngineConfig, maxModelLen: number): number[] {
+export function maxTokensBeliefs(w: PreparedWorkload, cfg: EngineConfig): number[] {
   const kv = Math.floor(cfg.kvCacheTokens / cfg.blockTokens) * cfg.blockTokens;
   return w.requests.map((r, i) => {
-    const sent = w.maxTokens[i] ?? maxModelLen - r.promptTokens;
+    const over = contextOverflow(cfg, String(i), r.promptTokens, 1);
+    if (over !== undefined) throw new RangeError(`${w.name}: ${over}`);
+    const sent = w.maxTokens[i] ?? cfg.maxModelLen - r.promptTokens;
     return Math.max(1, Math.min(sent, kv - r.promptTokens));
   });
 }
@@ -87,8 +81,8 @@ export function maxTokensBeliefs(w: PreparedWorkload, cfg: EngineConfig, maxMode
 export function knowledge(
   knows: Knows,
   w: PreparedWorkload,
+  /** The engine the fleet runs (engineConfig): its KV cache and maxModelLen bound the beliefs. */
   cfg: EngineConfig,
-  maxModelLen: number,
   lagMs = DEFAULT_LAG_MS,
   /** For `learned`: the output lengths of earlier traffic (the gateway's history); none: a cold start. */
   history: readonly { readonly outputTokens: number }[] = [],
@@ -97,9 +91,7 @@ export function knowledge(
     ? { priorSum: history.reduce((a, r) => a + Math.max(1, r.outputTokens), 0), priorCount: history.length }
     : undefined;
   const outputs =
-    knows.startsWith("max-tokens") || learned !== undefined
-      ? maxTokensBeliefs(w, cfg, maxModelLen)
-      : undefined;
+    knows.startsWith("max-tokens") || learned !== undefined ? maxTokensBeliefs(w, cfg) : undefined;
   return {
     ...(outputs ? { outputs } : {}),
     ...(knows.endsWith("lagged") ? { lagMs } : {}),

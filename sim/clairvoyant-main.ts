@@ -28,14 +28,7 @@ import {
   clairvoyantName,
   everSeenHits,
 } from "./clairvoyant";
-import {
-  DEFAULT_LAG_MS,
-  KNOWS,
-  type Knows,
-  knowledge,
-  knowsTag,
-  MAX_MODEL_LEN,
-} from "./clairvoyant-knowledge";
+import { DEFAULT_LAG_MS, KNOWS, type Knows, knowledge, knowsTag } from "./clairvoyant-knowledge";
 import { DEFAULT_MAX_TOKENS_MODEL } from "./client-max-tokens";
 import { describeSet, loadSetData, SET_SEEDS } from "./eval-sets";
 import {
@@ -139,8 +132,6 @@ async function main(argv: string[]): Promise<void> {
   if (!KNOWS.includes(knows))
     throw new UsageError(`--knows must be one of ${KNOWS.join(", ")}, got "${knows}"`);
   const lagMs = values["lag-ms"] === undefined ? DEFAULT_LAG_MS : positiveFlag("lag-ms", values["lag-ms"]);
-  const maxModelLen = MAX_MODEL_LEN[engine.preset ?? DEFAULT_PRESET];
-  if (maxModelLen === undefined) throw new UsageError(`no max_model_len known for preset ${engine.preset}`);
   const policies = values.policies === undefined ? [] : policiesFlag(values.policies);
   // Other traffic on the engines, around the reference (bench:sim's --second-client): what lagged cannot see.
   const secondClient = secondClientFlag(values["second-client"]);
@@ -167,14 +158,10 @@ async function main(argv: string[]): Promise<void> {
       ? (await loadSetData(workload, { ...setData, set: "tuning", seed: SET_SEEDS.tuning[0]! })).workload
           .requests
       : [];
-  const knew = knowledge(
-    knows,
-    prepared,
-    engineConfig(fleet, prepared.blockTokens),
-    maxModelLen,
-    lagMs,
-    history,
-  );
+  const cfg = engineConfig(fleet, prepared.blockTokens);
+  // Absent max_tokens runs to the end of the preset's context (EngineConfig.maxModelLen).
+  const { maxModelLen } = cfg;
+  const knew = knowledge(knows, prepared, cfg, lagMs, history);
   // A lagged reference resets its beliefs at the simulator's scrape ticks (the race's fleet has none).
   const refFleet = knew.lagMs === undefined ? fleet : { ...fleet, scrapeMs: knew.lagMs };
   const tag = knowsTag(knows);

@@ -120,7 +120,8 @@ export function engineFlags(
   } catch (e) {
     throw new UsageError(`--preset: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const { kvCacheTokens, blockTokens: _, ...preset_ } = config;
+  // maxModelLen stays the preset's (engineConfig reads it by name): `engine` is what reports print.
+  const { kvCacheTokens, blockTokens: _, maxModelLen: __, ...preset_ } = config;
   // Absent or "reserve": the preset as it is, so the default runs' reports stay what they were.
   if (kvAllocation !== undefined && !(KV_ALLOCATIONS as readonly string[]).includes(kvAllocation))
     throw new UsageError(

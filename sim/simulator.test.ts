@@ -41,6 +41,21 @@ const small = () =>
   prepareWorkload(generatedSharedPrefix({ rate: 20, seed: 3, groups: 8, promptsPerGroup: 8 }));
 
 describe("simulatePolicy", () => {
+  it("refuses a workload past the engine's max_model_len, naming the request (vLLM answers it 400)", () => {
+    const w = small();
+    const long = {
+      ...w,
+      requests: w.requests.map((r, i) => (i === 5 ? { ...r, outputTokens: 131_072 } : r)),
+    };
+    expect(() => simulatePolicy(long, fleet, "rr", roundRobin(), GATEWAY_VIEW)).toThrow(
+      /generated-shared-prefix.*request 5: prompt \d+ \+ output 131072 = \d+ tokens, past the engine's max_model_len 131072/,
+    );
+    // The MoE preset's context, by name (served with YaRN to 131,072), is the limit it checks.
+    const moe = { ...fleet, preset: "qwen3-30b-a3b-h100-vllm" };
+    expect(() => simulatePolicy(long, moe, "rr", roundRobin(), GATEWAY_VIEW)).toThrow(/max_model_len 131072/);
+    expect(simulatePolicy(w, moe, "rr", roundRobin(), GATEWAY_VIEW).completed).toBe(64);
+  });
+
   it("completes every request exactly once and tells the router each completion", () => {
     const log = { routed: [] as number[], completed: [] as number[] };
     const r = simulatePolicy(small(), fleet, "rr", roundRobin(log), GATEWAY_VIEW);

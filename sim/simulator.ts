@@ -31,7 +31,9 @@ import type {
   RouteReason,
   RouteRequest,
 } from "../src/routing/types";
+import { contextOverflow } from "./model/engine-config";
 import { DEFAULT_ENGINE_CONFIG, EngineModel } from "./model/engine-model";
+import { enginePreset } from "./model/presets";
 import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
 import { type RequestView, routeRequest } from "./request-view";
@@ -96,9 +98,12 @@ export interface FleetConfig {
    * that fleet's ids to place new prefixes where the gateway does.
    */
   readonly ids?: readonly string[];
-  /** Engine parameters other than capacity and block size (default DEFAULT_ENGINE_CONFIG). */
-  readonly engine?: Partial<Omit<EngineConfig, "kvCacheTokens" | "blockTokens">>;
-  /** The name of the preset `engine` comes from, for reports. */
+  /**
+   * Engine parameters other than capacity, block size and the model's context (default
+   * DEFAULT_ENGINE_CONFIG's). The context, maxModelLen, is `preset`'s (engineConfig).
+   */
+  readonly engine?: Partial<Omit<EngineConfig, "kvCacheTokens" | "blockTokens" | "maxModelLen">>;
+  /** The name of the preset `engine` comes from: reports, and the model's maxModelLen (absent: the default's). */
   readonly preset?: string;
   readonly seed: number;
   /** The gateway's scrape of the engines' /metrics, every this many ms (ENGINE_SCRAPE_MS); 0 or absent: off. */
@@ -171,7 +176,15 @@ export function fleetSpecs(fleet: FleetConfig): BackendSpec[] {
 }
 
 export function engineConfig(fleet: FleetConfig, blockTokens: number): EngineConfig {
-  return { ...DEFAULT_ENGINE_CONFIG, ...fleet.engine, kvCacheTokens: fleet.kvCacheTokens, blockTokens };
+  // The model's context is the named preset's (the default's without one): a fact of the model, not a knob.
+  const { maxModelLen } = fleet.preset === undefined ? DEFAULT_ENGINE_CONFIG : enginePreset(fleet.preset);
+  return {
+    ...DEFAULT_ENGINE_CONFIG,
+    ...fleet.engine,
+    kvCacheTokens: fleet.kvCacheTokens,
+    blockTokens,
+    maxModelLen,
+  };
 }
 
 /**
@@ -192,6 +205,12 @@ export function simulatePolicy(
   const n = specs.length;
   const cfg = engineConfig(fleet, w.blockTokens);
   const engines = specs.map(() => new EngineModel(cfg));
+  // A workload the engine could not serve is an error here, not a silent run: vLLM refuses each such request.
+  for (let i = 0; i < w.requests.length; i++) {
+    const r = w.requests[i]!;
+    const over = contextOverflow(cfg, String(i), r.promptTokens, Math.max(1, r.outputTokens));
+    if (over !== undefined) throw new RangeError(`${w.name}: ${over}; use a preset with a longer context`);
+  }
   const ids = specs.map((b) => b.id);
   const indexOf = new Map(ids.map((id, i) => [id, i]));
   const reqs = w.requests;

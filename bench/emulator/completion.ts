@@ -6,6 +6,7 @@
  * optional usage chunk with empty choices, and `data: [DONE]`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { servedModelLen } from "../../sim/model/engine-config";
 import type { EngineDriver } from "./engine-driver";
 import { badRequest } from "./http-error";
 import type { CommonParams, PromptInput } from "./openai-request";
@@ -87,8 +88,9 @@ export function runCompletion(
   const prompts = tokensOf(input);
   for (const p of prompts) {
     if (p.tokens.length === 0) throw badRequest("The prompt is empty.", chat ? "messages" : "prompt");
-    if (!driver.engine.fits(p.tokens.length, params.maxTokens)) {
-      const max = Math.floor(driver.engine.config.kvCacheTokens / blockTokens) * blockTokens;
+    // vLLM's check (and message): prompt + max_tokens within max_model_len (/v1/models), which the KV holds.
+    const max = servedModelLen(driver.engine.config);
+    if (p.tokens.length + params.maxTokens > max) {
       throw badRequest(
         `This model's maximum context length is ${max} tokens. However, you requested ${p.tokens.length + params.maxTokens} tokens (${p.tokens.length} in the ${chat ? "messages" : "prompt"}, ${params.maxTokens} in the completion). Please reduce the length of the ${chat ? "messages" : "prompt"} or completion.`,
         chat ? "messages" : "prompt",

@@ -283,6 +283,10 @@ describe("emulator: errors, models, health, metrics", () => {
     expect(
       (await errorOf(await post("/v1/chat/completions", chat("x", { max_tokens: 1_000_000 })))).status,
     ).toBe(400);
+    // Past max_model_len (131,072) though the KV cache would hold it: vLLM's 400 and its message.
+    const past = await post("/v1/chat/completions", chat("x", { max_tokens: 131_072 }));
+    expect(past.status).toBe(400);
+    expect(await past.text()).toContain("This model's maximum context length is 131072 tokens.");
     // Without --api-key any key (or none) is accepted.
     expect((await post("/v1/chat/completions", chat("x"), "anything", slow)).status).toBe(200);
   });
@@ -291,8 +295,10 @@ describe("emulator: errors, models, health, metrics", () => {
     expect((await fetch(`${emu.url}/health`)).status).toBe(200);
     const models = (await (
       await fetch(`${emu.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })
-    ).json()) as { data: { id: string }[] };
+    ).json()) as { data: { id: string; max_model_len: number }[] };
     expect(models.data.map((m) => m.id)).toEqual([MODEL]);
+    // The default preset's context (Llama 3.1: 131,072), not its 442k-token KV cache.
+    expect(models.data[0]!.max_model_len).toBe(131_072);
     const text = await (await fetch(`${emu.url}/metrics`)).text();
     const value = (name: string): number => {
       const line = text.split("\n").find((l) => l.startsWith(`${name}{`));

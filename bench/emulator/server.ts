@@ -21,6 +21,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { servedModelLen } from "../../sim/model/engine-config";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
 import type { EngineConfig, EngineMetrics } from "../../sim/model/types";
 import { type CompletionContext, runCompletion, type ServerTiming } from "./completion";
@@ -192,7 +193,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
         object: "model",
         created: Math.floor(Date.now() / 1000),
         owned_by: "prefix-gateway-emulator",
-        max_model_len: Math.floor(config.kvCacheTokens / config.blockTokens) * config.blockTokens,
+        max_model_len: servedModelLen(config),
       };
       return send(res, 200, JSON.stringify({ object: "list", data: [card] }));
     }

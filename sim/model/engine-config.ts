@@ -26,6 +26,8 @@ export function validateConfig(c: EngineConfig): void {
     throw new RangeError(
       `EngineConfig.kvAllocation must be "reserve" or "incremental", got ${c.kvAllocation}`,
     );
+  if (!Number.isInteger(c.maxModelLen) || c.maxModelLen < 1)
+    throw new RangeError(`EngineConfig.maxModelLen must be a positive integer, got ${c.maxModelLen}`);
   positiveInt("maxRunning", c.maxRunning);
   positiveInt("maxBatchedTokens", c.maxBatchedTokens);
   // vLLM refuses the same (SchedulerConfig.verify_max_model_len): every running decode must fit one step.
@@ -52,4 +54,29 @@ export function validateConfig(c: EngineConfig): void {
     throw new RangeError(
       "EngineConfig: a decode step must take some time (decodeStepBaseMs + decodeStepPerSeqMs > 0)",
     );
+}
+
+/**
+ * The longest sequence an engine of this config serves, as vLLM reports it (/v1/models max_model_len): its
+ * maxModelLen, or the KV cache's whole blocks when they hold less (vLLM will not start with a max_model_len
+ * its cache cannot hold; the operator lowers --max-model-len to fit, as --kv-tokens does here).
+ */
+export function servedModelLen(c: EngineConfig): number {
+  return Math.min(c.maxModelLen, Math.floor(c.kvCacheTokens / c.blockTokens) * c.blockTokens);
+}
+
+/**
+ * A request past the engine's max_model_len, as vLLM's OpenAI server refuses it (400: "This model's maximum
+ * context length is N tokens. However, you requested ..."): an error naming the request, or undefined.
+ */
+export function contextOverflow(
+  c: EngineConfig,
+  id: string,
+  promptTokens: number,
+  outputTokens: number,
+): string | undefined {
+  const total = promptTokens + outputTokens;
+  return total > c.maxModelLen
+    ? `request ${id}: prompt ${promptTokens} + output ${outputTokens} = ${total} tokens, past the engine's max_model_len ${c.maxModelLen} (vLLM refuses it with a 400)`
+    : undefined;
 }

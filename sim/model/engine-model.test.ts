@@ -5,6 +5,7 @@ import type { EngineConfig, EngineEvent, EngineRequest } from "./types";
 /** Small engine with round numbers: 1 prefill token per ms, 10 ms + 1 ms/seq decode steps. */
 const SMALL: EngineConfig = {
   kvCacheTokens: 4 * 64,
+  maxModelLen: 4 * 64,
   blockTokens: 4,
   maxRunning: 8,
   prefillTokensPerSec: 1000,

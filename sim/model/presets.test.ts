@@ -97,6 +97,30 @@ describe("presets", () => {
     expect(() => enginePreset("gpt-9")).toThrow(/unknown engine preset "gpt-9": use llama-3.1-8b-h100-vllm/);
   });
 
+  it("each preset's max_model_len is its model's served context, and vLLM could start it (one fits the KV)", () => {
+    expect(LLAMA_3_1_8B_H100_VLLM.maxModelLen).toBe(131_072);
+    expect(LLAMA_3_1_70B_4XH100_VLLM.maxModelLen).toBe(131_072);
+    // Qwen3-30B-A3B with YaRN, factor 4 over 32,768 (not the config's native 40,960).
+    expect(QWEN3_30B_A3B_H100_VLLM.maxModelLen).toBe(4 * 32_768);
+    for (const name of Object.keys(ENGINE_PRESETS)) {
+      const c = enginePreset(name);
+      expect(c.maxModelLen).toBeLessThanOrEqual(c.kvCacheTokens);
+      // The longest Mooncake request (prompt + output) fits every preset's context.
+      expect(c.maxModelLen).toBeGreaterThanOrEqual(126_527);
+    }
+  });
+
+  it.each([0, -1, 40_960.5, Number.NaN, undefined])(
+    "a preset whose maxModelLen is %s fails loudly",
+    (bad) => {
+      const presets = { broken: { ...QWEN3_30B_A3B_H100_VLLM, maxModelLen: bad as number } };
+      expect(() => enginePreset("broken", presets)).toThrow(
+        /engine preset "broken": EngineConfig.maxModelLen must be a positive integer/,
+      );
+      expect(() => new EngineModel(presets.broken)).toThrow(/maxModelLen must be a positive integer/);
+    },
+  );
+
   it("Qwen3-30B-A3B on H100 runs the longest Mooncake request and a saturated batch", () => {
     const e = new EngineModel(QWEN3_30B_A3B_H100_VLLM);
     expect(e.fits(126_527, 500)).toBe(true);

@@ -6,9 +6,16 @@
  * Sources:
  * [L8]  meta-llama/Llama-3.1-8B-Instruct config.json: num_hidden_layers 32,
  *       num_key_value_heads 8, hidden_size 4096 / num_attention_heads 32 →
- *       head_dim 128; 8.03e9 parameters (model card).
+ *       head_dim 128; 8.03e9 parameters (model card); max_position_embeddings
+ *       131,072 (rope_scaling "llama3" is already in it: the 128k context).
  * [L70] meta-llama/Llama-3.1-70B-Instruct config.json: num_hidden_layers 80,
- *       num_key_value_heads 8, head_dim 128; 70.6e9 parameters.
+ *       num_key_value_heads 8, head_dim 128; 70.6e9 parameters;
+ *       max_position_embeddings 131,072, as the 8B.
+ * [ML]  vLLM's max_model_len (ModelConfig, _get_and_verify_max_len): the
+ *       config's max_position_embeddings; with YaRN rope_scaling,
+ *       original_max_position_embeddings × factor; --max-model-len, when
+ *       given, must not exceed that. vLLM also refuses to start when one
+ *       max_model_len sequence does not fit the KV cache.
  * [H100] NVIDIA H100 SXM5 datasheet: 80 GB HBM3, 3.35 TB/s, 989 TFLOPS dense
  *       BF16. The CUDA driver reports 79.1 GiB usable.
  * [VD]  vLLM engine defaults: gpu_memory_utilization 0.9; block_size 16;
@@ -18,9 +25,12 @@
  * [Q3]  Qwen/Qwen3-30B-A3B config.json: num_hidden_layers 48, hidden_size
  *       2048, num_attention_heads 32, num_key_value_heads 4, head_dim 128,
  *       num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768,
- *       vocab_size 151,936, tie_word_embeddings false; model card: 30.5e9
- *       parameters, 3.3e9 activated per token, 32,768 tokens of context
- *       natively and 131,072 with YaRN.
+ *       vocab_size 151,936, tie_word_embeddings false, max_position_embeddings
+ *       40,960 (no rope_scaling); model card: 30.5e9 parameters, 3.3e9
+ *       activated per token, 32,768 tokens of context natively and 131,072
+ *       with YaRN, served as `vllm serve ... --rope-scaling
+ *       '{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}'
+ *       --max-model-len 131072`.
  * [MFU] Prefill of dense 8B–70B models on H100 under vLLM reaches roughly
  *       40–50% of peak BF16 FLOPS; decode is memory-bound and reaches roughly
  *       70% of peak HBM bandwidth. We use 40% and 70% (conservative ends).
@@ -42,6 +52,7 @@
  * cost, 4× the dense models) and holds a third of the KV: a cache miss costs
  * little, queueing behind decodes and eviction cost more.
  */
+import { validateConfig } from "./engine-config";
 import type { EngineConfig } from "./types";
 
 /** KV bytes per token: K and V (2) × layers × kv_heads × head_dim × 2 bytes (BF16). */
@@ -68,8 +79,11 @@ const GIB = 1024 ** 3;
  *   is ~6–7 ms). Each 1,000 tokens of context add 1000 × 131,072 B / 2.35 TB/s
  *   = 0.056 ms per step; each sequence adds ~0.02 ms of sampling and
  *   bookkeeping.
+ * - max_model_len [L8][ML]: 131,072, the config's own (no --max-model-len);
+ *   the 442k-token cache holds three such sequences.
  */
 export const LLAMA_3_1_8B_H100_VLLM: EngineConfig = {
+  maxModelLen: 131_072,
   kvCacheTokens: 442_368,
   blockTokens: 16,
   maxRunning: 1024,
@@ -96,8 +110,10 @@ export const LLAMA_3_1_8B_H100_VLLM: EngineConfig = {
  *   ~2 ms of all-reduce per step across TP4 [AR] (160 all-reduces × ~12 µs)
  *   → 17 ms. 1,000 tokens of context add 1000 × 327,680 B / 9.38 TB/s =
  *   0.035 ms per step.
+ * - max_model_len [L70][ML]: 131,072, the config's own.
  */
 export const LLAMA_3_1_70B_4XH100_VLLM: EngineConfig = {
+  maxModelLen: 131_072,
   kvCacheTokens: 468_992,
   blockTokens: 16,
   maxRunning: 1024,
@@ -136,8 +152,15 @@ export const LLAMA_3_1_70B_4XH100_VLLM: EngineConfig = {
  *   ~0.02 ms of sampling and bookkeeping, as for the 8B. The base is the
  *   bandwidth floor: kernel-launch and routing overheads, which weigh most
  *   at small batches, are not in it.
+ * - max_model_len [Q3][ML]: 131,072, as the card serves it with YaRN (factor
+ *   4 over 32,768; --max-model-len 131072): this preset models that
+ *   deployment (its KV was sized to hold the longest Mooncake request,
+ *   126.5k, which the native 40,960 would refuse). Without YaRN vLLM would
+ *   take the config's 40,960. The 132,096-token cache holds one 131,072-token
+ *   sequence, so vLLM starts (1,024 tokens to spare).
  */
 export const QWEN3_30B_A3B_H100_VLLM: EngineConfig = {
+  maxModelLen: 131_072,
   kvCacheTokens: 132_096,
   blockTokens: 16,
   maxRunning: 1024,
@@ -162,11 +185,22 @@ export const ENGINE_PRESETS: Readonly<Record<string, EngineConfig>> = {
 /** The name of DEFAULT_ENGINE_CONFIG in ENGINE_PRESETS. */
 export const DEFAULT_PRESET = "llama-3.1-8b-h100-vllm";
 
-/** A preset by name; an unknown name is an error that lists the known ones. */
-export function enginePreset(name: string): EngineConfig {
-  const preset = ENGINE_PRESETS[name];
+/**
+ * A preset by name, checked (validateConfig: a bad figure, e.g. a maxModelLen that is no positive integer,
+ * fails here, naming the preset); an unknown name is an error that lists the known ones.
+ */
+export function enginePreset(
+  name: string,
+  presets: Readonly<Record<string, EngineConfig>> = ENGINE_PRESETS,
+): EngineConfig {
+  const preset = presets[name];
   if (preset === undefined)
-    throw new RangeError(`unknown engine preset "${name}": use ${Object.keys(ENGINE_PRESETS).join(", ")}`);
+    throw new RangeError(`unknown engine preset "${name}": use ${Object.keys(presets).join(", ")}`);
+  try {
+    validateConfig(preset);
+  } catch (e) {
+    throw new RangeError(`engine preset "${name}": ${e instanceof Error ? e.message : String(e)}`);
+  }
   return preset;
 }
 

@@ -5,6 +5,7 @@ describe("step time", () => {
   it("adds base, per-sequence, context and prefill costs", () => {
     const c = new StepCost({
       kvCacheTokens: 1024,
+      maxModelLen: 1024,
       blockTokens: 16,
       maxRunning: 8,
       prefillTokensPerSec: 2000,

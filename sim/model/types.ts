@@ -17,6 +17,13 @@ export interface EngineConfig {
   readonly kvCacheTokens: number;
   /** Tokens per KV block (vLLM default 16). Only full blocks are reusable. */
   readonly blockTokens: number;
+  /**
+   * The longest sequence, prompt + output, the engine serves (vLLM max_model_len: --max-model-len, else the
+   * model config's max_position_embeddings, scaled by rope_scaling when the model is served with it). vLLM
+   * refuses a request past it with a 400, and a request with no max_tokens may generate up to it. A positive
+   * integer; every request a workload sends must fit it (simulator.ts checks, validateConfig bounds it).
+   */
+  readonly maxModelLen: number;
   /** Maximum running (batched) requests (vLLM max_num_seqs). */
   readonly maxRunning: number;
   /** Prefill throughput of the instance, tokens/s: a step's prefill chunks take their tokens ÷ this. */
