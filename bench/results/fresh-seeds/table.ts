@@ -1,0 +1,83 @@
+// The table of fresh-seeds/seeds.txt (written by fresh-seeds/seeds.sh): per seed and run, prefix_aware's TTFT p99
+// under before / jk / ig2 and llm-d's, ig2 against each; then, per group (workload × preset, each preset, all),
+// each version's mean p99 change against before and against llm-d, how many runs ig2 is worse than before / jk,
+// and the worst. Reads only the audit's own summary lines (the parsing of burst-split-2/seeds-table.ts).
+//   npx tsx bench/results/fresh-seeds/table.ts bench/results/fresh-seeds/seeds.txt
+import { readFileSync } from "node:fs";
+
+interface Line {
+  p99: number;
+  hit: string;
+  perBurst: string;
+  cold: string;
+}
+const versions = ["before", "jk", "ig2"] as const;
+const file = process.argv[2] ?? "bench/results/fresh-seeds/seeds.txt";
+const rows = new Map<string, Map<string, Line>>();
+let key = "";
+let version = "";
+for (const line of readFileSync(file, "utf8").split("\n")) {
+  const cmd = /^\$ \((\w+)\) npx tsx \S+ (\S+) 8 (\d+) none (\d+) (\S+) llmd$/.exec(line);
+  if (cmd) {
+    version = cmd[1]!;
+    key = `${cmd[4]} | ${cmd[2]} ${cmd[5]!.startsWith("qwen") ? "MoE" : "8B"}`;
+    if (!rows.has(key)) rows.set(key, new Map());
+    continue;
+  }
+  const m =
+    /^(prefix_aware|llmd): TTFT p50 \d+ ms p99 (\d+) ms hit ([\d.]+%); backends per burst mean ([\d.]+).*cold prefills (\d+)/.exec(
+      line,
+    );
+  if (!m) continue;
+  const who = m[1] === "llmd" ? "llmd" : version;
+  rows.get(key)!.set(who, { p99: Number(m[2]), hit: m[3]!, perBurst: m[4]!, cold: m[5]! });
+}
+const rel = (a: number, b: number) => (a / b - 1) * 100;
+const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}%`;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  "| seed | run | before | jk | ig2 | llm-d | ig2 vs before | ig2 vs jk | ig2 vs llm-d | hit before / jk / ig2 (llm-d) | backends per burst before / jk / ig2 | cold prefills before / jk / ig2 |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+interface Run {
+  key: string;
+  group: string;
+  p: Record<string, number>;
+}
+const runs: Run[] = [];
+for (const [k, r] of [...rows].sort(
+  ([a], [b]) => a.split(" | ")[1]!.localeCompare(b.split(" | ")[1]!) || Number(a.split(" ")[0]) - Number(b.split(" ")[0]),
+)) {
+  const [b, j, c, l] = [...versions, "llmd"].map((v) => r.get(v));
+  if (!b || !j || !c || !l) continue;
+  console.log(
+    `| ${k} | ${b.p99} | ${j.p99} | ${c.p99} | ${l.p99} | ${pct(rel(c.p99, b.p99))} | ${pct(rel(c.p99, j.p99))} | ${pct(rel(c.p99, l.p99))} | ${b.hit} / ${j.hit} / ${c.hit} (${l.hit}) | ${b.perBurst} / ${j.perBurst} / ${c.perBurst} | ${b.cold} / ${j.cold} / ${c.cold} |`,
+  );
+  runs.push({ key: k, group: k.split(" | ")[1]!, p: { before: b.p99, jk: j.p99, ig2: c.p99, llmd: l.p99 } });
+}
+const groups = new Map<string, Run[]>();
+const add = (g: string, r: Run) => groups.set(g, [...(groups.get(g) ?? []), r]);
+for (const r of runs) {
+  add(r.group, r);
+  add(`all ${r.group.split(" ")[1]}`, r);
+  add("all", r);
+}
+const worst = (rs: Run[], a: string, b: string) => {
+  const w = rs.reduce((x, y) => (rel(y.p[a]!, y.p[b]!) > rel(x.p[a]!, x.p[b]!) ? y : x));
+  return `${pct(rel(w.p[a]!, w.p[b]!))} (s${w.key.split(" ")[0]} ${w.group}, ${w.p[b]} → ${w.p[a]})`;
+};
+const worse = (rs: Run[], a: string, b: string) => rs.filter((r) => r.p[a]! > r.p[b]!).length;
+console.log("");
+console.log(
+  "| group | runs | mean p99 before / jk / ig2 / llm-d | jk vs before | ig2 vs before | ig2 vs jk | before / jk / ig2 vs llm-d | ig2 worse than before | ig2 worse than jk | jk worse than before | worst ig2 vs before | worst ig2 vs jk | worst ig2 vs llm-d |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+const order = ["burst 8B", "burst-mooncake 8B", "all 8B", "burst MoE", "burst-mooncake MoE", "all MoE", "all"];
+for (const g of order.filter((o) => groups.has(o))) {
+  const rs = groups.get(g)!;
+  const m = (v: string) => mean(rs.map((r) => r.p[v]!)).toFixed(1);
+  const mr = (a: string, b: string) => pct(mean(rs.map((r) => rel(r.p[a]!, r.p[b]!))));
+  console.log(
+    `| ${g} | ${rs.length} | ${m("before")} / ${m("jk")} / ${m("ig2")} / ${m("llmd")} | ${mr("jk", "before")} | ${mr("ig2", "before")} | ${mr("ig2", "jk")} | ${mr("before", "llmd")} / ${mr("jk", "llmd")} / ${mr("ig2", "llmd")} | ${worse(rs, "ig2", "before")} of ${rs.length} | ${worse(rs, "ig2", "jk")} of ${rs.length} | ${worse(rs, "jk", "before")} of ${rs.length} | ${worst(rs, "ig2", "before")} | ${worst(rs, "ig2", "jk")} | ${worst(rs, "ig2", "llmd")} |`,
+  );
+}
