@@ -133,9 +133,12 @@ describe("RouterDO engine scrape", () => {
 
       const scrapesBefore = (await backendState(a)).stats.metricsScrapes;
       const stub = env.ROUTER.getByName("scrape-on");
-      await routeAndComplete(stub, "on1", 1, spec(100, backends));
+      // Each scrape may take the interval (up to 2 s) and a reading serves three intervals: long enough for
+      // a loaded machine's /metrics answer and the ten route calls below (at 100 ms neither always held).
+      const intervalMs = SCRAPE_DEADLINE_MAX_MS;
+      await routeAndComplete(stub, "on1", 1, spec(intervalMs, backends));
       const status = await roundsDone(stub, 1);
-      expect(status).toMatchObject({ intervalMs: 100, readings: 2, failing: {} });
+      expect(status).toMatchObject({ intervalMs, readings: 2, failing: {} });
       expect((await backendState(a)).stats.metricsScrapes).toBeGreaterThan(scrapesBefore);
       const picks = [];
       for (const k of KEYS) picks.push(await routeAndComplete(stub, "on1", k));
