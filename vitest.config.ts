@@ -36,6 +36,12 @@ function workerTestBindings(
     // Every test runs with a (generous) in-flight limit per key, so the whole suite goes through the
     // KeyLimiterDO and the releasing body wrapper; wrangler.toml's default is 0 (off).
     KEY_MAX_CONCURRENT: "64",
+    // The Worker's wait for its RouterDO's answer (ROUTER_TIMEOUT_MS, 50 ms in wrangler.toml and deployed): so
+    // generous here that no loaded test machine misses it. Past it the Worker decides alone (reason `local`)
+    // and then for ROUTER_BACKOFF_MS more, so a test that reads a decision's reason or the RouterDO's counters,
+    // leases or throttle would see that request missing, now and then, under a full suite on two busy cores.
+    // A test of the fallback itself asks for the deployed deadline (router-fallback.test.ts).
+    ROUTER_TIMEOUT_MS: "10000",
     // No scrape of the emulators' /metrics (wrangler.toml's default too, said here so it stays off in tests
     // whatever the default becomes): a test that wants it sets ENGINE_SCRAPE_MS itself.
     ENGINE_SCRAPE_MS: "0",

@@ -201,8 +201,6 @@ describe("a backend that answers 200 with the wrong thing", () => {
     const overrides = {
       // Past the retry-after date (1 to 2 s ahead when the headers come): the buffer gives up after it.
       UPSTREAM_IDLE_TIMEOUT_MS: "2500",
-      // A route call no loaded machine misses: the retry's report must reach the RouterDO that throttles.
-      ROUTER_TIMEOUT_MS: "10000",
       BACKENDS: JSON.stringify(
         [
           { id: busy, url: `${base()}/busy503` },

@@ -26,7 +26,7 @@ import {
 const IDS = ["cell-a", "cell-b", "cell-c", "cell-d"];
 
 /** The spare-model pool as four backends (two per emulator: the emulators do not know ids) in two cells. */
-function cellsEnv(): { BACKENDS: string; ROUTER_CELLS: string; ROUTER_TIMEOUT_MS: string } {
+function cellsEnv(): { BACKENDS: string; ROUTER_CELLS: string } {
   const urls = spareUrls();
   return {
     BACKENDS: JSON.stringify(
@@ -40,8 +40,6 @@ function cellsEnv(): { BACKENDS: string; ROUTER_CELLS: string; ROUTER_TIMEOUT_MS
       })),
     ),
     ROUTER_CELLS: "2",
-    // Every decision here must be a cell's: a new object on a loaded machine can pass the 50 ms default.
-    ROUTER_TIMEOUT_MS: "10000",
   };
 }
 

@@ -15,7 +15,6 @@ import {
   interceptRoute,
   longPrompt,
   openWithEnv,
-  PATIENT_ROUTER,
   poolStats,
   settle,
 } from "./helpers";
@@ -38,13 +37,7 @@ describe("lease ends carried on the next route call", () => {
   beforeEach(async () => {
     // The pool's RouterDO knows the fleet (its stats answer) before a test counts from it.
     expect(
-      (
-        await gatewayWithEnv(
-          { ...PATIENT_ROUTER, REPORT_CARRY_MS: "0" },
-          "/v1/chat/completions",
-          request("warm"),
-        )
-      ).status,
+      (await gatewayWithEnv({ REPORT_CARRY_MS: "0" }, "/v1/chat/completions", request("warm"))).status,
     ).toBe(200);
     await settle();
   });
@@ -56,7 +49,7 @@ describe("lease ends carried on the next route call", () => {
       return real(input);
     });
     // Long enough that the second request's route call always comes first, however loaded the machine.
-    const vars = { ...PATIENT_ROUTER, ROUTER, REPORT_CARRY_MS: "1000" };
+    const vars = { ROUTER, REPORT_CARRY_MS: "1000" };
     const before = (await poolStats()).usage.completed;
     const first = await finished(vars, "carry-a");
     expect((await poolStats()).leases).toBe(1); // its report waits for a carrier
@@ -79,7 +72,7 @@ describe("lease ends carried on the next route call", () => {
       seen.push(input);
       return real(input);
     });
-    const vars = { ...PATIENT_ROUTER, ROUTER, REPORT_CARRY_MS: "0" };
+    const vars = { ROUTER, REPORT_CARRY_MS: "0" };
     const first = await finished(vars, "carry-off-a");
     await first.settled();
     expect((await poolStats()).leases).toBe(0);
@@ -97,7 +90,7 @@ describe("lease ends carried on the next route call", () => {
       }
       return real(input);
     });
-    const vars = { ...PATIENT_ROUTER, ROUTER, REPORT_CARRY_MS: "1000" };
+    const vars = { ROUTER, REPORT_CARRY_MS: "1000" };
     const before = (await poolStats()).usage;
     const first = await finished(vars, "carry-fail-a");
     const res = await gatewayWithEnv(vars, "/v1/chat/completions", request("carry-fail-b"));

@@ -10,6 +10,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { SCRAPE_DEADLINE_MAX_MS } from "../../durable-objects/engine-scrape";
 import type { RouterDO } from "../../durable-objects/router-do";
 import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import type { EngineScrapeStatus, PoolSpec } from "../../src/worker/router/router-rpc";
@@ -132,9 +133,12 @@ describe("RouterDO engine scrape", () => {
 
       const scrapesBefore = (await backendState(a)).stats.metricsScrapes;
       const stub = env.ROUTER.getByName("scrape-on");
-      await routeAndComplete(stub, "on1", 1, spec(100, backends));
+      // Each scrape may take the interval (up to 2 s) and a reading serves three intervals: long enough for
+      // a loaded machine's /metrics answer and the ten route calls below (at 100 ms neither always held).
+      const intervalMs = SCRAPE_DEADLINE_MAX_MS;
+      await routeAndComplete(stub, "on1", 1, spec(intervalMs, backends));
       const status = await roundsDone(stub, 1);
-      expect(status).toMatchObject({ intervalMs: 100, readings: 2, failing: {} });
+      expect(status).toMatchObject({ intervalMs, readings: 2, failing: {} });
       expect((await backendState(a)).stats.metricsScrapes).toBeGreaterThan(scrapesBefore);
       const picks = [];
       for (const k of KEYS) picks.push(await routeAndComplete(stub, "on1", k));
@@ -149,7 +153,11 @@ describe("RouterDO engine scrape", () => {
     const [a] = scrapeUrls();
     const f = faultBase();
     const stub = env.ROUTER.getByName("scrape-faults");
-    const s = spec(1000, [
+    // The longest round there is: each scrape's deadline is the interval, up to SCRAPE_DEADLINE_MAX_MS (2 s).
+    // A route call the round held up would take about that long; one that was not takes a few ms, or some
+    // hundreds on a loaded machine (663 ms was seen against the 500 ms bound a 1 s round allowed).
+    const roundMs = SCRAPE_DEADLINE_MAX_MS;
+    const s = spec(roundMs, [
       { id: "good", url: a },
       { id: "slow", url: `${f}/slow` },
       { id: "stall", url: `${f}/stall` },
@@ -158,14 +166,14 @@ describe("RouterDO engine scrape", () => {
       { id: "dead", url: "http://127.0.0.1:9" },
     ]);
     await routeAndComplete(stub, "f1", 1, s);
-    // The round starts now (alarm due at the first route) and takes its deadline (1 s: slow, stall).
+    // The round starts now (alarm due at the first route) and takes its deadline (slow, stall).
     const alarm = runDurableObjectAlarm(stub).catch(() => false);
     await sleep(50);
     let routedDuringRound = 0;
     for (const k of KEYS) {
       const t0 = Date.now();
       await routeAndComplete(stub, "f1", k);
-      expect(Date.now() - t0).toBeLessThan(500);
+      expect(Date.now() - t0).toBeLessThan(roundMs / 2);
       if (((await scrapeStatus(stub))?.rounds ?? 0) === 0) routedDuringRound++;
     }
     // Route calls were answered while the slow scrapes were still waiting.
@@ -181,7 +189,7 @@ describe("RouterDO engine scrape", () => {
     expect(status.failing.html!.reason).toBe("no vLLM or SGLang metric found");
     expect(status.failing.dead!.reason).toMatch(/^connect failed/);
     // The round took its deadline, not the 30 s the slow and stalled backends would have held it.
-    expect(status.lastRoundMs).toBeLessThan(3000);
+    expect(status.lastRoundMs).toBeLessThan(2 * roundMs);
     // Routing goes on, with the one reading it has.
     expect(["good", "slow", "stall", "huge", "html", "dead"]).toContain(
       await routeAndComplete(stub, "f1", 99),

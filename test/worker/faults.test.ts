@@ -20,7 +20,6 @@ import {
   FAULT_MODEL,
   faultUrls,
   longPrompt,
-  PATIENT_ROUTER,
   setBackendFault,
   settle,
 } from "./helpers";
@@ -33,8 +32,6 @@ const VARS = {
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** The tests that read the RouterDO's throttle and counters route there (PATIENT_ROUTER). */
-const ROUTED = { vars: PATIENT_ROUTER };
 const stub = () => env.ROUTER.getByName(FAULT_MODEL);
 
 /** BACKENDS for the fault fleet, ids `${tag}-1..3`. */
@@ -185,7 +182,7 @@ describe("retries before the first byte", () => {
     let sent = 0;
     let retried = 0;
     for (let i = 0; i < 20 && retried === 0; i++) {
-      const { res } = await send(tag, `q${i}`, ROUTED);
+      const { res } = await send(tag, `q${i}`);
       sent++;
       expect(res.status).toBe(200);
       await settle(FAULT_MODEL);
@@ -205,7 +202,7 @@ describe("retries before the first byte", () => {
     let hit = false;
     let sent = 0;
     for (let i = 0; i < 20 && !hit; i++) {
-      const { res } = await send(tag, `q${i}`, ROUTED);
+      const { res } = await send(tag, `q${i}`);
       sent++;
       expect(res.status).toBe(200);
       await settle(FAULT_MODEL);
@@ -221,7 +218,7 @@ describe("retries before the first byte", () => {
     expect(b3.throttledUntil! - Date.now()).toBeGreaterThan(20_000);
     // While throttled it gets nothing, though every other request would have been its share.
     const before = (await backendState(urlOf(tag, `${tag}-3`))).stats.requests;
-    for (let i = 0; i < 9; i++) expect((await send(tag, `after ${i}`, ROUTED)).res.status).toBe(200);
+    for (let i = 0; i < 9; i++) expect((await send(tag, `after ${i}`)).res.status).toBe(200);
     expect((await backendState(urlOf(tag, `${tag}-3`))).stats.requests).toBe(before);
   });
 
@@ -231,7 +228,7 @@ describe("retries before the first byte", () => {
     let hit = false;
     let answered = 0;
     for (let i = 0; i < 20 && !hit; i++) {
-      const { res } = await send(tag, `q${i}`, ROUTED);
+      const { res } = await send(tag, `q${i}`);
       expect(res.status).toBe(200);
       await settle(FAULT_MODEL);
       answered = (await backendState(urlOf(tag, `${tag}-2`))).stats.requests;
@@ -244,7 +241,7 @@ describe("retries before the first byte", () => {
     expect(b2.throttledUntil! - Date.now()).toBeGreaterThan(20_000);
     // Throttled, it gets nothing; however many requests pass, it is never ejected.
     const before = (await backendState(urlOf(tag, `${tag}-2`))).stats.requests;
-    for (let i = 0; i < 9; i++) expect((await send(tag, `after ${i}`, ROUTED)).res.status).toBe(200);
+    for (let i = 0; i < 9; i++) expect((await send(tag, `after ${i}`)).res.status).toBe(200);
     await settle(FAULT_MODEL);
     expect((await backendState(urlOf(tag, `${tag}-2`))).stats.requests).toBe(before);
     expect((await backend(`${tag}-2`)).healthy).toBe(true);

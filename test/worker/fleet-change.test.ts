@@ -17,7 +17,6 @@ import {
   gatewayWithEnv,
   longPrompt,
   openWithEnv,
-  PATIENT_ROUTER,
   SPARE_MODEL,
   settle,
   spareUrls,
@@ -49,7 +48,7 @@ async function stats() {
 /** Opens a long stream on the fleet and reads its first chunk; returns it with the backend it went to. */
 async function openStream(backends: string, seed: string) {
   const open = await openWithEnv(
-    { ...PATIENT_ROUTER, BACKENDS: backends },
+    { BACKENDS: backends },
     "/v1/chat/completions",
     spareChat(seed, { stream: true, max_tokens: 400 }),
   );
@@ -84,7 +83,7 @@ describe("the fleet changes while a stream is open", () => {
     const without = fleet(stay);
     for (let i = 0; i < 4; i++) {
       const res = await gatewayWithEnv(
-        { ...PATIENT_ROUTER, BACKENDS: without },
+        { BACKENDS: without },
         "/v1/chat/completions",
         spareChat(`fc-after-${i}`),
       );
@@ -110,11 +109,7 @@ describe("the fleet changes while a stream is open", () => {
     const held = await openStream(v1, "fw-weight");
     const before = await stats();
     const v2 = fleet({ id: "fw-a", url: a, weight: 3 }, { id: "fw-b", url: b });
-    const res = await gatewayWithEnv(
-      { ...PATIENT_ROUTER, BACKENDS: v2 },
-      "/v1/chat/completions",
-      spareChat("fw-after"),
-    );
+    const res = await gatewayWithEnv({ BACKENDS: v2 }, "/v1/chat/completions", spareChat("fw-after"));
     expect(res.status).toBe(200);
     await settle(SPARE_MODEL, 200).catch(() => {}); // the held stream's lease stays: only wait for the other
     const mid = await stats();
@@ -147,11 +142,7 @@ describe("the fleet changes while a stream is open", () => {
     };
     const atBBefore = await servedAtB();
     for (let i = 0; i < 3; i++) {
-      const res = await gatewayWithEnv(
-        { ...PATIENT_ROUTER, BACKENDS: v2 },
-        "/v1/chat/completions",
-        spareChat(`fu-after-${i}`),
-      );
+      const res = await gatewayWithEnv({ BACKENDS: v2 }, "/v1/chat/completions", spareChat(`fu-after-${i}`));
       expect(res.status).toBe(200);
       expect(res.headers.get("x-prefix-gateway-backend")).toBe("fu-x");
     }

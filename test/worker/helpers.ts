@@ -9,6 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { ControlState, FaultSpec, HealthOverride } from "../../bench/emulator/fault-spec";
 import worker from "../../src/index";
+import { SETTINGS } from "../../src/routing/defaults";
 import { keyIdOf } from "../../src/worker/gateway-keys";
 import type { KeyLimiterStats } from "../../src/worker/key-limits/key-limiter-rpc";
 import type { RouteInput, StatsResult } from "../../src/worker/router/router-rpc";
@@ -47,11 +48,13 @@ export function interceptRoute(
 }
 
 /**
- * A route-call deadline no loaded test machine misses (ROUTER_TIMEOUT_MS is 50 ms by default): a test that
- * reads the RouterDO's counters, leases or throttle needs its decisions made there, not by the Worker's local
- * fail-open fallback, which a full suite on two busy cores otherwise triggers now and then.
+ * The route-call deadline the Worker ships with (ROUTER_TIMEOUT_MS, 50 ms), for a test of what happens past
+ * it. Every other test routes with the suite's own binding (vitest.config.ts: 10 s, a deadline no loaded test
+ * machine misses), so that its decisions are the RouterDO's, never the Worker's local fail-open fallback.
  */
-export const PATIENT_ROUTER = { ROUTER_TIMEOUT_MS: "10000" } as const;
+export const DEPLOYED_ROUTER_DEADLINE = {
+  ROUTER_TIMEOUT_MS: String(SETTINGS.ROUTER_TIMEOUT_MS.default),
+} as const;
 
 /** A request through the deployed shape of the Worker (its default export, bindings from the config). */
 export function gateway(path: string, init: RequestInit = {}): Promise<Response> {

@@ -10,6 +10,11 @@ import { describe, expect, it } from "vitest";
 const limiter = () => env.KEY_LIMITER.getByName(`test-${crypto.randomUUID()}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MINUTE = 60_000;
+/**
+ * A TTL that outlasts the few calls a test makes before it means the slot to lapse, on any loaded machine
+ * (50 ms did not: two RPCs on two busy cores can take longer), and that a test can still wait out.
+ */
+const SHORT_TTL = 1000;
 
 describe("KeyLimiterDO", () => {
   it("grants slots up to the limit, refuses the next, and grants again after a release", async () => {
@@ -52,9 +57,9 @@ describe("KeyLimiterDO", () => {
 
   it("expires a slot whose release never comes, at its deadline, without waiting for the alarm", async () => {
     const stub = limiter();
-    await stub.acquire({ slotId: "lost", limit: 1, ttlMs: 50 });
+    await stub.acquire({ slotId: "lost", limit: 1, ttlMs: SHORT_TTL });
     expect((await stub.acquire({ slotId: "next", limit: 1, ttlMs: MINUTE })).ok).toBe(false);
-    await sleep(60);
+    await sleep(SHORT_TTL + 10);
     expect(await stub.acquire({ slotId: "next", limit: 1, ttlMs: MINUTE })).toEqual({
       ok: true,
       inflight: 1,
@@ -103,11 +108,11 @@ describe("KeyLimiterDO", () => {
 
   it("a slot whose holder keeps renewing stays held past its TTL; once renewals stop it ends one TTL later", async () => {
     const stub = limiter();
-    await stub.acquire({ slotId: "long", limit: 1, ttlMs: 150 });
-    // Renewed every 50 ms for 450 ms: three TTLs.
-    for (let i = 0; i < 9; i++) {
-      await sleep(50);
-      expect(await stub.renew({ slotIds: ["long"], limit: 1, ttlMs: 150 })).toMatchObject({
+    await stub.acquire({ slotId: "long", limit: 1, ttlMs: SHORT_TTL });
+    // Renewed every quarter TTL for three TTLs (a renewal may come 3/4 of a TTL late and still find it held).
+    for (let i = 0; i < 12; i++) {
+      await sleep(SHORT_TTL / 4);
+      expect(await stub.renew({ slotIds: ["long"], limit: 1, ttlMs: SHORT_TTL })).toMatchObject({
         ok: true,
         renewed: 1,
         regranted: 0,
@@ -116,7 +121,7 @@ describe("KeyLimiterDO", () => {
       });
     }
     expect((await stub.acquire({ slotId: "other", limit: 1, ttlMs: MINUTE })).ok).toBe(false);
-    await sleep(170);
+    await sleep(SHORT_TTL + 20);
     // No renewal for longer than the TTL: the alarm frees it (no call needed to notice). The runtime may have
     // run it already; if not, run it now.
     await runDurableObjectAlarm(stub);
@@ -125,7 +130,7 @@ describe("KeyLimiterDO", () => {
     );
     expect(rows).toEqual([]);
     const s = await stub.stats();
-    expect(s).toMatchObject({ inflight: 0, expired: 1, renewed: 9 });
+    expect(s).toMatchObject({ inflight: 0, expired: 1, renewed: 12 });
     expect((await stub.acquire({ slotId: "other", limit: 1, ttlMs: MINUTE })).ok).toBe(true);
   });
 
