@@ -4,37 +4,13 @@
 // then means over runs, by seed group. Reads only the audit's own summary lines.
 //   npx tsx bench/results/burst-split-2/seeds-table.ts bench/results/burst-split-2/seeds.txt
 //   VERSIONS="main guard jd" npx tsx bench/results/burst-split-2/seeds-table.ts bench/results/joiner-delay/seeds.txt
-import { readFileSync } from "node:fs";
+import { readSeedLines } from "./seeds-lines";
 
-interface Line {
-  p99: number;
-  hit: string;
-  perBurst: string;
-  cold: string;
-}
 const names = (process.env.VERSIONS ?? "main rule guard").split(/\s+/).filter((v) => v !== "");
 if (names.length !== 3) throw new RangeError(`VERSIONS: three names (base middle candidate), got "${process.env.VERSIONS}"`);
 const [base, middle, cand] = names as [string, string, string];
 const file = process.argv[2] ?? "bench/results/burst-split-2/seeds.txt";
-const rows = new Map<string, Map<string, Line>>();
-let key = "";
-let version = "";
-for (const line of readFileSync(file, "utf8").split("\n")) {
-  const cmd = /^\$ \((\w+)\) npx tsx \S+ (\S+) 8 (\d+) none (\d+) (\S+) llmd$/.exec(line);
-  if (cmd) {
-    version = cmd[1]!;
-    key = `${cmd[4]} | ${cmd[2]} ${cmd[5]!.startsWith("qwen") ? "MoE" : "8B"}`;
-    if (!rows.has(key)) rows.set(key, new Map());
-    continue;
-  }
-  const m =
-    /^(prefix_aware|llmd): TTFT p50 \d+ ms p99 (\d+) ms hit ([\d.]+%); backends per burst mean ([\d.]+).*cold prefills (\d+)/.exec(
-      line,
-    );
-  if (!m) continue;
-  const who = m[1] === "llmd" ? "llmd" : version;
-  rows.get(key)!.set(who, { p99: Number(m[2]), hit: m[3]!, perBurst: m[4]!, cold: m[5]! });
-}
+const rows = readSeedLines(file);
 const rel = (a: number, b: number) => (a / b - 1) * 100;
 const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}%`;
 const three = `${base} / ${middle} / ${cand}`;

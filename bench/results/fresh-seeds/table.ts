@@ -1,37 +1,13 @@
-// The table of fresh-seeds/seeds.txt (written by fresh-seeds/seeds.sh): per seed and run, prefix_aware's TTFT p99
+// The table of fresh-seeds/seeds.txt (written by burst-split-2/seeds.sh): per seed and run, prefix_aware's TTFT p99
 // under before / jk / ig2 and llm-d's, ig2 against each; then, per group (workload × preset, each preset, all),
 // each version's mean p99 change against before and against llm-d, how many runs ig2 is worse than before / jk,
-// and the worst. Reads only the audit's own summary lines (the parsing of burst-split-2/seeds-table.ts).
+// and the worst. Reads only the audit's own summary lines (burst-split-2/seeds-lines.ts).
 //   npx tsx bench/results/fresh-seeds/table.ts bench/results/fresh-seeds/seeds.txt
-import { readFileSync } from "node:fs";
+import { readSeedLines } from "../burst-split-2/seeds-lines";
 
-interface Line {
-  p99: number;
-  hit: string;
-  perBurst: string;
-  cold: string;
-}
 const versions = ["before", "jk", "ig2"] as const;
 const file = process.argv[2] ?? "bench/results/fresh-seeds/seeds.txt";
-const rows = new Map<string, Map<string, Line>>();
-let key = "";
-let version = "";
-for (const line of readFileSync(file, "utf8").split("\n")) {
-  const cmd = /^\$ \((\w+)\) npx tsx \S+ (\S+) 8 (\d+) none (\d+) (\S+) llmd$/.exec(line);
-  if (cmd) {
-    version = cmd[1]!;
-    key = `${cmd[4]} | ${cmd[2]} ${cmd[5]!.startsWith("qwen") ? "MoE" : "8B"}`;
-    if (!rows.has(key)) rows.set(key, new Map());
-    continue;
-  }
-  const m =
-    /^(prefix_aware|llmd): TTFT p50 \d+ ms p99 (\d+) ms hit ([\d.]+%); backends per burst mean ([\d.]+).*cold prefills (\d+)/.exec(
-      line,
-    );
-  if (!m) continue;
-  const who = m[1] === "llmd" ? "llmd" : version;
-  rows.get(key)!.set(who, { p99: Number(m[2]), hit: m[3]!, perBurst: m[4]!, cold: m[5]! });
-}
+const rows = readSeedLines(file);
 const rel = (a: number, b: number) => (a / b - 1) * 100;
 const pct = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}%`;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

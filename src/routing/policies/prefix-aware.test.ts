@@ -27,6 +27,18 @@ function setup(fleet: BackendSpec[] = FLEET) {
   return { router, ctx: (now: number) => ({ now, random }) };
 }
 
+/** A request of a burst joined its prefix's home (where the prefix is being computed or cached). */
+function expectJoins(decision: { backendId: string; reason: string }, home: { backendId: string }): void {
+  expect(decision.backendId).toBe(home.backendId);
+  expect(decision.reason).toBe("affinity");
+}
+
+/** A request of a burst started a copy of its prefix away from the home (a spill: the home holds more of it). */
+function expectCopy(decision: { backendId: string; reason: string }, home: { backendId: string }): void {
+  expect(decision.backendId).not.toBe(home.backendId);
+  expect(decision.reason).toBe("spill");
+}
+
 describe("prefix_aware", () => {
   it("places a new prefix on the ring, then the same prefix sticks (affinity)", () => {
     const { router, ctx } = setup();
@@ -201,11 +213,9 @@ describe("prefix_aware", () => {
     const req = (k: number) => ({ ...prompt(33, 256, k, 8), outputTokens: 256 });
     const first = router.route(req(0), ctx(0)).decision;
     const joiner = router.route(req(1), ctx(20)).decision;
-    expect(joiner.backendId).toBe(first.backendId);
-    expect(joiner.reason).toBe("affinity");
+    expectJoins(joiner, first);
     const copy = router.route(req(2), ctx(21)).decision;
-    expect(copy.backendId).not.toBe(first.backendId);
-    expect(copy.reason).toBe("spill");
+    expectCopy(copy, first);
     const next = router.route(req(3), ctx(22)).decision;
     expect([first.backendId, copy.backendId]).toContain(next.backendId);
     expect(next.reason).toBe("affinity");
@@ -221,11 +231,9 @@ describe("prefix_aware", () => {
     const req = (k: number) => ({ ...prompt(37, 256, k, 8), outputTokens: 256 });
     const first = router.route(req(0), ctx(0)).decision;
     const early = router.route(req(1), ctx(5)).decision;
-    expect(early.backendId).toBe(first.backendId);
-    expect(early.reason).toBe("affinity");
+    expectJoins(early, first);
     const copy = router.route(req(2), ctx(6)).decision;
-    expect(copy.backendId).not.toBe(first.backendId);
-    expect(copy.reason).toBe("spill");
+    expectCopy(copy, first);
   });
 
   it("counts the delay a request adds to the joiners waiting, not the earliest joiner's whole wait", () => {
@@ -238,12 +246,10 @@ describe("prefix_aware", () => {
     const first = router.route(req(0), ctx(0)).decision;
     for (const t of [20, 40]) {
       const joiner = router.route(req(t), ctx(t)).decision;
-      expect(joiner.backendId).toBe(first.backendId);
-      expect(joiner.reason).toBe("affinity");
+      expectJoins(joiner, first);
     }
     const copy = router.route(req(60), ctx(60)).decision;
-    expect(copy.backendId).not.toBe(first.backendId);
-    expect(copy.reason).toBe("spill");
+    expectCopy(copy, first);
   });
 
   it("does not split a pending prefix joined by one request (a shared opening), however long that one has waited", () => {
@@ -255,8 +261,7 @@ describe("prefix_aware", () => {
     const first = router.route(req(0), ctx(0)).decision;
     expect(router.route(req(1), ctx(20)).decision.backendId).toBe(first.backendId);
     const late = router.route(req(2), ctx(120)).decision;
-    expect(late.backendId).toBe(first.backendId);
-    expect(late.reason).toBe("affinity");
+    expectJoins(late, first);
   });
 
   it("starts no copy while another burst's prefix is being computed from scratch (bursts clustering)", () => {
@@ -273,12 +278,10 @@ describe("prefix_aware", () => {
     const joiner = router.route(req(33, 1), ctx(20)).decision;
     expect(joiner.backendId).toBe(first.backendId);
     const third = router.route(req(33, 2), ctx(21)).decision;
-    expect(third.backendId).toBe(first.backendId);
-    expect(third.reason).toBe("affinity");
+    expectJoins(third, first);
     // The second burst's joiner finds its home, and two backends are still idle for whatever comes next.
     const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
-    expect(otherJoiner.backendId).toBe(other.backendId);
-    expect(otherJoiner.reason).toBe("affinity");
+    expectJoins(otherJoiner, other);
   });
 
   it("starts the copy while another burst's prefix is computed when the idle backends still cover it and the next burst", () => {
@@ -300,8 +303,7 @@ describe("prefix_aware", () => {
     expect(joiner.backendId).toBe(first.backendId);
     const third = router.route(req(33, 2), ctx(21)).decision;
     expect(third.backendId).not.toBe(first.backendId);
-    expect(third.backendId).not.toBe(other.backendId);
-    expect(third.reason).toBe("spill");
+    expectCopy(third, other);
     const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
     expect(otherJoiner.backendId).toBe(other.backendId);
   });
