@@ -27,7 +27,7 @@
  *   decode-only run then also ends before the first step whose blocks the
  *   free queue cannot give (the next scheduling point, where the preemption
  *   happens); the blocks of the steps in between are taken as those steps
- *   are reached (syncGrowth), so the cache reads between steps are exact.
+ *   are reached (scheduler.growDecodes), so the cache reads between steps are exact.
  *
  * Simplifications, on purpose:
  * - "reserve" (the default) is a simplification of vLLM: admission is a
@@ -345,25 +345,8 @@ export class EngineModel {
     while (this.runEnd < now || (inclusive && this.runEnd === now)) this.endRun();
     // The step in progress at `now` has been scheduled: its blocks are taken.
     if (this.incremental && this.busy && this.runSteps > 1 && this.scheduler.chunked.length === 0)
-      this.syncGrowth(Math.min(this.stepsBy(now) + 1, this.step + this.runSteps));
+      this.scheduler.growDecodes(Math.min(this.stepsBy(now) + 1, this.step + this.runSteps));
     this.t = now;
-  }
-
-  /**
-   * "incremental": every decoding request takes the blocks of the steps up to
-   * engine step `step` (allocate_slots at each of those steps' schedule()).
-   * The run was planned so that they are free (growthSteps).
-   */
-  private syncGrowth(step: number): void {
-    const pool = this.pool;
-    for (const r of this.scheduler.running) {
-      if (r.phase !== "decode") continue;
-      const need = this.scheduler.blocksAt(r, step) - r.held;
-      if (need > 0) {
-        pool.allocate(need, r.slots!, r.held);
-        r.held += need;
-      }
-    }
   }
 
   /**
@@ -374,18 +357,13 @@ export class EngineModel {
    */
   private growthSteps(steps: number): number {
     const free = this.pool.numFree;
-    const demand = (step: number): number => {
-      let d = 0;
-      for (const r of this.scheduler.running)
-        if (r.phase === "decode") d += Math.max(0, this.scheduler.blocksAt(r, step) - r.held);
-      return d;
-    };
-    if (steps <= 1 || demand(this.step + steps) <= free) return steps;
-    let lo = 1; // demand(step + lo) ≤ free
-    let hi = steps; // demand(step + hi) > free
+    const demand = (steps: number): number => this.scheduler.decodeDemand(this.step + steps);
+    if (steps <= 1 || demand(steps) <= free) return steps;
+    let lo = 1; // demand(lo) ≤ free
+    let hi = steps; // demand(hi) > free
     while (hi - lo > 1) {
       const mid = (lo + hi) >>> 1;
-      if (demand(this.step + mid) <= free) lo = mid;
+      if (demand(mid) <= free) lo = mid;
       else hi = mid;
     }
     return lo;
@@ -423,7 +401,7 @@ export class EngineModel {
     const end = this.runEnd;
     this.t = end;
     this.step += this.runSteps;
-    if (this.incremental && this.runSteps > 1) this.syncGrowth(this.step);
+    if (this.incremental && this.runSteps > 1) this.scheduler.growDecodes(this.step);
     for (const r of this.scheduler.chunked)
       if (r.phase === "prefill" && r.computed === r.target) this.completePrefill(r);
     for (

@@ -199,11 +199,11 @@ export class StepScheduler {
     let preempted = false;
     for (let i = 0; i < running.length; i++) {
       const r = running[i]!;
-      const tokens =
+      const blocks =
         r.phase === "decode"
-          ? r.promptTokens + step - r.startStep
-          : r.computed + Math.min(r.target - r.computed, this.budget - decoding);
-      const need = Math.ceil(tokens / bt) - r.held;
+          ? this.blocksAt(r, step)
+          : Math.ceil((r.computed + Math.min(r.target - r.computed, this.budget - decoding)) / bt);
+      const need = blocks - r.held;
       let self = false;
       while (need > pool.numFree) {
         const victim = running.pop()!;
@@ -215,12 +215,25 @@ export class StepScheduler {
         }
       }
       if (self) break;
-      if (need > 0) {
-        pool.allocate(need, r.slots!, r.held);
-        r.held += need;
-      }
+      this.take(r, need);
     }
     return preempted;
+  }
+
+  /**
+   * "incremental": every decoding request takes the blocks of the steps up
+   * to engine step `step` (allocate_slots at each of those steps' schedule()),
+   * within a decode-only run planned so that they are free (decodeDemand).
+   */
+  growDecodes(step: number): void {
+    for (const r of this.running) if (r.phase === "decode") this.take(r, this.blocksAt(r, step) - r.held);
+  }
+
+  /** "incremental": the blocks the decoding requests still need to take to reach engine step `step`. */
+  decodeDemand(step: number): number {
+    let d = 0;
+    for (const r of this.running) if (r.phase === "decode") d += Math.max(0, this.blocksAt(r, step) - r.held);
+    return d;
   }
 
   /**
@@ -228,8 +241,15 @@ export class StepScheduler {
    * scheduled ("incremental"): those for its prompt and the output tokens
    * computed by then.
    */
-  blocksAt(r: EngineReq, step: number): number {
+  private blocksAt(r: EngineReq, step: number): number {
     return Math.ceil((r.promptTokens + step - r.startStep) / this.blockTokens);
+  }
+
+  /** Gives a running request `need` more blocks after those it holds (none when need ≤ 0). */
+  private take(r: EngineReq, need: number): void {
+    if (need <= 0) return;
+    this.pool.allocate(need, r.slots!, r.held);
+    r.held += need;
   }
 
   /** Scheduler._preempt_request: free its blocks tail first, recompute from scratch, front of the queue. */
@@ -305,16 +325,7 @@ export class StepScheduler {
     const hit = pool.match(r.blocks, maxHit, slots);
     const need = r.totalBlocks - hit;
     if (need > pool.numFree - pool.lastMatchFree) return false;
-    pool.pinSlots(slots, hit);
-    pool.allocate(need, slots, hit);
-    r.held = r.totalBlocks;
-    r.hitBlocks = hit;
-    r.registered = hit;
-    r.computed = hit * bt;
-    r.phase = "prefill";
-    this.admitted++;
-    this.queryTokens += r.promptTokens;
-    this.hitTokens += hit * bt;
+    this.enter(r, hit, need);
     return true;
   }
 
@@ -344,9 +355,21 @@ export class StepScheduler {
     // scheduler_reserve_full_isl (default on): the whole input sequence must fit, not only the first chunk.
     if (Math.ceil(r.target / bt) - hit > room) return false;
     const upTo = hit * bt + Math.min(r.target - hit * bt, budget);
-    const need = Math.ceil(upTo / bt) - hit;
-    pool.pinSlots(slots, hit);
-    pool.allocate(need, slots, hit);
+    this.enter(r, hit, Math.ceil(upTo / bt) - hit);
+    this.running.push(r);
+    return true;
+  }
+
+  /**
+   * Admits `r` (both allocations): pins its `hit` cached blocks, takes `need`
+   * more after them, and starts its prefill past the hit. Its first lookup is
+   * its reported hit and counts in the prefix-cache counters; a resumed
+   * request's ("incremental") does not (vLLM sets num_cached_tokens once).
+   */
+  private enter(r: EngineReq, hit: number, need: number): void {
+    const bt = this.blockTokens;
+    this.pool.pinSlots(r.slots!, hit);
+    this.pool.allocate(need, r.slots!, hit);
     r.held = hit + need;
     if (r.preempted === 0) {
       r.hitBlocks = hit;
@@ -357,8 +380,6 @@ export class StepScheduler {
     r.computed = hit * bt;
     r.phase = "prefill";
     this.admitted++;
-    this.running.push(r);
-    return true;
   }
 
   /** Gives `r` a chunk of `n` tokens in this step and registers the full prompt blocks it fills (cache_blocks). */

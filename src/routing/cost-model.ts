@@ -294,12 +294,12 @@ export class PrefillCostModel {
     const s = this.states[i]!;
     const t = this.terms;
     const rate = this.rateOf(s);
-    t.queueWaitMs = Math.max(0, s.busyUntil - now);
+    t.queueWaitMs = this.queueWaitMs(i, now);
     t.memoryWaitMs = memoryWaitMs;
     t.leastWaitMs = leastWaitMs;
     // The prefill starts behind the prefill queued ahead of it and once its blocks fit: the two overlap in
     // time (the queue drains while memory is freed), so the later of the two, not their sum.
-    t.startMs = Math.max(s.busyUntil - now, memoryWaitMs, 0, leastWaitMs);
+    t.startMs = Math.max(t.queueWaitMs, memoryWaitMs, leastWaitMs);
     t.prefillMs = uncachedTokens / rate;
     t.kvMs = (this.kvWeight * s.kvTokens) / rate;
     t.inflightMs = (this.decodeMsPerInflight * inflight) / s.share;

@@ -414,29 +414,25 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   ): boolean {
     const costs = this.costs;
     if (costs[home] === Number.POSITIVE_INFINITY) return false;
-    // Idle for a prefill: within its bound (a finite cost), and a prefill routed there now would start now,
-    // the cost model's queue and memory waits both zero (decodes in flight do not make it busy for a prefill).
-    let idle = 0;
-    for (let i = 0; i < costs.length; i++) {
-      if (
-        fleet.healthy[i] === true &&
-        costs[i] !== Number.POSITIVE_INFINITY &&
-        !(this.startWaitMs(i, now) > 0)
-      )
-        idle++;
-    }
     const m = matched[home]!;
     const key = req.blocks[m - 1]!;
     let homes = 0;
+    let idle = 0;
     let elsewhere = Number.POSITIVE_INFINITY;
     for (let i = 0; i < costs.length; i++) {
+      // Outside its bound (or shut): neither idle nor a place for the copy, but still a home if it computes it.
+      const within = costs[i] !== Number.POSITIVE_INFINITY;
+      const start = within ? this.startWaitMs(i, now) : Number.POSITIVE_INFINITY;
+      // Idle for a prefill: within its bound, and a prefill routed there now would start now, the cost model's
+      // queue and memory waits both zero (decodes in flight do not make it busy for a prefill).
+      if (within && fleet.healthy[i] === true && !(start > 0)) idle++;
       if (matched[i] === m && this.pending.isPending(i, key, now)) {
         homes++;
         continue;
       }
-      if (costs[i] === Number.POSITIVE_INFINITY) continue;
+      if (!within) continue;
       const uncached = this.work[i]! - output - this.past[i]!;
-      const first = this.startWaitMs(i, now) + this.model.prefillMs(i, uncached);
+      const first = start + this.model.prefillMs(i, uncached);
       if (first < elsewhere) elsewhere = first;
     }
     const suffix = this.model.prefillMs(home, homeUncached);
