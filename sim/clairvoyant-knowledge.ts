@@ -28,7 +28,7 @@
  *   the estimate is warm from the first request, as a gateway's would be in steady state. Not asked by
  *   issue #12's brief: what a gateway could estimate rather than what it is told.
  */
-import { contextOverflow } from "./model/engine-config";
+import { contextOverflow, kvCapacityTokens } from "./model/engine-config";
 import type { EngineConfig } from "./model/types";
 import type { PreparedWorkload } from "./prepare";
 
@@ -69,7 +69,7 @@ export function knowsTag(knows: Knows): string {
  * 1. A prompt with no room left in the context is an error (vLLM refuses it), not a belief of 1.
  */
 export function maxTokensBeliefs(w: PreparedWorkload, cfg: EngineConfig): number[] {
-  const kv = Math.floor(cfg.kvCacheTokens / cfg.blockTokens) * cfg.blockTokens;
+  const kv = kvCapacityTokens(cfg);
   return w.requests.map((r, i) => {
     const over = contextOverflow(cfg, String(i), r.promptTokens, 1);
     if (over !== undefined) throw new RangeError(`${w.name}: ${over}`);

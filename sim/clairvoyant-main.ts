@@ -17,6 +17,7 @@
  * default bench:sim's), a -mt-M suffix on the report's name when not the default. --second-client SHARE[:K]:
  * other traffic straight to the engines, as bench:sim's (-scSHARE[ofK] in the name, as its reports).
  */
+
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -50,6 +51,7 @@ import type { PreparedWorkload } from "./prepare";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
+import { secondClientTag } from "./second-client";
 import { engineConfig, type FleetConfig, simulatePolicy } from "./simulator";
 import { percentile, sortedCopy } from "./stats";
 
@@ -135,10 +137,7 @@ async function main(argv: string[]): Promise<void> {
   const policies = values.policies === undefined ? [] : policiesFlag(values.policies);
   // Other traffic on the engines, around the reference (bench:sim's --second-client): what lagged cannot see.
   const secondClient = secondClientFlag(values["second-client"]);
-  const traffic =
-    secondClient === undefined
-      ? ""
-      : `-sc${secondClient.share}${secondClient.backends !== undefined ? `of${secondClient.backends}` : ""}`;
+  const traffic = secondClientTag(secondClient);
   const base = workload.startsWith("file:") ? "trace" : workload;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;

@@ -10,6 +10,7 @@
  * the wall time of the whole run (Mooncake on 16 backends must stay < 60 s).
  * Writes <out>/<name>.md and .json (default out: bench/results).
  */
+
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,6 +39,7 @@ import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
 import { renderJson, renderMarkdown } from "./report";
 import { runPolicies } from "./run";
+import { secondClientTag } from "./second-client";
 import { sampleWorkloadFamilies } from "./workloads/sample-families";
 import type { Workload } from "./workloads/types";
 
@@ -101,7 +103,7 @@ async function main(argv: string[]): Promise<void> {
     values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
   if (durationS !== undefined && !isTrace) throw new UsageError("--duration-s applies to traces only");
   const base = workload.startsWith("file:") ? "trace" : workload;
-  const traffic = `${secondClient !== undefined ? `-sc${secondClient.share}${secondClient.backends !== undefined ? `of${secondClient.backends}` : ""}` : ""}${scrapeMs > 0 ? `-scrape${scrapeMs}` : ""}`;
+  const traffic = `${secondClientTag(secondClient)}${scrapeMs > 0 ? `-scrape${scrapeMs}` : ""}`;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}${traffic}`;
   const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;

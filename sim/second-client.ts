@@ -32,6 +32,12 @@ export function parseSecondClient(spec: string): SecondClient {
   return { share, backends };
 }
 
+/** Its part of a report's name: "-sc0.3", "-sc0.3of2"; "" for none. */
+export function secondClientTag(c: SecondClient | undefined): string {
+  if (c === undefined) return "";
+  return `-sc${c.share}${c.backends !== undefined ? `of${c.backends}` : ""}`;
+}
+
 /** Engines it sends to, checked against the fleet. */
 export function secondClientBackends(c: SecondClient, fleetSize: number): number {
   const k = c.backends ?? fleetSize;

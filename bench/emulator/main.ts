@@ -12,12 +12,11 @@
 import { parseArgs } from "node:util";
 import { ENGINE_PRESETS } from "../../sim/model/presets";
 import type { EngineConfig } from "../../sim/model/types";
+import { type FaultSpec, parseFaultSpec } from "./fault-spec";
+import { startEmulator } from "./server";
 
 /** The engine settings this emulator takes as numbers (kvAllocation is the simulator's alone). */
 type NumericEngineKey = Exclude<keyof EngineConfig, "kvAllocation">;
-
-import { type FaultSpec, parseFaultSpec } from "./fault-spec";
-import { startEmulator } from "./server";
 
 const USAGE =
   "usage: npm run emulator -- --port P --model M [--api-key K] [--speed X] [--preset NAME] [--kv-tokens T]\n" +

@@ -2,7 +2,7 @@
  * The bounds an EngineConfig must respect, and the defaults of its optional
  * fields, checked once when an engine is built.
  */
-import type { EngineConfig } from "./types";
+import { type EngineConfig, KV_ALLOCATIONS } from "./types";
 
 /** vLLM's max_num_batched_tokens default for the API server on GPUs with ≥70 GiB (arg_utils.py get_batch_defaults). */
 export const DEFAULT_MAX_BATCHED_TOKENS = 8192;
@@ -22,9 +22,9 @@ export function validateConfig(c: EngineConfig): void {
       throw new RangeError(`EngineConfig.${name} must be a finite number ≥ 0, got ${v}`);
   };
   positiveInt("blockTokens", c.blockTokens);
-  if (c.kvAllocation !== undefined && c.kvAllocation !== "reserve" && c.kvAllocation !== "incremental")
+  if (c.kvAllocation !== undefined && !KV_ALLOCATIONS.includes(c.kvAllocation))
     throw new RangeError(
-      `EngineConfig.kvAllocation must be "reserve" or "incremental", got ${c.kvAllocation}`,
+      `EngineConfig.kvAllocation must be one of ${KV_ALLOCATIONS.join(", ")}, got ${c.kvAllocation}`,
     );
   if (!Number.isInteger(c.maxModelLen) || c.maxModelLen < 1)
     throw new RangeError(`EngineConfig.maxModelLen must be a positive integer, got ${c.maxModelLen}`);
@@ -62,7 +62,12 @@ export function validateConfig(c: EngineConfig): void {
  * its cache cannot hold; the operator lowers --max-model-len to fit, as --kv-tokens does here).
  */
 export function servedModelLen(c: EngineConfig): number {
-  return Math.min(c.maxModelLen, Math.floor(c.kvCacheTokens / c.blockTokens) * c.blockTokens);
+  return Math.min(c.maxModelLen, kvCapacityTokens(c));
+}
+
+/** The tokens the KV cache's whole blocks hold: the most one request's prompt + output can take. */
+export function kvCapacityTokens(c: EngineConfig): number {
+  return Math.floor(c.kvCacheTokens / c.blockTokens) * c.blockTokens;
 }
 
 /**

@@ -27,6 +27,34 @@ function setup(fleet: BackendSpec[] = FLEET) {
   return { router, ctx: (now: number) => ({ now, random }) };
 }
 
+/**
+ * A burst of prefix `id` (256 shared blocks, 4,096 tokens, then an 8-block question of its own each: 4,229
+ * tokens; 256 output tokens) on a fresh router over FLEET: its first request at 0, then `at(k, t)` routes the
+ * one with question k at t ms.
+ */
+function burst(id: number) {
+  const { router, ctx } = setup();
+  const req = (k: number) => ({ ...prompt(id, 256, k, 8), outputTokens: 256 });
+  const first = router.route(req(0), ctx(0)).decision;
+  return { first, at: (k: number, t: number) => router.route(req(k), ctx(t)).decision };
+}
+
+/**
+ * Two bursts clustering on a fresh router over `fleet`: prefix 33's first request at 0, prefix 34's first at 5
+ * (another home), 33's first joiner at 20 (its home); then 33's third request at 21 and 34's joiner at 22.
+ */
+function clusteredBursts(fleet: BackendSpec[]) {
+  const { router, ctx } = setup(fleet);
+  const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
+  const first = router.route(req(33, 0), ctx(0)).decision;
+  const other = router.route(req(34, 100), ctx(5)).decision;
+  expect(other.backendId).not.toBe(first.backendId);
+  expect(router.route(req(33, 1), ctx(20)).decision.backendId).toBe(first.backendId);
+  const third = router.route(req(33, 2), ctx(21)).decision;
+  const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
+  return { first, other, third, otherJoiner };
+}
+
 /** A request of a burst joined its prefix's home (where the prefix is being computed or cached). */
 function expectJoins(decision: { backendId: string; reason: string }, home: { backendId: string }): void {
   expect(decision.backendId).toBe(home.backendId);
@@ -209,14 +237,11 @@ describe("prefix_aware", () => {
     // the one joiner's step, past the 423 ms a copy takes: it goes elsewhere (a spill: the home holds more
     // of it). Then two backends compute the prefix, the limit: the next request joins one of them,
     // whatever its batch. Without the split all four join the home.
-    const { router, ctx } = setup();
-    const req = (k: number) => ({ ...prompt(33, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(0), ctx(0)).decision;
-    const joiner = router.route(req(1), ctx(20)).decision;
-    expectJoins(joiner, first);
-    const copy = router.route(req(2), ctx(21)).decision;
+    const { first, at } = burst(33);
+    expectJoins(at(1, 20), first);
+    const copy = at(2, 21);
     expectCopy(copy, first);
-    const next = router.route(req(3), ctx(22)).decision;
+    const next = at(3, 22);
     expect([first.backendId, copy.backendId]).toContain(next.backendId);
     expect(next.reason).toBe("affinity");
   });
@@ -227,13 +252,9 @@ describe("prefix_aware", () => {
     // elsewhere (~423 ms). Nobody has joined the home's pending prefill, so no shared step is relieved:
     // it joins (the marginal test alone, k = 0, would have started a copy). The one after it, 1 ms later
     // with that one joiner waiting, starts the copy.
-    const { router, ctx } = setup();
-    const req = (k: number) => ({ ...prompt(37, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(0), ctx(0)).decision;
-    const early = router.route(req(1), ctx(5)).decision;
-    expectJoins(early, first);
-    const copy = router.route(req(2), ctx(6)).decision;
-    expectCopy(copy, first);
+    const { first, at } = burst(37);
+    expectJoins(at(1, 5), first);
+    expectCopy(at(2, 6), first);
   });
 
   it("counts the delay a request adds to the joiners waiting, not the earliest joiner's whole wait", () => {
@@ -241,27 +262,18 @@ describe("prefix_aware", () => {
     // joiner waiting) would get its first token ~409 ms on and add ~13 ms to that joiner's step: 422 ms,
     // under the 423 ms of a copy: it joins (the earliest joiner's whole wait, ~429 ms, would have started
     // a copy). The request at 60 ms, with two joiners waiting: ~402 + 2 × 13 = 428 ms: it starts one.
-    const { router, ctx } = setup();
-    const req = (k: number) => ({ ...prompt(35, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(0), ctx(0)).decision;
-    for (const t of [20, 40]) {
-      const joiner = router.route(req(t), ctx(t)).decision;
-      expectJoins(joiner, first);
-    }
-    const copy = router.route(req(60), ctx(60)).decision;
-    expectCopy(copy, first);
+    const { first, at } = burst(35);
+    for (const t of [20, 40]) expectJoins(at(t, t), first);
+    expectCopy(at(60, 60), first);
   });
 
   it("does not split a pending prefix joined by one request (a shared opening), however long that one has waited", () => {
     // One joiner 20 ms in, the next request 100 ms later: its own first token ~329 ms on, plus ~13 ms on
     // the one joiner's step, is far under a fresh prefill elsewhere (~423 ms): it joins. A test on the
     // earliest joiner's whole wait (100 + 316 + 13 = 429 ms) would have started a copy here.
-    const { router, ctx } = setup();
-    const req = (k: number) => ({ ...prompt(36, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(0), ctx(0)).decision;
-    expect(router.route(req(1), ctx(20)).decision.backendId).toBe(first.backendId);
-    const late = router.route(req(2), ctx(120)).decision;
-    expectJoins(late, first);
+    const { first, at } = burst(36);
+    expect(at(1, 20).backendId).toBe(first.backendId);
+    expectJoins(at(2, 120), first);
   });
 
   it("starts no copy while another burst's prefix is being computed from scratch (bursts clustering)", () => {
@@ -270,17 +282,9 @@ describe("prefix_aware", () => {
     // scratch until ~428 ms: bursts are clustering, so the first burst's third request joins its home
     // instead of taking one of the idle backends the next bursts need (../burst-split.ts). Without the
     // guard it would go elsewhere, a spill, as in the previous test.
-    const { router, ctx } = setup();
-    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(33, 0), ctx(0)).decision;
-    const other = router.route(req(34, 100), ctx(5)).decision;
-    expect(other.backendId).not.toBe(first.backendId);
-    const joiner = router.route(req(33, 1), ctx(20)).decision;
-    expect(joiner.backendId).toBe(first.backendId);
-    const third = router.route(req(33, 2), ctx(21)).decision;
+    const { first, other, third, otherJoiner } = clusteredBursts(FLEET);
     expectJoins(third, first);
     // The second burst's joiner finds its home, and two backends are still idle for whatever comes next.
-    const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
     expectJoins(otherJoiner, other);
   });
 
@@ -294,17 +298,9 @@ describe("prefix_aware", () => {
       weight: 1,
       kvCacheTokens: 1_000_000,
     }));
-    const { router, ctx } = setup(eight);
-    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(33, 0), ctx(0)).decision;
-    const other = router.route(req(34, 100), ctx(5)).decision;
-    expect(other.backendId).not.toBe(first.backendId);
-    const joiner = router.route(req(33, 1), ctx(20)).decision;
-    expect(joiner.backendId).toBe(first.backendId);
-    const third = router.route(req(33, 2), ctx(21)).decision;
+    const { first, other, third, otherJoiner } = clusteredBursts(eight);
     expect(third.backendId).not.toBe(first.backendId);
     expectCopy(third, other);
-    const otherJoiner = router.route(req(34, 101), ctx(22)).decision;
     expect(otherJoiner.backendId).toBe(other.backendId);
   });
 
