@@ -480,25 +480,6 @@ describe("prefix_aware", () => {
     expect(second.decision.reason).toBe("affinity");
   });
 
-  it("sends a new prefix's first request where its prefill delays fewer requests waiting for a shared step", () => {
-    // Two backends, two bursts (4,229-token prompts, ~423 ms each at the default 10k tokens/s). Prefix 40 at
-    // 0 with two joiners (20, 40 ms) on its home; prefix 41 at 100 on the other, one joiner at 120. A new
-    // prefix at 130 matches nothing anywhere: its own first token is ~87 ms sooner on prefix 40's home (its
-    // queue ends ~449 ms, the other's ~536 ms), but its prefill joins the step each home's joiners wait for
-    // and delays each of them by ~423 ms (../cold-prefill.ts): 2 joiners there, 1 on the other. It goes to the
-    // other; without the charge it goes to prefix 40's home.
-    const two = FLEET.slice(0, 2);
-    const { router, ctx } = setup(two);
-    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
-    const a = router.route(req(40, 0), ctx(0)).decision;
-    for (const t of [20, 40]) expectJoins(router.route(req(40, t), ctx(t)).decision, a);
-    const b = router.route(req(41, 100), ctx(100)).decision;
-    expect(b.backendId).not.toBe(a.backendId);
-    expectJoins(router.route(req(41, 101), ctx(120)).decision, b);
-    const cold = router.route(req(42, 200), ctx(130)).decision;
-    expect(cold.backendId).toBe(b.backendId);
-  });
-
   it("places a new prefix by load: an idle backend beats a busy ring home", () => {
     const router = new Router(FLEET, { policy: "prefix_aware", balanceFactor: 100 });
     const random = seededRandom(3);
@@ -632,8 +613,8 @@ describe("prefix_aware", () => {
       number,
       { queue: number; prefill: number; kv: number; inflight: number; cost: number }
     >();
-    policy.costObserver = (i, t, repeatMs, foreignMs, costMs, joinersMs) => {
-      expect(costMs).toBe(t.total + repeatMs + foreignMs + joinersMs);
+    policy.costObserver = (i, t, repeatMs, foreignMs, costMs) => {
+      expect(costMs).toBe(t.total + repeatMs + foreignMs);
       expect(t.total).toBeCloseTo(t.startMs + t.prefillMs + t.kvMs + t.inflightMs, 9);
       seen.set(i, {
         queue: t.queueWaitMs,

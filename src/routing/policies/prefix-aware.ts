@@ -36,10 +36,6 @@
  * or while other prefixes are being computed from scratch (bursts
  * clustering) and the backends idle for a prefill (no queue or memory wait)
  * do not number at least those prefixes plus two, no copy (../burst-split.ts, ../fresh-prefills.ts).
- * The mirror of that delay: a backend where the request would compute its prompt from scratch (no useful
- * match there) is charged what its prefill adds to the step our requests waiting there for a pending prefill
- * share, k × its prefill (../cold-prefill.ts): a new burst's first request, or a copy, goes where its own
- * first token plus that delay is least, not into another burst's joiners' step.
  *
  * The work bound alone lets a hot shared prefix (many requests, each mostly
  * cached, little work) pile its requests on its home: a request cap applies
@@ -109,7 +105,6 @@
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
 import { startsCopy } from "../burst-split";
-import { joinerDelayMs } from "../cold-prefill";
 import { type CostModelOptions, type CostTerms, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
@@ -149,8 +144,8 @@ export interface PrefixAwareOptions extends CostModelOptions, ForeignLoadOptions
 
 /**
  * Told, at each decision, every candidate's cost as pick() summed it: the cost model's terms, the prefill
- * a backend would repeat while the prefix's home computes it, the engine reading's foreign term, the total,
- * and the delay a prefill from scratch there adds to our requests waiting for a shared step (../cold-prefill.ts). Backends out of their bound or held back are not candidates and are not told. For audits
+ * a backend would repeat while the prefix's home computes it, the engine reading's foreign term, and the
+ * total. Backends out of their bound or held back are not candidates and are not told. For audits
  * (bench/results/decision-regret/); `terms` is reused: read it within the call.
  */
 export type CostObserver = (
@@ -159,7 +154,6 @@ export type CostObserver = (
   repeatMs: number,
   foreignMs: number,
   costMs: number,
-  joinersMs: number,
 ) => void;
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -368,12 +362,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       );
       const repeatMs = chargeRepeat ? this.model.prefillMs(i, uncached - leastUncached) : 0;
       const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
-      // From scratch here: the delay its prefill adds to our requests waiting here for a shared step.
-      const joinersMs =
-        matched[i]! < minMatch ? joinerDelayMs(this.pending.waitingJoiners(i, ctx.now), terms.prefillMs) : 0;
-      const cost = terms.total + repeatMs + foreignMs + joinersMs;
+      const cost = terms.total + repeatMs + foreignMs;
       costs[i] = cost;
-      this.costObserver?.(i, terms, repeatMs, foreignMs, cost, joinersMs);
+      this.costObserver?.(i, terms, repeatMs, foreignMs, cost);
       candidates++;
       if (cost < bestCost) bestCost = cost;
     }
