@@ -21,6 +21,8 @@
  * - /stall503/v1/chat/completions: 503 headers and the start of a body, then nothing (held);
  * - /busy503/v1/chat/completions:  the same with a retry-after that is an HTTP date 1 to 2 s ahead (a proxy
  *                                  shedding load whose error body stalls).
+ * - /echo/v1/chat/completions:     200 text/event-stream whose one content event holds the request body exactly as
+ *                                  it arrived, then a usage-only event and [DONE] (what did the backend receive?).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -146,6 +148,28 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.writeHead(503, { "content-type": "application/json", "retry-after": at.toUTCString() });
         res.write('{"error": {"message": "over');
         hold(res, () => res.end());
+        return;
+      }
+      case "/echo/v1/chat/completions": {
+        const parts: Buffer[] = [];
+        for await (const part of req) parts.push(part as Buffer);
+        const received = Buffer.concat(parts).toString("utf8");
+        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          event({
+            id: "x",
+            object: "chat.completion.chunk",
+            choices: [{ index: 0, delta: { content: received } }],
+          }) +
+            event({
+              id: "x",
+              object: "chat.completion.chunk",
+              choices: [],
+              usage: { prompt_tokens: 3, completion_tokens: 1 },
+            }) +
+            "data: [DONE]\n\n",
+        );
         return;
       }
       case "/nocontent/v1/chat/completions":
