@@ -23,6 +23,7 @@
  *                                  shedding load whose error body stalls).
  * - /echo/v1/chat/completions:     200 text/event-stream whose one content event holds the request body exactly as
  *                                  it arrived, then a usage-only event and [DONE] (what did the backend receive?).
+ * - /echo-id/v1/chat/completions:  200 text/event-stream whose one content event is the x-request-id it was sent.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -169,6 +170,15 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
               usage: { prompt_tokens: 3, completion_tokens: 1 },
             }) +
             "data: [DONE]\n\n",
+        );
+        return;
+      }
+      case "/echo-id/v1/chat/completions": {
+        req.resume();
+        const id = req.headers["x-request-id"] ?? "";
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: id } }] })}\n\ndata: [DONE]\n\n`,
         );
         return;
       }

@@ -74,3 +74,40 @@ describe("the body sent upstream", () => {
     expect(received).toBe(`${body.slice(0, -1)},"stream_options":{"include_usage":true}}`);
   });
 });
+
+describe("the X-Request-Id sent upstream", () => {
+  const model = "echo-id";
+  const ask = (headers: Record<string, string>) =>
+    gatewayWithEnv(faultServerPool(model, "echo-id"), "/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders(headers),
+      body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+
+  it("two requests with the same client x-request-id reach the backend under two ids, each led by the client's", async () => {
+    // vLLM takes the header as its engine's request id and refuses (or, with several API servers, breaks on)
+    // a second one already running: a client's id must never reach a backend twice.
+    const clientId = "client-fixed-id-0001";
+    const [a, b] = await Promise.all([ask({ "x-request-id": clientId }), ask({ "x-request-id": clientId })]);
+    const seenA = (await echoed(a)).received;
+    const seenB = (await echoed(b)).received;
+    expect(seenA).not.toBe(seenB);
+    for (const [res, seen] of [
+      [a, seenA],
+      [b, seenB],
+    ] as const) {
+      expect(seen.startsWith(`${clientId}-`)).toBe(true);
+      // The client keeps its own id, and is told the one the backend knows.
+      expect(res.headers.get("x-request-id")).toBe(clientId);
+      expect(res.headers.get("x-prefix-gateway-upstream-request-id")).toBe(seen);
+    }
+  });
+
+  it("without a client id the backend gets the gateway's own, the one the client is given", async () => {
+    const res = await ask({});
+    const seen = (await echoed(res)).received;
+    expect(seen).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get("x-request-id")).toBe(seen);
+    expect(res.headers.get("x-prefix-gateway-upstream-request-id")).toBe(seen);
+  });
+});

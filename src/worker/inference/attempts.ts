@@ -108,7 +108,8 @@ export interface AttemptContext {
   readonly call: RouteCall;
   readonly config: GatewayConfig;
   readonly request: InferenceRequest;
-  readonly requestId: string;
+  /** The X-Request-Id every backend of this request is sent (upstream-request-id.ts). */
+  readonly upstreamRequestId: string;
   readonly client: AbortSignal;
 }
 
@@ -120,7 +121,7 @@ async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
     backend,
     PATHS[ctx.request.kind],
     ctx.request.upstreamBody,
-    ctx.requestId,
+    ctx.upstreamRequestId,
     {
       stream: ctx.request.stream,
       deadlines: ctx.config.deadlines,

@@ -33,6 +33,7 @@ export function respond(
   request: InferenceRequest,
   legs: LegsResult,
   client: AbortSignal,
+  upstreamRequestId: string,
 ): Response {
   const log = c.get("log");
   const { final } = legs;
@@ -50,6 +51,7 @@ export function respond(
       : {}),
     ...(legs.retriedFrom !== undefined ? { retriedFrom: legs.retriedFrom } : {}),
     ...(legs.retryRefused === true ? { retryRefused: true } : {}),
+    ...(upstreamRequestId !== c.get("requestId") ? { upstreamRequestId } : {}),
   });
   const report = (outcome: CompleteInput) => {
     if (!final.reported) reportOutcome(call, decision, outcome);
@@ -75,6 +77,9 @@ export function respond(
   headers.set("x-prefix-gateway-backend", decision.backendId);
   headers.set("x-prefix-gateway-route", decision.reason);
   headers.set("x-prefix-gateway-cached-tokens-expected", String(decision.expectedCachedTokens));
+  // The id the backend knows this request by (its logs, vLLM's request id): the client's own x-request-id
+  // made unique, or the gateway's.
+  headers.set("x-prefix-gateway-upstream-request-id", upstreamRequestId);
   const eventStream = isEventStream(res);
   if (request.stream && res.ok) headers.set("cache-control", "no-cache");
 
