@@ -223,3 +223,47 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(b.throttledUntil).toBeGreaterThan(Date.now());
   }, 40_000);
 });
+
+describe("an error answer whose body a refused retry could not keep", () => {
+  it("is the backend's status with an OpenAI error body of the gateway's, never an empty body", async () => {
+    const model = "odd-bigerr";
+    // Two backends that both answer 500 with a 100 KiB body (past what a retry keeps), and no retry budget
+    // beyond the burst: once it is spent, a retry is refused after the body was given up.
+    const overrides = {
+      RETRY_BUDGET_PERCENT: "0",
+      BACKENDS: JSON.stringify(
+        [1, 2].map((i) => ({
+          id: `${model}-${i}`,
+          url: `${faultServerUrl()}/bigerr`,
+          models: [model],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        })),
+      ),
+    };
+    let refused = 0;
+    for (let i = 0; i < 16 && refused === 0; i++) {
+      // Each prompt its own: a 500 seen on both backends is remembered, and its repeats are not retried.
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, false, `big error ${i}`),
+      );
+      expect(res.status).toBe(500);
+      const text = await res.text();
+      expect(text).not.toBe("");
+      const body = JSON.parse(text) as { error: { message: string; type: string; code: unknown } };
+      expect(typeof body.error.message).toBe("string");
+      if (body.error.code === "backend_error") {
+        refused++;
+        expect(body.error.type).toBe("server_error");
+        expect(body.error.message).toMatch(/answered 500/);
+        expect(body.error.message).not.toMatch(/127\.0\.0\.1|http:/);
+      }
+    }
+    expect(refused).toBe(1);
+    await settle(model);
+    expect((await poolStats(model)).leases).toBe(0);
+  }, 40_000);
+});

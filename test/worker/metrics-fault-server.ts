@@ -23,6 +23,7 @@
  *                                  shedding load whose error body stalls).
  * - /echo/v1/chat/completions:     200 text/event-stream whose one content event holds the request body exactly as
  *                                  it arrived, then a usage-only event and [DONE] (what did the backend receive?).
+ * - /bigerr/v1/chat/completions:   500 with an OpenAI error body of 100 KiB (past what a retry keeps of one).
  * - /echo-id/v1/chat/completions:  200 text/event-stream whose one content event is the x-request-id it was sent.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
@@ -173,6 +174,15 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         );
         return;
       }
+      case "/bigerr/v1/chat/completions":
+        req.resume();
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            error: { message: "x".repeat(100 * 1024), type: "InternalServerError", code: 500 },
+          }),
+        );
+        return;
       case "/echo-id/v1/chat/completions": {
         req.resume();
         const id = req.headers["x-request-id"] ?? "";

@@ -33,6 +33,11 @@ export interface Leg {
   readonly reported: boolean;
   /** The failed response's body, read before a retry was asked for (a refused retry answers with it). */
   readonly buffered?: Uint8Array;
+  /**
+   * The failed response's body was given up while buffering it (past MAX_BUFFERED_ERROR_BYTES, it stalled or
+   * broke) and no retry came: its reader is cancelled, so the answer must be written without it.
+   */
+  readonly bodyLost?: true;
 }
 
 export interface LegsResult {
@@ -157,7 +162,15 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   });
   if (next === RETRY_REFUSED) {
     return {
-      final: { ...one, reported: true, ...(buffered !== undefined ? { buffered } : {}) },
+      final: {
+        ...one,
+        reported: true,
+        ...(buffered !== undefined
+          ? { buffered }
+          : one.attempt.kind === "response" && one.attempt.reader !== undefined
+            ? { bodyLost: true as const }
+            : {}),
+      },
       retryRefused: true,
     };
   }

@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
-import { backendTimeout, backendUnreachable } from "../errors";
+import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
 import { type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
@@ -133,6 +133,12 @@ export function respond(
   log.defer();
 
   // A refused retry answers with the first backend's error, read before the retry was asked for.
+  if (final.bodyLost === true) {
+    onEnd({ kind: "done" }, tap);
+    headers.set("content-type", "application/json");
+    const body = JSON.stringify(errorBody(backendErrorBodyLost(res.status, decision.backendId)));
+    return new Response(body, { status: res.status, headers });
+  }
   if (final.buffered !== undefined || attempt.reader === undefined) {
     onEnd({ kind: "done" }, tap);
     return new Response(final.buffered ?? null, { status: res.status, headers });
