@@ -91,7 +91,8 @@ async function main(argv: string[]): Promise<void> {
         ...(positionals[arm] === PASSTHROUGH ? { "x-e2e-backend": "0" } : {}),
       },
     });
-    const server = servedTtftMs(emulators, id);
+    // The emulator knows the request by the id the gateway sent it (the client's, made unique).
+    const server = servedTtftMs(emulators, r.upstreamRequestId ?? id);
     if (r.outcome !== "ok" || r.ttftMs === undefined || server === undefined)
       throw new Error(`${positionals[arm]}: request failed: ${r.status} ${r.error ?? ""}`);
     if (i >= 10) outside[arm]!.push(r.ttftMs - server); // the first 10 warm the isolate

@@ -291,7 +291,11 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
       queryTokens: after.queryTokens - before.queryTokens,
       hitTokens: after.hitTokens - before.hitTokens,
     };
-    const served = await fleet.serverTtftMs(run.records.map((r) => requestId(r.index)));
+    // The emulators record each request under the id they were sent: through a gateway, the client's id made
+    // unique (its x-prefix-gateway-upstream-request-id); straight to an emulator, the client's own.
+    const served = await fleet.serverTtftMs(
+      run.records.map((r) => r.result.upstreamRequestId ?? requestId(r.index)),
+    );
     const serverTtfts = new Map(run.records.map((r, i) => [r.index, served[i]]));
     const isAround = (rec: ReplayRecord<E2eItem>) => (around?.[rec.index] ?? -1) >= 0;
     const result = armResult(

@@ -27,6 +27,8 @@ export interface RequestResult {
   readonly backend?: string;
   readonly route?: string;
   readonly expectedCachedTokens?: number;
+  /** The x-request-id the backend was sent (the gateway makes a client's own id unique), when a gateway says. */
+  readonly upstreamRequestId?: string;
   /** The response's retry-after header (a 429 or 503 passed on), as sent. */
   readonly retryAfter?: string;
   readonly errorType?: string;
@@ -84,6 +86,7 @@ export async function streamRequest(req: StreamRequest): Promise<RequestResult> 
     backend: res.headers.get("x-prefix-gateway-backend") ?? undefined,
     route: res.headers.get("x-prefix-gateway-route") ?? undefined,
     expectedCachedTokens: numberHeader(res.headers, "x-prefix-gateway-cached-tokens-expected"),
+    upstreamRequestId: res.headers.get("x-prefix-gateway-upstream-request-id") ?? undefined,
     retryAfter: res.headers.get("retry-after") ?? undefined,
   };
   if (res.status !== 200) {

@@ -4,6 +4,8 @@ import type { RequestLog } from "./log";
 
 export interface GatewayVariables {
   requestId: string;
+  /** The client sent requestId (x-request-id) itself: the backend gets it made unique (upstream-request-id.ts). */
+  requestIdFromClient: boolean;
   /** Date.now() when the request arrived. */
   startedAt: number;
   log: RequestLog;

@@ -139,6 +139,19 @@ export const noHealthyBackend = (model: string) =>
 export const backendUnreachable = (detail: string) =>
   new GatewayError(502, "server_error", "backend_unreachable", `Upstream backend failed: ${detail}`);
 
+/**
+ * A backend's error answer whose body could not be relayed (too large to keep, or it stopped arriving) while
+ * a retry was being asked for, and none was granted: the client gets the backend's status (an SDK retries
+ * a 429 or a 5xx the same way) with an error body of the gateway's, never an empty one.
+ */
+export const backendErrorBodyLost = (status: number, backendId: string) =>
+  new GatewayError(
+    status as ContentfulStatusCode,
+    status === 429 ? "requests" : "server_error",
+    "backend_error",
+    `Upstream backend '${backendId}' answered ${status}; its error body could not be relayed (too large, or it stopped arriving).`,
+  );
+
 export const backendTimeout = (detail: string) =>
   new GatewayError(
     504,

@@ -53,6 +53,8 @@ export interface RequestLogFields {
   retriedFrom?: string;
   /** A retry was wanted but the pool's retry budget was spent. */
   retryRefused?: boolean;
+  /** The X-Request-Id the backend was sent, when not requestId itself (a client's id, made unique). */
+  upstreamRequestId?: string;
   /** How the final attempt failed (connect_error, timeout, throttled, http_500, stream_error…). */
   failure?: string;
   stream?: boolean;

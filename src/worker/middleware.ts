@@ -18,9 +18,11 @@ export function requestContext(): MiddlewareHandler<GatewayEnv> {
   return async function requestContextMiddleware(c, next) {
     const startedAt = Date.now();
     const given = c.req.header("x-request-id");
-    const requestId = given !== undefined && SAFE_REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    const fromClient = given !== undefined && SAFE_REQUEST_ID.test(given);
+    const requestId = fromClient ? given : crypto.randomUUID();
     const log = new RequestLog(requestId, c.req.method, c.req.path, startedAt);
     c.set("requestId", requestId);
+    c.set("requestIdFromClient", fromClient);
     c.set("startedAt", startedAt);
     c.set("log", log);
     await next();

@@ -4,36 +4,19 @@
  * Worker and RouterDO, against test/worker/metrics-fault-server.ts. What each must leave behind: a clear
  * answer for the client, no lease left open, the pool's figures right.
  */
-import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import {
   authHeaders,
   BACKEND_KEY,
   expectOpenAIError,
+  faultServerPool,
+  faultServerUrl,
   gatewayWithEnv,
   poolStats,
   SPARE_MODEL,
   settle,
   spareUrls,
 } from "./helpers";
-
-const base = () => (env as unknown as { TEST_METRICS_FAULT_URL: string }).TEST_METRICS_FAULT_URL;
-
-/** A pool of its own (a model only this case uses) whose one backend is the fault server under `path`. */
-function oddPool(model: string, path: string): { BACKENDS: string } {
-  return {
-    BACKENDS: JSON.stringify([
-      {
-        id: `${model}-1`,
-        url: `${base()}/${path}`,
-        models: [model],
-        apiKey: BACKEND_KEY,
-        weight: 1,
-        kvCacheTokens: 65536,
-      },
-    ]),
-  };
-}
 
 function ask(model: string, stream: boolean, content = "hi"): RequestInit {
   return {
@@ -46,7 +29,7 @@ function ask(model: string, stream: boolean, content = "hi"): RequestInit {
 describe("a backend that answers 200 with the wrong thing", () => {
   it("an HTML page (a login page, a proxy's error page) is a 502 for the client and a fault of that backend", async () => {
     const res = await gatewayWithEnv(
-      oddPool("odd-html", "html"),
+      faultServerPool("odd-html", "html"),
       "/v1/chat/completions",
       ask("odd-html", false),
     );
@@ -61,7 +44,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
 
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
     const res = await gatewayWithEnv(
-      oddPool("odd-sse", "badsse"),
+      faultServerPool("odd-sse", "badsse"),
       "/v1/chat/completions",
       ask("odd-sse", true),
     );
@@ -77,7 +60,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
 
   it("a JSON body cut half way: the client's read fails (no way to say more after a 200), a fault of that backend", async () => {
     const res = await gatewayWithEnv(
-      oddPool("odd-cut", "cutjson"),
+      faultServerPool("odd-cut", "cutjson"),
       "/v1/chat/completions",
       ask("odd-cut", false),
     ).then(
@@ -99,7 +82,11 @@ describe("a backend that answers 200 with the wrong thing", () => {
   ] as const) {
     it(`200 with an empty body (${what}) is a 502 for the client and a fault of that backend, not a success`, async () => {
       const model = `odd-${path}`;
-      const res = await gatewayWithEnv(oddPool(model, path), "/v1/chat/completions", ask(model, stream));
+      const res = await gatewayWithEnv(
+        faultServerPool(model, path),
+        "/v1/chat/completions",
+        ask(model, stream),
+      );
       const message = await expectOpenAIError(res, 502, "backend_unreachable");
       expect(message).toMatch(/empty body/);
       await settle(model);
@@ -117,7 +104,11 @@ describe("a backend that answers 200 with the wrong thing", () => {
   ] as const) {
     it(`${what} reaches the client unchanged and counts as a failed request, not against the backend's health`, async () => {
       const model = `odd-${path}`;
-      const res = await gatewayWithEnv(oddPool(model, path), "/v1/chat/completions", ask(model, stream));
+      const res = await gatewayWithEnv(
+        faultServerPool(model, path),
+        "/v1/chat/completions",
+        ask(model, stream),
+      );
       expect(res.status).toBe(200);
       expect(await res.text()).toContain("InternalServerError");
       await settle(model);
@@ -131,7 +122,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
 
     it(`${what}: routing still learns the prompt's blocks there (the backend answered; counting it failed is the counters' business)`, async () => {
       const model = `odd-${path}-learn`;
-      const env = oddPool(model, path);
+      const env = faultServerPool(model, path);
       const prompt = "a question long enough to fill several blocks of sixteen tokens each ".repeat(8);
       await gatewayWithEnv(env, "/v1/chat/completions", ask(model, stream, prompt));
       await settle(model);
@@ -143,7 +134,11 @@ describe("a backend that answers 200 with the wrong thing", () => {
   it("a relayed 400 (an error answer's own error body) is the client's answer, with no backendError flag in the log and no fault", async () => {
     const spy = vi.spyOn(console, "log");
     const model = "odd-e400";
-    const res = await gatewayWithEnv(oddPool(model, "e400"), "/v1/chat/completions", ask(model, false));
+    const res = await gatewayWithEnv(
+      faultServerPool(model, "e400"),
+      "/v1/chat/completions",
+      ask(model, false),
+    );
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("maximum context length");
     await settle(model);
@@ -166,7 +161,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
       BACKENDS: JSON.stringify([
         {
           id: `${model}-stall`,
-          url: `${base()}/stall503`,
+          url: `${faultServerUrl()}/stall503`,
           models: [model],
           apiKey: BACKEND_KEY,
           weight: 1,
@@ -203,7 +198,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
       UPSTREAM_IDLE_TIMEOUT_MS: "2500",
       BACKENDS: JSON.stringify(
         [
-          { id: busy, url: `${base()}/busy503` },
+          { id: busy, url: `${faultServerUrl()}/busy503` },
           { id: `${model}-fine`, url: spareUrls()[0] },
         ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
       ),
@@ -226,5 +221,49 @@ describe("a backend that answers 200 with the wrong thing", () => {
     const b = (await poolStats(model)).backends.find((x) => x.id === busy)!;
     expect(b.consecutiveFailures).toBe(0);
     expect(b.throttledUntil).toBeGreaterThan(Date.now());
+  }, 40_000);
+});
+
+describe("an error answer whose body a refused retry could not keep", () => {
+  it("is the backend's status with an OpenAI error body of the gateway's, never an empty body", async () => {
+    const model = "odd-bigerr";
+    // Two backends that both answer 500 with a 100 KiB body (past what a retry keeps), and no retry budget
+    // beyond the burst: once it is spent, a retry is refused after the body was given up.
+    const overrides = {
+      RETRY_BUDGET_PERCENT: "0",
+      BACKENDS: JSON.stringify(
+        [1, 2].map((i) => ({
+          id: `${model}-${i}`,
+          url: `${faultServerUrl()}/bigerr`,
+          models: [model],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        })),
+      ),
+    };
+    let refused = 0;
+    for (let i = 0; i < 16 && refused === 0; i++) {
+      // Each prompt its own: a 500 seen on both backends is remembered, and its repeats are not retried.
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, false, `big error ${i}`),
+      );
+      expect(res.status).toBe(500);
+      const text = await res.text();
+      expect(text).not.toBe("");
+      const body = JSON.parse(text) as { error: { message: string; type: string; code: unknown } };
+      expect(typeof body.error.message).toBe("string");
+      if (body.error.code === "backend_error") {
+        refused++;
+        expect(body.error.type).toBe("server_error");
+        expect(body.error.message).toMatch(/answered 500/);
+        expect(body.error.message).not.toMatch(/127\.0\.0\.1|http:/);
+      }
+    }
+    expect(refused).toBe(1);
+    await settle(model);
+    expect((await poolStats(model)).leases).toBe(0);
   }, 40_000);
 });

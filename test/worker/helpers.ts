@@ -175,6 +175,30 @@ export function faultUrls(): string[] {
   return JSON.parse((env as unknown as { TEST_FAULT_URLS: string }).TEST_FAULT_URLS) as string[];
 }
 
+/** The fake backend of test/worker/metrics-fault-server.ts (a test-only binding set in vitest.config.ts). */
+export function faultServerUrl(): string {
+  return (env as unknown as { TEST_METRICS_FAULT_URL: string }).TEST_METRICS_FAULT_URL;
+}
+
+/**
+ * A pool of its own (a model only the calling case uses) whose one backend is the fake backend under `path`
+ * (metrics-fault-server.ts: `${url}/${path}/v1/chat/completions` answers the way that path names).
+ */
+export function faultServerPool(model: string, path: string): { BACKENDS: string } {
+  return {
+    BACKENDS: JSON.stringify([
+      {
+        id: `${model}-1`,
+        url: `${faultServerUrl()}/${path}`,
+        models: [model],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 65536,
+      },
+    ]),
+  };
+}
+
 /** The url of a test-model backend by id, from the BACKENDS binding. */
 export function backendUrl(id: string): string {
   const list = JSON.parse(env.BACKENDS) as { id: string; url: string }[];

@@ -21,6 +21,10 @@
  * - /stall503/v1/chat/completions: 503 headers and the start of a body, then nothing (held);
  * - /busy503/v1/chat/completions:  the same with a retry-after that is an HTTP date 1 to 2 s ahead (a proxy
  *                                  shedding load whose error body stalls).
+ * - /echo/v1/chat/completions:     200 text/event-stream whose one content event holds the request body exactly as
+ *                                  it arrived, then a usage-only event and [DONE] (what did the backend receive?).
+ * - /bigerr/v1/chat/completions:   500 with an OpenAI error body of 100 KiB (past what a retry keeps of one).
+ * - /echo-id/v1/chat/completions:  200 text/event-stream whose one content event is the x-request-id it was sent.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -146,6 +150,46 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.writeHead(503, { "content-type": "application/json", "retry-after": at.toUTCString() });
         res.write('{"error": {"message": "over');
         hold(res, () => res.end());
+        return;
+      }
+      case "/echo/v1/chat/completions": {
+        const parts: Buffer[] = [];
+        for await (const part of req) parts.push(part as Buffer);
+        const received = Buffer.concat(parts).toString("utf8");
+        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          event({
+            id: "x",
+            object: "chat.completion.chunk",
+            choices: [{ index: 0, delta: { content: received } }],
+          }) +
+            event({
+              id: "x",
+              object: "chat.completion.chunk",
+              choices: [],
+              usage: { prompt_tokens: 3, completion_tokens: 1 },
+            }) +
+            "data: [DONE]\n\n",
+        );
+        return;
+      }
+      case "/bigerr/v1/chat/completions":
+        req.resume();
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            error: { message: "x".repeat(100 * 1024), type: "InternalServerError", code: 500 },
+          }),
+        );
+        return;
+      case "/echo-id/v1/chat/completions": {
+        req.resume();
+        const id = req.headers["x-request-id"] ?? "";
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: id } }] })}\n\ndata: [DONE]\n\n`,
+        );
         return;
       }
       case "/nocontent/v1/chat/completions":

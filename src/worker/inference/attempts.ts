@@ -33,6 +33,11 @@ export interface Leg {
   readonly reported: boolean;
   /** The failed response's body, read before a retry was asked for (a refused retry answers with it). */
   readonly buffered?: Uint8Array;
+  /**
+   * The failed response's body was given up while buffering it (past MAX_BUFFERED_ERROR_BYTES, it stalled or
+   * broke) and no retry came: its reader is cancelled, so the answer must be written without it.
+   */
+  readonly bodyLost?: true;
 }
 
 export interface LegsResult {
@@ -108,7 +113,8 @@ export interface AttemptContext {
   readonly call: RouteCall;
   readonly config: GatewayConfig;
   readonly request: InferenceRequest;
-  readonly requestId: string;
+  /** The X-Request-Id every backend of this request is sent (upstream-request-id.ts). */
+  readonly upstreamRequestId: string;
   readonly client: AbortSignal;
 }
 
@@ -120,7 +126,7 @@ async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
     backend,
     PATHS[ctx.request.kind],
     ctx.request.upstreamBody,
-    ctx.requestId,
+    ctx.upstreamRequestId,
     {
       stream: ctx.request.stream,
       deadlines: ctx.config.deadlines,
@@ -156,7 +162,15 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   });
   if (next === RETRY_REFUSED) {
     return {
-      final: { ...one, reported: true, ...(buffered !== undefined ? { buffered } : {}) },
+      final: {
+        ...one,
+        reported: true,
+        ...(buffered !== undefined
+          ? { buffered }
+          : one.attempt.kind === "response" && one.attempt.reader !== undefined
+            ? { bodyLost: true as const }
+            : {}),
+      },
       retryRefused: true,
     };
   }

@@ -10,6 +10,7 @@ import { poolFor, type RouteCall } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
 import { respond } from "./respond";
+import { upstreamRequestId } from "./upstream-request-id";
 
 export function inferenceHandler(kind: InferenceKind) {
   return async function inference(c: Context<GatewayEnv>): Promise<Response> {
@@ -28,7 +29,8 @@ export function inferenceHandler(kind: InferenceKind) {
     };
     // With the enable_request_signal compatibility flag, this fires when the client disconnects.
     const client = c.req.raw.signal;
-    const legs = await routeAndCall({ call, config, request, requestId: c.get("requestId"), client });
-    return respond(c, call, request, legs, client);
+    const upstreamId = upstreamRequestId(c.get("requestId"), c.get("requestIdFromClient"));
+    const legs = await routeAndCall({ call, config, request, upstreamRequestId: upstreamId, client });
+    return respond(c, call, request, legs, client, upstreamId);
   };
 }

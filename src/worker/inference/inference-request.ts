@@ -9,7 +9,8 @@ import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
 import { requireModel } from "../errors";
 import { fingerprint, prefixLogFields } from "../log";
-import type { ChatBody, InferenceBody, InferenceKind } from "../request/openai-schemas";
+import { replaceMemberValue } from "../request/json-members";
+import type { ChatBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
 import { armKeyOf } from "./arm-key";
 
@@ -64,7 +65,7 @@ export async function readInferenceRequest(
     model,
     stream,
     strip,
-    upstreamBody: strip ? withIncludeUsage(text, raw, body.stream_options) : text,
+    upstreamBody: strip ? withIncludeUsage(text, raw) : text,
     route: {
       blocks,
       promptTokens,
@@ -80,21 +81,21 @@ export async function readInferenceRequest(
 }
 
 /**
- * The client's JSON with `stream_options.include_usage: true`. Without
- * stream_options (what the OpenAI SDKs send) the field is appended to the
- * text as is: the same bytes JSON.stringify({ ...raw, stream_options }) gives
- * up to whitespace, without re-serialising a prompt of megabytes. Otherwise
- * the object is rebuilt so the client's other stream_options survive.
+ * The client's JSON with `stream_options.include_usage: true`, the rest of it
+ * byte for byte. Without stream_options (what the OpenAI SDKs send) the field
+ * is appended; with it, only its value is replaced (the client's other
+ * stream_options kept). Never JSON.stringify of the parsed body: that would
+ * re-serialise a prompt of megabytes, and change what JSON.parse cannot hold
+ * (an integer past 2^53 such as a 64-bit `seed` becomes another integer,
+ * 1e400 becomes null).
  */
-function withIncludeUsage(
-  text: string,
-  raw: Record<string, unknown>,
-  given: InferenceBody["stream_options"],
-): string {
+function withIncludeUsage(text: string, raw: Record<string, unknown>): string {
   if (!Object.hasOwn(raw, "stream_options")) {
     // A validated body is a non-empty object, so its text ends with `}` (and maybe whitespace).
     const close = text.lastIndexOf("}");
     return `${text.slice(0, close)},"stream_options":{"include_usage":true}${text.slice(close)}`;
   }
-  return JSON.stringify({ ...raw, stream_options: { ...(given ?? {}), include_usage: true } });
+  // Validated: an object or null. Its own fields are booleans and flags, safe to re-serialise.
+  const given = (raw.stream_options ?? {}) as Record<string, unknown>;
+  return replaceMemberValue(text, "stream_options", JSON.stringify({ ...given, include_usage: true }));
 }

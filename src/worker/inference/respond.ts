@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
-import { backendTimeout, backendUnreachable } from "../errors";
+import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
 import { type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
@@ -33,6 +33,7 @@ export function respond(
   request: InferenceRequest,
   legs: LegsResult,
   client: AbortSignal,
+  upstreamRequestId: string,
 ): Response {
   const log = c.get("log");
   const { final } = legs;
@@ -50,6 +51,7 @@ export function respond(
       : {}),
     ...(legs.retriedFrom !== undefined ? { retriedFrom: legs.retriedFrom } : {}),
     ...(legs.retryRefused === true ? { retryRefused: true } : {}),
+    ...(upstreamRequestId !== c.get("requestId") ? { upstreamRequestId } : {}),
   });
   const report = (outcome: CompleteInput) => {
     if (!final.reported) reportOutcome(call, decision, outcome);
@@ -75,6 +77,9 @@ export function respond(
   headers.set("x-prefix-gateway-backend", decision.backendId);
   headers.set("x-prefix-gateway-route", decision.reason);
   headers.set("x-prefix-gateway-cached-tokens-expected", String(decision.expectedCachedTokens));
+  // The id the backend knows this request by (its logs, vLLM's request id): the client's own x-request-id
+  // made unique, or the gateway's.
+  headers.set("x-prefix-gateway-upstream-request-id", upstreamRequestId);
   const eventStream = isEventStream(res);
   if (request.stream && res.ok) headers.set("cache-control", "no-cache");
 
@@ -128,6 +133,12 @@ export function respond(
   log.defer();
 
   // A refused retry answers with the first backend's error, read before the retry was asked for.
+  if (final.bodyLost === true) {
+    onEnd({ kind: "done" }, tap);
+    headers.set("content-type", "application/json");
+    const body = JSON.stringify(errorBody(backendErrorBodyLost(res.status, decision.backendId)));
+    return new Response(body, { status: res.status, headers });
+  }
   if (final.buffered !== undefined || attempt.reader === undefined) {
     onEnd({ kind: "done" }, tap);
     return new Response(final.buffered ?? null, { status: res.status, headers });

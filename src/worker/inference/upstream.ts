@@ -84,10 +84,10 @@ export async function callBackend(
   backend: BackendConfig,
   path: string,
   body: string,
-  requestId: string,
+  upstreamRequestId: string,
   opts: AttemptOptions,
 ): Promise<Attempt> {
-  const headers = new Headers({ "content-type": "application/json", "x-request-id": requestId });
+  const headers = new Headers({ "content-type": "application/json", "x-request-id": upstreamRequestId });
   if (backend.apiKey !== undefined) headers.set("authorization", `Bearer ${backend.apiKey}`);
   const abort = new AbortController();
   const onClientGone = () => abort.abort(new Error("client disconnected"));
