@@ -12,6 +12,13 @@ import { prepareWorkload } from "./prepare";
 import { engineConfig, type FleetReadings, simulatePolicy } from "./simulator";
 import { generatedSharedPrefix } from "./workloads/shared-prefix";
 
+/**
+ * TIGHT_ENGINE under KV "reserve" (prompt + output held from admission): for the tests below that are about
+ * a believed output length moving a reservation, and so admission. Under the default, vLLM V1's
+ * step-by-step allocation, a belief moves finish times only (engine-model.ts reviseOutputs).
+ */
+const TIGHT_RESERVE: EngineConfig = { ...TIGHT_ENGINE, kvAllocation: "reserve" };
+
 /** The same with memory to spare: admission never waits for blocks. */
 const ROOMY: EngineConfig = { ...TIGHT_ENGINE, kvCacheTokens: 4 * 4096, maxRunning: 8 };
 
@@ -76,14 +83,14 @@ describe("EngineModel.reviseOutputs", () => {
   });
 
   it("the reservation follows the belief: grown from the free queue, clipped to what can ever fit", () => {
-    const e = new EngineModel(TIGHT_ENGINE);
+    const e = new EngineModel(TIGHT_RESERVE);
     e.submit(req("a", 3, 100, 2), 0); // 14 + 2 tokens: 4 blocks
     stepBoundaries(e, 1);
     const usage = (x: EngineModel) => x.metrics(1).kvUsage * 64;
     expect(usage(e)).toBe(4);
-    const grown = new EngineModel(TIGHT_ENGINE).copyFrom(e).reviseOutputs(() => 50); // 64 tokens: 16 blocks
+    const grown = new EngineModel(TIGHT_RESERVE).copyFrom(e).reviseOutputs(() => 50); // 64 tokens: 16 blocks
     expect(usage(grown)).toBe(16);
-    const huge = new EngineModel(TIGHT_ENGINE).copyFrom(e).reviseOutputs(() => 1e9); // the whole cache at most
+    const huge = new EngineModel(TIGHT_RESERVE).copyFrom(e).reviseOutputs(() => 1e9); // the whole cache at most
     expect(usage(huge)).toBe(64);
     expect(usage(e)).toBe(4); // the original is untouched
   });
@@ -121,11 +128,12 @@ describe("--knows max-tokens: output lengths as the clients sent max_tokens", ()
   // Engine 0 holds a request that truly ends in 5 tokens but asked for 200; engine 1 one that asked for
   // and runs 180. The new request (13 blocks) fits beside engine 0's true reservation (12 blocks) at once,
   // beside neither request's believed one: exactly, engine 0; believing max_tokens, engine 1 (ends sooner).
+  // Worked under KV "reserve": the beliefs move reservations, so admission (TIGHT_RESERVE above).
   const placed = [req("0", 10, 500, 10), req("1", 9, 100, 5), req("2", 9, 200, 180)];
   const w = handWorkload(placed);
   const outputs = [10, 200, 180];
   const fleet = () => {
-    const engines = [new EngineModel(TIGHT_ENGINE), new EngineModel(TIGHT_ENGINE)];
+    const engines = [new EngineModel(TIGHT_RESERVE), new EngineModel(TIGHT_RESERVE)];
     engines[0]!.submit(placed[1]!, 0);
     engines[1]!.submit(placed[2]!, 0);
     for (const e of engines) stepBoundaries(e, 2);
