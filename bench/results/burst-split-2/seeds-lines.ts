@@ -33,3 +33,15 @@ export function readSeedLines(file: string): Map<string, Map<string, Line>> {
   }
   return rows;
 }
+
+/** Runs by their group ("workload preset"), by preset ("all 8B", "all MoE") and all together ("all"). */
+export function groupRuns<R extends { group: string }>(runs: readonly R[]): Map<string, R[]> {
+  const groups = new Map<string, R[]>();
+  const add = (g: string, r: R) => groups.set(g, [...(groups.get(g) ?? []), r]);
+  for (const r of runs) {
+    add(r.group, r);
+    add(`all ${r.group.split(" ")[1]}`, r);
+    add("all", r);
+  }
+  return groups;
+}

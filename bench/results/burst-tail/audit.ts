@@ -14,11 +14,11 @@
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import type { BlockKey, FleetView, RouteRequest } from "../../../src/routing/types";
-import type { EngineModel } from "../../../sim/model/engine-model";
 import { routerFactory, type SimPolicyName, viewOf } from "../../../sim/policies";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
 import { loadAuditRunFromArgv, quantileOf, withTtft } from "../audit-run";
+import { emptyStepRecord, type StepRecord, stepRecorder } from "./step-records";
 
 const { spec, backends, load, set, seed, preset, w, fleet, extra } = await loadAuditRunFromArgv({
   spec: "burst",
@@ -34,12 +34,6 @@ const bt = w.blockTokens;
 /** A request's burst: the first key of its prompt (each group's prefix is its own). */
 const groupOf = w.promptBlocks.map((b) => b[0]!);
 
-interface EngineInsideStep {
-  runStart: number;
-  runEnd: number;
-  scheduler: { chunked: { id: string; computed: number; promptTokens: number; hitBlocks: number }[] };
-  plan(prefillTokens: number): void;
-}
 
 /**
  * SPLIT=K: an experiment, not a rule: a backend still computing a prefix takes at most K of our requests
@@ -78,18 +72,10 @@ class SplitBurst extends PrefixAwarePolicy {
   }
 }
 
-interface Rec {
+interface Rec extends StepRecord {
   backend: number;
   reason: string;
   ttft: number;
-  /** When the engine first gave it a prompt chunk (ms, absolute), and the blocks it found cached then. */
-  admitMs: number;
-  hitBlocks: number;
-  /** The step that computed its last prompt token: start, end, prefill tokens, and the others in it. */
-  stepStart: number;
-  stepEnd: number;
-  stepPrefill: number;
-  stepIds: number[];
   /** prefix_aware only: predicted cost per backend, and the predicted queue wait per backend. */
   cost?: number[];
   wait?: number[];
@@ -104,12 +90,7 @@ function run(name: SimPolicyName) {
     backend: -1,
     reason: "",
     ttft: Number.NaN,
-    admitMs: Number.NaN,
-    hitBlocks: 0,
-    stepStart: Number.NaN,
-    stepEnd: Number.NaN,
-    stepPrefill: 0,
-    stepIds: [],
+    ...emptyStepRecord(),
   }));
   let pa: PrefixAwarePolicy | undefined;
   let makeRouter: RouterFactory = routerFactory(name, bt);
@@ -138,34 +119,7 @@ function run(name: SimPolicyName) {
     };
     makeRouter = (specs) => new Router(specs, { policy, blockTokens: bt });
   }
-  let hooked = false;
-  const hook = (engines: readonly EngineModel[]) => {
-    if (hooked) return;
-    hooked = true;
-    for (const e of engines) {
-      const x = e as unknown as EngineInsideStep;
-      const plan = x.plan.bind(x);
-      x.plan = (prefillTokens: number) => {
-        plan(prefillTokens);
-        const chunked = x.scheduler.chunked;
-        if (chunked.length === 0) return;
-        const ids = chunked.map((c) => Number(c.id));
-        for (const c of chunked) {
-          const rec = recs[Number(c.id)]!;
-          if (Number.isNaN(rec.admitMs)) {
-            rec.admitMs = x.runStart;
-            rec.hitBlocks = c.hitBlocks;
-          }
-          if (c.computed === c.promptTokens) {
-            rec.stepStart = x.runStart;
-            rec.stepEnd = x.runEnd;
-            rec.stepPrefill = prefillTokens;
-            rec.stepIds = ids;
-          }
-        }
-      };
-    }
-  };
+  const hook = stepRecorder(recs);
   const ttft = new Float64Array(n).fill(Number.NaN);
   const res = simulatePolicy(w, fleet, name, withTtft(makeRouter, ttft), pa ? GATEWAY_VIEW : viewOf(name), undefined, {
     routed(i, b, d, engines) {

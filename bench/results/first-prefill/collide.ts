@@ -13,10 +13,10 @@
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
 import type { BlockKey } from "../../../src/routing/types";
-import type { EngineModel } from "../../../sim/model/engine-model";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
 import { loadAuditRunFromArgv, quantileOf, withTtft } from "../audit-run";
+import { emptyStepRecord, type StepRecord, stepRecorder } from "../burst-tail/step-records";
 
 const { spec, backends, load, set, seed, preset, w, fleet } = await loadAuditRunFromArgv({
   spec: "burst",
@@ -30,12 +30,6 @@ const n = w.requests.length;
 const bt = w.blockTokens;
 const groupOf = w.promptBlocks.map((b) => b[0]!);
 
-interface EngineInsideStep {
-  runStart: number;
-  runEnd: number;
-  scheduler: { chunked: { id: string; computed: number; promptTokens: number; hitBlocks: number }[] };
-  plan(prefillTokens: number): void;
-}
 interface PendingInside {
   byBackend: Map<BlockKey, number>[];
   joiners: Map<BlockKey, { count: number; end: number }>[];
@@ -49,25 +43,16 @@ interface Decision {
   /** per backend, whether the request matched nothing useful there (under the policy's minimum match) */
   fresh: boolean[];
 }
-interface Rec {
+interface Rec extends StepRecord {
   backend: number;
   ttft: number;
-  admitMs: number;
-  hitBlocks: number;
-  stepStart: number;
-  stepPrefill: number;
-  stepIds: number[];
   d?: Decision;
 }
 
 const recs: Rec[] = Array.from({ length: n }, () => ({
   backend: -1,
   ttft: Number.NaN,
-  admitMs: Number.NaN,
-  hitBlocks: 0,
-  stepStart: Number.NaN,
-  stepPrefill: 0,
-  stepIds: [],
+  ...emptyStepRecord(),
 }));
 const policy = new PrefixAwarePolicy();
 const inner = policy as unknown as { costs: Float64Array; work: Float64Array; past: Float64Array; pending: PendingInside };
@@ -92,33 +77,7 @@ policy.pick = (req, f, ctx) => {
   return r;
 };
 const makeRouter: RouterFactory = (specs) => new Router(specs, { policy, blockTokens: bt });
-let hooked = false;
-const hook = (engines: readonly EngineModel[]) => {
-  if (hooked) return;
-  hooked = true;
-  for (const e of engines) {
-    const x = e as unknown as EngineInsideStep;
-    const plan = x.plan.bind(x);
-    x.plan = (prefillTokens: number) => {
-      plan(prefillTokens);
-      const chunked = x.scheduler.chunked;
-      if (chunked.length === 0) return;
-      const ids = chunked.map((c) => Number(c.id));
-      for (const c of chunked) {
-        const rec = recs[Number(c.id)]!;
-        if (Number.isNaN(rec.admitMs)) {
-          rec.admitMs = x.runStart;
-          rec.hitBlocks = c.hitBlocks;
-        }
-        if (c.computed === c.promptTokens) {
-          rec.stepStart = x.runStart;
-          rec.stepPrefill = prefillTokens;
-          rec.stepIds = ids;
-        }
-      }
-    };
-  }
-};
+const hook = stepRecorder(recs);
 const ttft = new Float64Array(n).fill(Number.NaN);
 const res = simulatePolicy(w, fleet, "prefix_aware", withTtft(makeRouter, ttft), GATEWAY_VIEW, undefined, {
   routed(i, b, _d, engines) {

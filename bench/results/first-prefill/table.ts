@@ -3,7 +3,7 @@
 // each preset, all) the mean change fp against main and each against llm-d, how many runs fp is worse than
 // main, and the worst. Reads only the audit's own summary lines (burst-split-2/seeds-lines.ts).
 //   npx tsx bench/results/first-prefill/table.ts bench/results/first-prefill/seeds-84-91.txt
-import { readSeedLines } from "../burst-split-2/seeds-lines";
+import { groupRuns, readSeedLines } from "../burst-split-2/seeds-lines";
 
 const file = process.argv[2] ?? "bench/results/first-prefill/seeds-84-91.txt";
 const rows = readSeedLines(file);
@@ -29,13 +29,7 @@ for (const [k, r] of [...rows].sort(
   );
   runs.push({ group: k.split(" | ")[1]!, main: m.p99, fp: f.p99, llmd: l.p99 });
 }
-const groups = new Map<string, Run[]>();
-const add = (g: string, r: Run) => groups.set(g, [...(groups.get(g) ?? []), r]);
-for (const r of runs) {
-  add(r.group, r);
-  add(`all ${r.group.split(" ")[1]}`, r);
-  add("all", r);
-}
+const groups = groupRuns(runs);
 console.log("\n| group | runs | fp vs main (mean) | main / fp vs llm-d (mean) | fp worse than main | worst fp vs main | best fp vs main |");
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 for (const [g, rs] of groups) {

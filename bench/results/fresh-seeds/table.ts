@@ -3,7 +3,7 @@
 // each version's mean p99 change against before and against llm-d, how many runs ig2 is worse than before / jk,
 // and the worst. Reads only the audit's own summary lines (burst-split-2/seeds-lines.ts).
 //   npx tsx bench/results/fresh-seeds/table.ts bench/results/fresh-seeds/seeds.txt
-import { readSeedLines } from "../burst-split-2/seeds-lines";
+import { groupRuns, readSeedLines } from "../burst-split-2/seeds-lines";
 
 const versions = ["before", "jk", "ig2"] as const;
 const file = process.argv[2] ?? "bench/results/fresh-seeds/seeds.txt";
@@ -31,13 +31,7 @@ for (const [k, r] of [...rows].sort(
   );
   runs.push({ key: k, group: k.split(" | ")[1]!, p: { before: b.p99, jk: j.p99, ig2: c.p99, llmd: l.p99 } });
 }
-const groups = new Map<string, Run[]>();
-const add = (g: string, r: Run) => groups.set(g, [...(groups.get(g) ?? []), r]);
-for (const r of runs) {
-  add(r.group, r);
-  add(`all ${r.group.split(" ")[1]}`, r);
-  add("all", r);
-}
+const groups = groupRuns(runs);
 const worst = (rs: Run[], a: string, b: string) => {
   const w = rs.reduce((x, y) => (rel(y.p[a]!, y.p[b]!) > rel(x.p[a]!, x.p[b]!) ? y : x));
   return `${pct(rel(w.p[a]!, w.p[b]!))} (s${w.key.split(" ")[0]} ${w.group}, ${w.p[b]} → ${w.p[a]})`;
