@@ -7,12 +7,15 @@
 #   KNOWS=max-tokens MAX_TOKENS=tight SEEDS=3 bench/clairvoyant-info.sh
 #   KNOWS=lagged SECOND=0.3:2 ONLY="multi-turn zipf mooncake" bench/clairvoyant-info.sh   # other traffic
 #
+# KV_ALLOCATION=reserve: the engines (and the reference's copies) reserve prompt + output at admission, the
+# default before; unset: incremental, vLLM V1's allocation (the reports in clairvoyant-info/ predate that
+# default and ran reserve).
 # Reports under bench/results/clairvoyant-info/; table: npx tsx bench/clairvoyant-table.ts info
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KNOWS=${KNOWS:?set KNOWS}
 SEEDS=${SEEDS:-3 4 5}
-MT=()
+MT=(--kv-allocation "${KV_ALLOCATION:-incremental}")
 if [[ -n "${MAX_TOKENS:-}" ]]; then MT=(--max-tokens "$MAX_TOKENS"); fi
 # SECOND=SHARE[:K]: other traffic straight to the engines (bench:sim --second-client); ONLY: workloads to run.
 if [[ -n "${SECOND:-}" ]]; then MT+=(--second-client "$SECOND"); fi

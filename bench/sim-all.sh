@@ -16,9 +16,11 @@
 #                                      /metrics every 1000 ms (--scrape-ms; no second client): our policies
 #                                      read lagged engine readings of the fleet that holds only our traffic
 #                                      (the peers read live engine state with or without it); 0 or unset: off
-#   KV_ALLOCATION=incremental npm run bench:sim:all -- scoring kv-growth-scoring
-#                                      the same runs with vLLM V1's step-by-step KV allocation and preemption
-#                                      (--kv-allocation; the race's engines reserve prompt + output at admission)
+#   KV_ALLOCATION=reserve npm run bench:sim:all -- scoring reserve-scoring
+#                                      the same runs with the engines reserving prompt + output at admission
+#                                      (--kv-allocation reserve: the default before after-incremental; no
+#                                      preemption). Default: incremental, vLLM V1's step-by-step allocation
+#                                      with preemption (sim/model/engine-config.ts DEFAULT_KV_ALLOCATION)
 #   npm run bench:sim:all -- clairvoyant
 #                                      the scoring runs of the clairvoyant greedy reference only (not a policy:
 #                                      sim/clairvoyant.ts; also within the bounded-load cap at the default
@@ -61,9 +63,12 @@ if [[ -n "$RUN_DIR" ]]; then RUN_FLAGS=(--out "bench/results/$RUN_DIR"); fi
 if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
 # SCRAPE_MS applies to the tuning and scoring runs only: the signals runs choose their own intervals.
 if [[ -n "${SCRAPE_MS:-}" && "${1:-}" != signals ]]; then RUN_FLAGS+=(--scrape-ms "$SCRAPE_MS"); fi
-# KV_ALLOCATION=incremental: the engines take KV step by step and preempt as vLLM V1 does (sim/model/scheduler.ts);
-# unset or reserve: prompt + output at admission, the race's engine. The loads stay those chosen under reserve.
-if [[ -n "${KV_ALLOCATION:-}" ]]; then RUN_FLAGS+=(--kv-allocation "$KV_ALLOCATION"); fi
+# KV_ALLOCATION, unset or incremental: the engines take KV step by step and preempt as vLLM V1 does
+# (sim/model/scheduler.ts), the engine model's default; reserve: prompt + output at admission, the default
+# before. Always passed on, so every report's command names its allocation. The sweeps pass it too; the
+# loads below are still those the sweeps chose under reserve (re-choosing them would change the race).
+KV_ALLOCATION=${KV_ALLOCATION:-incremental}
+RUN_FLAGS+=(--kv-allocation "$KV_ALLOCATION")
 
 LLAMA=llama-3.1-8b-h100-vllm
 MOE=qwen3-30b-a3b-h100-vllm
@@ -87,7 +92,10 @@ sim() {
   echo "+ bench:sim $* ${RUN_FLAGS[*]}" >&2
   nice -n 10 npx tsx sim/main.ts "$@" "${RUN_FLAGS[@]}"
 }
-sweep() { echo "+ bench:sweep $*" >&2; nice -n 10 npx tsx sim/sweep.ts "$@" >/dev/null; }
+sweep() {
+  echo "+ bench:sweep $* --kv-allocation $KV_ALLOCATION" >&2
+  nice -n 10 npx tsx sim/sweep.ts "$@" --kv-allocation "$KV_ALLOCATION" >/dev/null
+}
 has() { [[ " $1 " == *" $2 "* ]]; }
 
 # each_run CALLBACK: calls CALLBACK name backends "extra flags" grid load preset tag, per workload and preset
@@ -150,7 +158,8 @@ clairvoyant_one() {
   for seed in "${seeds[@]}"; do
     echo "+ clairvoyant $name $backends $preset ${seed:+seed $seed}" >&2
     nice -n 10 npx tsx sim/clairvoyant-main.ts --workload "$name" --backends "$backends" $extra \
-      $(load_flag "$name" "$load") --set scoring ${seed:+--seed $seed} --preset "$preset" --balance-factor 1.25 --out "bench/results/$RUN_DIR"
+      $(load_flag "$name" "$load") --set scoring ${seed:+--seed $seed} --preset "$preset" --balance-factor 1.25 \
+      --kv-allocation "$KV_ALLOCATION" --out "bench/results/$RUN_DIR"
   done
 }
 

@@ -1,6 +1,7 @@
 /**
  * npm run bench:cells -- --workload W --backends N --cells 1,2,4,8 (--rate R | --speed X) [--set S] [--seed S]
- *   [--policy P] [--requests N] [--preset NAME] [--kv-tokens T] [--max-tokens M] [--name NAME] [--out DIR]
+ *   [--policy P] [--requests N] [--preset NAME] [--kv-tokens T] [--kv-allocation A] [--max-tokens M] [--name NAME]
+ *   [--out DIR]
  *
  * One pool split into K RouterDO cells, for each K in --cells (sim/cells.ts):
  * one operation = one replay of the workload on the whole fleet, the
@@ -44,7 +45,8 @@ const HELP = `usage: npm run bench:cells -- --workload W --backends N --cells 1,
                own cell chooser and view of cell loads (default 1)
   --policy     the routing core's policy each cell runs (default prefix_aware)
   --requests   request count (synthetic) or cap (traces)
-  --preset, --kv-tokens, --max-tokens   as bench:sim
+  --preset, --kv-tokens, --kv-allocation, --max-tokens   as bench:sim (--kv-allocation: default
+               incremental, vLLM V1's step-by-step allocation with preemption; reserve: the default before)
   --name       report name (default cells-<workload>-<N>b[-<set>]); --out: directory (default bench/results)`;
 
 interface CellRun {

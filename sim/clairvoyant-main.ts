@@ -1,7 +1,7 @@
 /**
  * npx tsx sim/clairvoyant-main.ts --workload W --backends N --rate R|--speed X [--set S] [--seed S]
- *   [--preset NAME] [--objectives ttft,total] [--balance-factor C] [--policies a,b] [--requests N]
- *   [--knows K] [--lag-ms MS] [--max-tokens M] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
+ *   [--preset NAME] [--kv-allocation incremental|reserve] [--objectives ttft,total] [--balance-factor C]
+ *   [--policies a,b] [--requests N] [--knows K] [--lag-ms MS] [--max-tokens M] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
  *
  * Runs the clairvoyant greedy reference (sim/clairvoyant.ts) on the same
  * workload, fleet and seed as `npm run bench:sim` (same flags, same report

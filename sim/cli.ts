@@ -45,6 +45,7 @@ routing policy and reports KV-cache hit rate, TTFT and load balance.
   --backends N      number of engines (required)
   --preset NAME     ${ENGINE_USAGE.preset}
   --kv-tokens T     ${ENGINE_USAGE.kvTokens}
+  --kv-allocation A ${ENGINE_USAGE.kvAllocation}
   --speed X         replay X times faster than recorded (default 1)
   --policies LIST   comma list or "all" (default all): ${ALL_POLICIES.join(", ")}
   --seed S          seed of the routers' randomness and of --sample-families (default 1)

@@ -14,8 +14,9 @@ import {
   type MaxTokensModelName,
 } from "./client-max-tokens";
 import { isSetName, SET_NAMES, type SetDataArgs, type SetName, seedOfSet } from "./eval-sets";
+import { DEFAULT_KV_ALLOCATION } from "./model/engine-config";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
-import { type EngineConfig, KV_ALLOCATIONS } from "./model/types";
+import { type EngineConfig, KV_ALLOCATIONS, type KvAllocation } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
 import { parseSecondClient, type SecondClient } from "./second-client";
 import type { FleetConfig } from "./simulator";
@@ -100,14 +101,18 @@ export function seedFlag(v: string | undefined): number {
   return seed;
 }
 
-/** The --preset and --kv-tokens lines of a command's usage. */
+/** The --preset, --kv-tokens and --kv-allocation lines of a command's usage. */
 export const ENGINE_USAGE = {
   preset: `engine every backend runs (default ${DEFAULT_PRESET}): ${Object.keys(ENGINE_PRESETS).join(", ")}`,
   kvTokens: "KV-cache capacity per engine, tokens (default: the preset's)",
-  kvAllocation: `how engines take KV blocks: ${KV_ALLOCATIONS.join(", ")} (default reserve: prompt + output at admission; incremental: step by step with preemption, as vLLM V1)`,
+  kvAllocation: `how engines take KV blocks: ${KV_ALLOCATIONS.join(", ")} (default ${DEFAULT_KV_ALLOCATION}: step by step with preemption, as vLLM V1's scheduler does; reserve: prompt + output at admission, never preempted, the default before)`,
 };
 
-/** --preset NAME and --kv-tokens T: what each backend runs, as a FleetConfig's engine fields. */
+function isKvAllocation(v: string): v is KvAllocation {
+  return (KV_ALLOCATIONS as readonly string[]).includes(v);
+}
+
+/** --preset NAME, --kv-tokens T and --kv-allocation A: what each backend runs, as a FleetConfig's engine fields. */
 export function engineFlags(
   preset: string | undefined,
   kvTokens: string | undefined,
@@ -122,13 +127,12 @@ export function engineFlags(
   }
   // maxModelLen stays the preset's (engineConfig reads it by name): `engine` is what reports print.
   const { kvCacheTokens, blockTokens: _, maxModelLen: __, ...preset_ } = config;
-  // Absent or "reserve": the preset as it is, so the default runs' reports stay what they were.
-  if (kvAllocation !== undefined && !(KV_ALLOCATIONS as readonly string[]).includes(kvAllocation))
-    throw new UsageError(
-      `--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${kvAllocation}"`,
-    );
-  const engine =
-    kvAllocation === "incremental" ? { ...preset_, kvAllocation: "incremental" as const } : preset_;
+  const allocation = kvAllocation ?? DEFAULT_KV_ALLOCATION;
+  if (!isKvAllocation(allocation))
+    throw new UsageError(`--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${allocation}"`);
+  // Written out even when it is the default: a report says which allocation it ran, and reports written
+  // before the default changed (no kvAllocation: reserve) stay told apart from those written since.
+  const engine = { ...preset_, kvAllocation: allocation };
   return { preset: name, engine, kvCacheTokens: positiveFlag("kv-tokens", kvTokens, kvCacheTokens) };
 }
 

@@ -1,6 +1,6 @@
 /**
  * npm run bench:index-audit -- --workload W --backends N (--rate R | --speed X) [--set S] [--seed S]
- *   [--preset NAME] [--kv-tokens T] [--prefix-tokens P] [--requests N] [--duration-s D] [--policy P]
+ *   [--preset NAME] [--kv-tokens T] [--kv-allocation A] [--prefix-tokens P] [--requests N] [--duration-s D] [--policy P]
  *   [--name NAME] [--out DIR]
  *
  * One operation = one run of a routing-core policy (prefix_aware by
@@ -37,7 +37,8 @@ const HELP = `usage: npm run bench:index-audit -- --workload W --backends N (--r
                    burst-mooncake, mooncake, file:PATH)
   --backends       simulated engines (default 8)
   --rate / --speed requests/s (synthetic) / replay speed (traces)
-  --set, --seed, --preset, --kv-tokens, --requests, --max-tokens: as bench:sim
+  --set, --seed, --preset, --kv-tokens, --kv-allocation, --requests, --max-tokens: as bench:sim
+                   (--kv-allocation: default incremental, as vLLM V1; reserve: the default before)
   --prefix-tokens  tokens the gateway keys (default ${DEFAULT_PREFIX_TOKENS})
   --duration-s D   traces: the first D seconds of recorded time
   --policy         a routing-core policy (default prefix_aware)

@@ -2,7 +2,7 @@
  * npm run bench:sim -- --workload <generated-shared-prefix|multi-turn|zipf|no-shared-prefix|burst|burst-mooncake|
  *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--set tuning|scoring] [--speed X] [--requests N]
- *   [--preset NAME] [--kv-tokens T] [--kv-allocation reserve|incremental] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
+ *   [--preset NAME] [--kv-tokens T] [--kv-allocation incremental|reserve] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
  *   [--scrape-ms MS] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated

@@ -4,6 +4,7 @@
  */
 import { cpus, totalmem } from "node:os";
 import { fmtMs, fmtNum, fmtPct, reproduceLines, table } from "./format";
+import { kvAllocationOf } from "./model/engine-config";
 import { isSimPolicy, readingsText, viewOf } from "./policies";
 import { type RequestView, TAIL_COUNT_FACTORS } from "./request-view";
 import type { SimReport } from "./run";
@@ -113,7 +114,7 @@ export function renderMarkdown(r: SimReport, ctx: ReportContext): string {
   if (ctx.note !== undefined) out.push(ctx.note, "");
   out.push(
     `Workload: ${r.requests} requests (${r.malformed} malformed lines skipped), blocks of ${r.blockTokens} tokens.`,
-    `Fleet: ${r.fleet.backends} × ${r.fleet.preset ?? "engine"} {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq${eng.expertWeightsMs !== undefined ? ` + ${eng.expertWeightsMs} ms × experts touched` : ""}${eng.kvAllocation === "incremental" ? ", KV allocated step by step with preemption (vLLM V1)" : ""}}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
+    `Fleet: ${r.fleet.backends} × ${r.fleet.preset ?? "engine"} {kvCacheTokens ${eng.kvCacheTokens}, maxRunning ${eng.maxRunning}, prefill ${eng.prefillTokensPerSec} tok/s, decode step ${eng.decodeStepBaseMs} ms + ${eng.decodeStepPerSeqMs} ms/seq${eng.expertWeightsMs !== undefined ? ` + ${eng.expertWeightsMs} ms × experts touched` : ""}${kvAllocationOf(eng) === "incremental" ? ", KV allocated step by step with preemption (vLLM V1)" : ", KV reserved for prompt + output at admission, no preemption"}}, weights ${JSON.stringify(r.fleet.weights ?? "all 1")}, seed ${r.fleet.seed}.`,
     `Oracle (one pooled LRU of the fleet's ${r.fleet.backends * r.fleet.kvCacheTokens} tokens, no load limits): hit rate ${fmtPct(r.oracle.hitRate)}.`,
     "",
   );

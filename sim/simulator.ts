@@ -31,7 +31,7 @@ import type {
   RouteReason,
   RouteRequest,
 } from "../src/routing/types";
-import { contextOverflow } from "./model/engine-config";
+import { contextOverflow, kvAllocationOf } from "./model/engine-config";
 import { DEFAULT_ENGINE_CONFIG, EngineModel } from "./model/engine-model";
 import { enginePreset } from "./model/presets";
 import type { EngineConfig } from "./model/types";
@@ -144,7 +144,7 @@ export interface PolicyResult {
   readonly requestShare: readonly number[];
   /** Prefill compute of every engine, the second client's requests included. */
   readonly prefillGpuSeconds: number;
-  /** Preemptions over every engine; only with kvAllocation "incremental" (reserve never preempts). */
+  /** Preemptions over every engine; only under kvAllocation "incremental", the default (reserve never preempts). */
   readonly preemptions?: number;
   readonly reasons: Readonly<Record<RouteReason, number>>;
   /** With a second client: what its requests met. */
@@ -389,7 +389,7 @@ export function simulatePolicy(
     maxLoadRatio,
     requestShare: Array.from(routedTo, (c) => (mine.requests > 0 ? c / mine.requests : 0)),
     prefillGpuSeconds: engines.reduce((s, e) => s + e.metrics(lastDone).prefillSeconds, 0),
-    ...(cfg.kvAllocation === "incremental"
+    ...(kvAllocationOf(cfg) === "incremental"
       ? { preemptions: engines.reduce((s, e) => s + e.metrics(lastDone).preemptions, 0) }
       : {}),
     reasons,

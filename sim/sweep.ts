@@ -6,7 +6,8 @@
  * empty; a load qualifies when p99 TTFT ≥ 2 × idle p99.
  *
  *   npm run bench:sweep -- --workload W --backends N --loads 0.5,4,8,16 [--policy P] [--seed S]
- *     [--set tuning|scoring] [--preset NAME] [--kv-tokens T] [--requests N] [--max-tokens M] [--out FILE]
+ *     [--set tuning|scoring] [--preset NAME] [--kv-tokens T] [--kv-allocation incremental|reserve] [--requests N]
+ *     [--max-tokens M] [--out FILE]
  *
  * Choosing a load is tuning: sweep on the tuning set (--set tuning), score on the other.
  */
@@ -45,6 +46,7 @@ async function main(argv: string[]): Promise<void> {
     set: { type: "string" },
     preset: FLEET_OPTIONS.preset,
     "kv-tokens": FLEET_OPTIONS["kv-tokens"],
+    "kv-allocation": FLEET_OPTIONS["kv-allocation"],
     "max-tokens": FLEET_OPTIONS["max-tokens"],
     requests: { type: "string" },
     out: { type: "string" },
@@ -60,7 +62,11 @@ async function main(argv: string[]): Promise<void> {
   const seed = runSeed(set, workload, values.seed);
   const requests = values.requests === undefined ? undefined : countFlag("requests", values.requests);
   const maxTokens = maxTokensFlag(values["max-tokens"]);
-  const fleet = { backends, seed, ...engineFlags(values.preset, values["kv-tokens"]) };
+  const fleet = {
+    backends,
+    seed,
+    ...engineFlags(values.preset, values["kv-tokens"], values["kv-allocation"]),
+  };
   const rows: string[][] = [];
   let idleP99 = Number.NaN;
   let busy: number | undefined;
@@ -93,7 +99,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const cmd = `npm run bench:sweep -- ${argv.join(" ")}`;
   const md = [
-    `# Load sweep: ${workload}, ${backends} backends of ${fleet.preset}, ${policy}`,
+    `# Load sweep: ${workload}, ${backends} backends of ${fleet.preset} (KV allocation ${fleet.engine?.kvAllocation}), ${policy}`,
     "",
     "```",
     cmd,

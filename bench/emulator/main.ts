@@ -4,25 +4,28 @@
  *   npm run emulator -- --port 8101 --model llama-3.1-8b-instruct [--api-key K] [--speed X]
  *     [--preset llama-3.1-8b-h100-vllm] [--kv-tokens T] [--prefill-tps N] [--max-running N]
  *     [--block-tokens N] [--max-batched-tokens N] [--decode-base-ms X] [--decode-per-seq-ms X]
- *     [--decode-per-ktoken-ms X] [--host H] [--control] [--fault JSON]
+ *     [--decode-per-ktoken-ms X] [--kv-allocation incremental|reserve] [--host H] [--control] [--fault JSON]
  *
  * --control serves the fault-injection endpoint (control.ts); --fault starts
  * with a fault already set (a FaultSpec, fault-spec.ts); --help documents both.
  */
 import { parseArgs } from "node:util";
+import { DEFAULT_KV_ALLOCATION } from "../../sim/model/engine-config";
 import { ENGINE_PRESETS } from "../../sim/model/presets";
-import type { EngineConfig } from "../../sim/model/types";
+import { type EngineConfig, KV_ALLOCATIONS, type KvAllocation } from "../../sim/model/types";
 import { type FaultSpec, parseFaultSpec } from "./fault-spec";
 import { startEmulator } from "./server";
 
-/** The engine settings this emulator takes as numbers (kvAllocation is the simulator's alone). */
+/** The engine settings this emulator takes as numbers (kvAllocation is --kv-allocation's). */
 type NumericEngineKey = Exclude<keyof EngineConfig, "kvAllocation">;
 
 const USAGE =
   "usage: npm run emulator -- --port P --model M [--api-key K] [--speed X] [--preset NAME] [--kv-tokens T]\n" +
   "  [--prefill-tps N] [--max-running N] [--block-tokens N] [--max-batched-tokens N]\n" +
   "  [--decode-base-ms X] [--decode-per-seq-ms X] [--decode-per-ktoken-ms X] [--host H]\n" +
-  "  [--control] [--fault JSON]\n" +
+  "  [--kv-allocation incremental|reserve] [--control] [--fault JSON]\n" +
+  `  --kv-allocation: how the engine takes KV blocks (default ${DEFAULT_KV_ALLOCATION}: step by step with preemption,\n` +
+  "    as vLLM V1's scheduler does; reserve: prompt + output at admission, never preempted, the default before)\n" +
   `  presets: ${Object.keys(ENGINE_PRESETS).join(", ")}`;
 
 /** The fault-injection part of --help (control.ts, fault-spec.ts). */
@@ -67,6 +70,13 @@ function num(
   return v;
 }
 
+function kvAllocationOption(raw: string | undefined): KvAllocation {
+  if (raw === undefined) return DEFAULT_KV_ALLOCATION;
+  const found = KV_ALLOCATIONS.find((a) => a === raw);
+  if (found === undefined) fail(`--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${raw}"`);
+  return found;
+}
+
 function faultOption(raw: string | undefined): FaultSpec | undefined {
   if (raw === undefined) return undefined;
   let json: unknown;
@@ -99,6 +109,7 @@ function main(): void {
         "decode-base-ms": { type: "string" },
         "decode-per-seq-ms": { type: "string" },
         "decode-per-ktoken-ms": { type: "string" },
+        "kv-allocation": { type: "string" },
         control: { type: "boolean" },
         fault: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -134,6 +145,7 @@ function main(): void {
   set("decodeStepBaseMs", num("decode-base-ms", s("decode-base-ms"), { min: 0 }));
   set("decodeStepPerSeqMs", num("decode-per-seq-ms", s("decode-per-seq-ms"), { min: 0 }));
   set("decodeStepPerKTokenMs", num("decode-per-ktoken-ms", s("decode-per-ktoken-ms"), { min: 0 }));
+  const kvAllocation = kvAllocationOption(s("kv-allocation"));
   const speed = num("speed", s("speed"), { min: Number.MIN_VALUE }) ?? 1;
   const fault = faultOption(s("fault"));
 
@@ -143,7 +155,7 @@ function main(): void {
     model,
     apiKey: s("api-key"),
     speed,
-    engine: { ...preset, ...overrides },
+    engine: { ...preset, ...overrides, kvAllocation },
     control: values.control === true,
   }).then(
     (emu) => {

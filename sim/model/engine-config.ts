@@ -2,10 +2,25 @@
  * The bounds an EngineConfig must respect, and the defaults of its optional
  * fields, checked once when an engine is built.
  */
-import { type EngineConfig, KV_ALLOCATIONS } from "./types";
+import { type EngineConfig, KV_ALLOCATIONS, type KvAllocation } from "./types";
 
 /** vLLM's max_num_batched_tokens default for the API server on GPUs with ≥70 GiB (arg_utils.py get_batch_defaults). */
 export const DEFAULT_MAX_BATCHED_TOKENS = 8192;
+
+/**
+ * How an engine takes KV blocks when its config does not say: "incremental", step by step with
+ * preemption, because that is what vLLM V1 does (vllm/v1/core/sched/scheduler.py Scheduler.schedule and
+ * _preempt_request; vllm/v1/core/kv_cache_manager.py allocate_slots and free; scheduler.ts has the
+ * details). "reserve" (prompt + output at admission, never a preemption) was the default before: no
+ * vLLM release allocates that way, and it held a request's whole output from its first step, which
+ * stretched the tails of routers that pile load and fed kvUsage readers blocks not yet written.
+ */
+export const DEFAULT_KV_ALLOCATION: KvAllocation = "incremental";
+
+/** The KV allocation an engine of this config runs: its own, or DEFAULT_KV_ALLOCATION. */
+export function kvAllocationOf(c: Pick<EngineConfig, "kvAllocation">): KvAllocation {
+  return c.kvAllocation ?? DEFAULT_KV_ALLOCATION;
+}
 
 /** The step token budget of a config (max_num_batched_tokens). */
 export function stepBudget(c: EngineConfig): number {

@@ -20,9 +20,10 @@
  *   EngineCoreProc.run_busy_loop calls _process_input_queue, which takes in
  *   every request already delivered, before each _process_engine_step).
  *
- * - KV allocation (config.kvAllocation, scheduler.ts): "reserve", the
- *   default, takes prompt + output at admission and never preempts;
- *   "incremental" allocates step by step as vLLM V1 does and preempts the
+ * - KV allocation (config.kvAllocation, scheduler.ts): "reserve" takes
+ *   prompt + output at admission and never preempts; "incremental", the
+ *   default (DEFAULT_KV_ALLOCATION in engine-config.ts, because it is what
+ *   vLLM V1 does), allocates step by step as vLLM V1 does and preempts the
  *   last running request (recompute) when a running one cannot grow. A
  *   decode-only run then also ends before the first step whose blocks the
  *   free queue cannot give (the next scheduling point, where the preemption
@@ -30,8 +31,9 @@
  *   are reached (scheduler.growDecodes), so the cache reads between steps are exact.
  *
  * Simplifications, on purpose:
- * - "reserve" (the default) is a simplification of vLLM: admission is a
- *   little conservative under memory pressure and there is no preemption.
+ * - "reserve" (selectable, the default before) is a simplification of vLLM:
+ *   admission is a little conservative under memory pressure and there is no
+ *   preemption.
  * - No async scheduling (vLLM can plan step n+1 while step n runs).
  * - Output tokens are never reusable (their keys are unknown here); vLLM
  *   caches generated full blocks too. Two copies of one block keep one owner
@@ -43,7 +45,7 @@
  *   padding to CUDA-graph batch sizes).
  */
 import { DecodeBatch } from "./decode-batch";
-import { stepBudget, validateConfig } from "./engine-config";
+import { kvAllocationOf, stepBudget, validateConfig } from "./engine-config";
 import { BlockPool } from "./kv-cache";
 import { type EngineReq, StepScheduler } from "./scheduler";
 import { runMs, StepCost, stepsWithin } from "./step-time";
@@ -85,7 +87,7 @@ export class EngineModel {
     this.bt = config.blockTokens;
     this.pool = new BlockPool(Math.floor(config.kvCacheTokens / config.blockTokens));
     this.cost = new StepCost(config);
-    this.incremental = config.kvAllocation === "incremental";
+    this.incremental = kvAllocationOf(config) === "incremental";
     this.scheduler = new StepScheduler(
       this.pool,
       this.bt,

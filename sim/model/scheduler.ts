@@ -34,9 +34,9 @@
  *   them; a long prompt becomes reusable chunk by chunk.
  *
  * - KV allocation, two ways (EngineConfig.kvAllocation):
- *   "reserve" (the default): a request reserves KV for prompt + output when
- *   admitted, so nothing is ever preempted; admission is conservative.
- *   "incremental", as vLLM V1 does it: KVCacheManager.allocate_slots gives a
+ *   "reserve": a request reserves KV for prompt + output when admitted, so
+ *   nothing is ever preempted; admission is conservative.
+ *   "incremental" (the default, DEFAULT_KV_ALLOCATION), as vLLM V1 does it: KVCacheManager.allocate_slots gives a
  *   request the blocks for the tokens scheduled in this step only (a waiting
  *   request: its cached prefix plus its first chunk; a running one: its next
  *   chunk or its one decode token), and returns None when the free queue
@@ -124,7 +124,7 @@ export class StepScheduler {
     private readonly blockTokens: number,
     private readonly budget: number,
     private readonly maxRunning: number,
-    readonly incremental = false,
+    readonly incremental: boolean,
   ) {}
 
   /**

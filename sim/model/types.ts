@@ -54,10 +54,11 @@ export interface EngineConfig {
   /** Experts a token is routed to ÷ routed experts per layer (top-k ÷ E); with expertWeightsMs. */
   readonly expertShare?: number;
   /**
-   * How a request takes KV blocks. "reserve" (absent): prompt + output at
-   * admission, so nothing is ever preempted. "incremental": as vLLM V1 does
-   * (KVCacheManager.allocate_slots for the tokens of each step), with
-   * preemption by recompute when a running request cannot grow (scheduler.ts).
+   * How a request takes KV blocks. "incremental" (absent: DEFAULT_KV_ALLOCATION,
+   * engine-config.ts): as vLLM V1 does (KVCacheManager.allocate_slots for the
+   * tokens of each step), with preemption by recompute when a running request
+   * cannot grow (scheduler.ts). "reserve": prompt + output at admission, so
+   * nothing is ever preempted (the default before; kept to reproduce older reports).
    */
   readonly kvAllocation?: KvAllocation;
 }
