@@ -4,6 +4,7 @@
  * covers, each answer capped at --max-output-tokens. The replay (main.ts) and its simulator-only check
  * (sim-shares.ts) both build their requests here, so they replay the same ones.
  */
+import { DEFAULT_KV_ALLOCATION } from "../../sim/model/engine-config";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/engine-model";
 import type { EngineConfig } from "../../sim/model/types";
 import { isTraceSpec, loadWorkload } from "../../sim/workloads/index";
@@ -41,6 +42,9 @@ export interface ReplayWindow {
 export async function replayWindow(a: E2eArgs): Promise<ReplayWindow> {
   const engine: EngineConfig = {
     ...DEFAULT_ENGINE_CONFIG,
+    // Written out (it is the engine model's default) so the replay's report says which allocation the
+    // emulators and the prediction ran: e2e reports written before kv-default have none, and ran reserve.
+    kvAllocation: DEFAULT_KV_ALLOCATION,
     ...(a.kvCacheTokens !== undefined ? { kvCacheTokens: a.kvCacheTokens } : {}),
   };
   const workload = await workloadFor(a);

@@ -175,12 +175,14 @@ describe("EngineModel: prefix cache", () => {
     e.submit(req("b", 80, 1, 2000), 1000);
     runAll(e, 2000);
     expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(20);
-    // A and B held 21 blocks each (20 prompt + 1 output). C needs 41: the 22
-    // never-used ones, then 19 of A's (older), tail first: its output block
-    // and prompt blocks 19..2. A keeps its first 2 blocks, B all 20.
+    // KV allocated step by step (the default): A and B held 20 blocks each,
+    // their prompts (the one output token is sampled, never written to KV).
+    // The free queue is then the 24 never-used blocks, A's freed tail first
+    // (19..0), B's (39..20). C needs 40: the 24 never-used ones, then 16 of
+    // A's (older), tail first: prompt blocks 19..4. A keeps its first 4, B all 20.
     e.submit(req("c", 160, 1, 3000), 2000);
     runAll(e, 3000);
-    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(2);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(4);
     expect(e.cachedPrefixBlocks(req("x", 80, 1, 2000).blocks)).toBe(20);
   });
 
@@ -193,7 +195,8 @@ describe("EngineModel: prefix cache", () => {
     for (let i = 0; i < 5; i++) e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks);
     e.submit(req("c", 160, 1, 3000), 2000);
     runAll(e, 3000);
-    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(2);
+    // As in the test above: A, still the older, keeps its first 4 blocks.
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(4);
   });
 
   it("a hit refreshes the prefix: the other one is evicted instead", () => {
@@ -206,22 +209,29 @@ describe("EngineModel: prefix cache", () => {
     runAll(e, 2500);
     e.submit(req("c", 160, 1, 3000), 3000);
     runAll(e, 4000);
-    // A's recomputed last block now owns its key, so A survives whole.
+    // A's recomputed last block now owns its key, so A survives whole. A2
+    // took 1 new block (its last, recomputed), so 23 never-used blocks are
+    // left; C takes them, A's stale copy of block 19, then B's 16 from the
+    // tail: B keeps its first 4.
     expect(e.cachedPrefixBlocks(req("x", 80, 1, 1000).blocks)).toBe(20);
-    expect(e.cachedPrefixBlocks(req("x", 80, 1, 2000).blocks)).toBe(2);
+    expect(e.cachedPrefixBlocks(req("x", 80, 1, 2000).blocks)).toBe(4);
   });
 });
 
 describe("EngineModel: admission", () => {
   it("never holds more blocks than it has: a request that does not fit waits", () => {
-    const e = new EngineModel(SMALL); // 256 tokens
-    e.submit(req("a", 150, 20, 100), 0); // 43 blocks
-    e.submit(req("b", 150, 20, 200), 0); // needs 43 more: only 21 left
+    const e = new EngineModel(SMALL); // 256 tokens, 64 blocks
+    // KV allocated step by step (the default): a takes its prompt's 38 blocks
+    // (150 tokens, one chunk); b's whole prompt must fit to be admitted
+    // (vLLM's full_sequence_must_fit): 38 more, only 26 left. a grows to 43
+    // blocks as it decodes, so b waits for a to finish.
+    e.submit(req("a", 150, 20, 100), 0);
+    e.submit(req("b", 150, 20, 200), 0);
     e.advance(0); // the first step is scheduled
     const m = e.metrics(0);
     expect(m.running).toBe(1);
     expect(m.waiting).toBe(1);
-    expect(m.kvUsage).toBeCloseTo(43 / 64);
+    expect(m.kvUsage).toBeCloseTo(38 / 64);
     const out = runAll(e);
     expect(ev(out, "b", "first_token").time).toBeGreaterThanOrEqual(ev(out, "a", "done").time);
     expect(e.metrics(1e9).kvUsage).toBe(0);
