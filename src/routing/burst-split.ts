@@ -61,6 +61,21 @@
  * minimum match, "idle" the cost model's own waits.
  */
 
+/**
+ * Whether the fleet allows one more backend to start computing a prefix from scratch while its home still
+ * computes it: fewer than MAX_HOMES_COMPUTING homes, and the clustering guard (idle − 1 ≥ others + 1 while other
+ * prefixes are being computed). The split's copies ask it through startsCopy(), and so does the shared-prefix
+ * cap's overflow when it would compute the prefix from scratch (a copy by another route: see the header).
+ * @param homesComputing backends computing the prefix now (the home included)
+ * @param othersComputing other prefixes of ours being computed from scratch anywhere
+ * @param idleBackends healthy backends within their bound where a prefill would start now (no queue or memory wait)
+ */
+export function copyAllowed(homesComputing: number, othersComputing: number, idleBackends: number): boolean {
+  return (
+    homesComputing < MAX_HOMES_COMPUTING && (othersComputing === 0 || idleBackends - 1 >= othersComputing + 1)
+  );
+}
+
 /** Backends computing one prefix at once, past which a burst joins a home whatever its batch. */
 export const MAX_HOMES_COMPUTING = 2;
 
@@ -87,8 +102,7 @@ export function startsCopy(
 ): boolean {
   return (
     joiners >= 1 &&
-    (othersComputing === 0 || idleBackends - 1 >= othersComputing + 1) &&
-    homesComputing < MAX_HOMES_COMPUTING &&
+    copyAllowed(homesComputing, othersComputing, idleBackends) &&
     ownHomeMs + joiners * suffixMs > elsewhereMs
   );
 }

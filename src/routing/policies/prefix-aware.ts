@@ -104,7 +104,7 @@
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
-import { startsCopy } from "../burst-split";
+import { copyAllowed, startsCopy } from "../burst-split";
 import { type CostModelOptions, type CostTerms, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
@@ -227,6 +227,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private past = new Float64Array(0);
   /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
   private memoryWaits = new Float64Array(0);
+  /** Per backend, 1 when this request's decision found it within its work bound but over the shared-prefix cap. */
+  private capped = new Uint8Array(0);
   /** The same wait for the request's work plus the learned margin (../estimate-margin.ts): what the hold back reads. */
   private admitWaits = new Float64Array(0);
   private readonly bound: WorkBound;
@@ -279,6 +281,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
       this.memoryWaits = new Float64Array(size);
+      this.capped = new Uint8Array(size);
       this.admitWaits = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
       this.readings = new Array(size);
@@ -305,7 +308,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       // Cached past the window, still KV the request holds while it runs: its work and memory as before.
       past[i] = parts.past;
       work[i] = uncached + output + past[i]!;
-      if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
+      const fits = this.bound.fits(fleet, i, work[i]!, fleetWork);
+      this.capped[i] = fits && this.overShareCap(req, matched, fleet, i) ? 1 : 0;
+      if (!fits || this.capped[i] === 1) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
@@ -315,12 +320,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         leastAt = i;
       }
     }
-    // While the home still computes the prefix, the other backends are charged the prefill they would
-    // repeat (see the header).
-    const homeComputing =
-      leastAt >= 0 &&
-      matched[leastAt]! > 0 &&
-      this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
     // another candidate can admit it now, with the learned margin for the Worker's count past the window
     // on what is in flight there and on this request (../estimate-margin.ts).
@@ -338,6 +337,30 @@ export class PrefixAwarePolicy implements RoutingPolicy {
           ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now)
           : this.memoryWaits[i]!;
     }
+    // The cap's overflow from a home still computing the prefix, with nowhere else holding it, computes the
+    // prefix from scratch: a copy, under the split's limits (../burst-split.ts copyAllowed). Where they forbid
+    // one, the cap does not apply at that home for this request.
+    const reopened = this.capSpillForbidden(req, matched, leastAt, minMatch, fleet, ctx.now);
+    if (reopened >= 0) {
+      costs[reopened] = 0;
+      this.memoryWaits[reopened] = this.model.memoryWaitForMs(reopened, work[reopened]!, ctx.now);
+      const margin = this.margin.marginTokens(reopened, ownTail);
+      this.admitWaits[reopened] =
+        margin > 0 && !(this.memoryWaits[reopened]! > 0)
+          ? this.model.memoryWaitForMs(reopened, work[reopened]! + margin, ctx.now)
+          : this.memoryWaits[reopened]!;
+      const uncached = work[reopened]! - output - past[reopened]!;
+      if (uncached < leastUncached) {
+        leastUncached = uncached;
+        leastAt = reopened;
+      }
+    }
+    // While the home still computes the prefix, the other backends are charged the prefill they would
+    // repeat (see the header).
+    const homeComputing =
+      leastAt >= 0 &&
+      matched[leastAt]! > 0 &&
+      this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     holdBack(costs, this.admitWaits);
     // A request whose own first token at the home plus the delay it adds to the joiners waiting there would
     // pass a fresh prefill elsewhere starts one copy (../burst-split.ts): the home is shut for this request,
@@ -442,6 +465,49 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (!startsCopy(own, suffix, joiners, elsewhere, homes, othersComputing, idle)) return false;
     costs[home] = Number.POSITIVE_INFINITY;
     return true;
+  }
+
+  /**
+   * The shared-prefix cap shut every backend that holds `req`'s prefix, and the one of them that matches it
+   * furthest (the home) still computes it: the cap's overflow would compute the prefix from scratch on
+   * another backend, one more home for it, as a split copy would. The home's index when the split's limits
+   * (../burst-split.ts copyAllowed: homes computing it, other prefixes being computed, idle backends) forbid
+   * that copy, else −1. Called after the memory waits of the backends within their bounds are known.
+   */
+  private capSpillForbidden(
+    req: RouteRequest,
+    matched: Int32Array,
+    leastAt: number,
+    minMatch: number,
+    fleet: FleetView,
+    now: number,
+  ): number {
+    const costs = this.costs;
+    // A backend within both bounds that holds a useful match takes the overflow warm: no copy.
+    if (req.blocks.length === 0 || (leastAt >= 0 && matched[leastAt]! >= minMatch)) return -1;
+    let home = -1;
+    for (let i = 0; i < costs.length; i++) {
+      if (this.capped[i] === 1 && fleet.healthy[i] === true && (home < 0 || matched[i]! > matched[home]!))
+        home = i;
+    }
+    if (home < 0 || matched[home]! < minMatch) return -1;
+    const m = matched[home]!;
+    const key = req.blocks[m - 1]!;
+    if (!this.pending.isPending(home, key, now)) return -1;
+    let homes = 0;
+    let idle = 0;
+    for (let i = 0; i < costs.length; i++) {
+      if (matched[i] === m && this.pending.isPending(i, key, now)) homes++;
+      // Idle as the split counts it: within its bound, and a prefill routed there now would start now.
+      if (
+        costs[i] !== Number.POSITIVE_INFINITY &&
+        fleet.healthy[i] === true &&
+        !(this.startWaitMs(i, now) > 0)
+      )
+        idle++;
+    }
+    const others = this.fresh.othersPending(req.blocks[0]!, now);
+    return copyAllowed(homes, others, idle) ? -1 : home;
   }
 
   /** When a request's prefill could start on backend i, ms from now: after its queue and its memory wait. */
