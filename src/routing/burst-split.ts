@@ -59,6 +59,22 @@
  * 1). With no other prefix being computed no burst is under way and nothing is reserved, as before. The guard
  * has no constant: "being computed" is the cost model's predicted prefill end, "a prefix" is the policy's
  * minimum match, "idle" the cost model's own waits.
+ *
+ * The guard's idle backends are also the ones where nobody of ours waits for a shared step: a prefill pending
+ * on a backend keeps the cost model's queue there busy until its predicted end, and our joiners wait for
+ * exactly that end (./pending-prefill.ts), so an idle backend has no joiner waiting (at all 59 copies of the
+ * run it was first asked about, bench/results/copy-guard/README.md). Counting the backends with no joiner
+ * waiting beside the idle ones would block no copy the guard lets through. What still left every backend with
+ * joiners waiting, so that the next burst's first prefill landed in another burst's shared step (burst 8B seed
+ * 80, burst-mooncake 8B seed 88), was the shared-prefix cap's overflow: a burst's requests past the cap at its
+ * home (or its two homes) went, with nobody else holding the prefix, to compute it from scratch on another
+ * backend, a copy by another route that neither this guard nor MAX_HOMES_COMPUTING saw. In seed 80 a copy
+ * passed the guard with three backends left idle for two other bursts and the next one; then one burst spilled
+ * to a third home and another to two more, and the next burst found no backend without joiners. So the cap's
+ * overflow from a home still computing the prefix, when no backend within both bounds holds it, asks
+ * copyAllowed() too; where it forbids the copy, the cap does not apply at the home for that request, which
+ * joins (prefix-aware.ts capSpillForbidden). Once the prefix is computed the cap is as before: a hot prefix
+ * replicates past it.
  */
 
 /**

@@ -55,7 +55,11 @@
  * own requests alone.
  * The overflow goes to the cheapest backend within both bounds: one that
  * holds the prefix too if any, else a new replica, which prefills it once
- * and then shares later requests with the first home. A conversation's turn
+ * and then shares later requests with the first home. While the home still
+ * computes the prefix such a replica is a copy of it: it asks the burst
+ * split's limits (at most two homes computing it, the clustering guard), and
+ * where they forbid it the cap does not apply at the home for that request
+ * (../burst-split.ts). A conversation's turn
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
