@@ -68,28 +68,27 @@
  * joiners waiting, so that the next burst's first prefill landed in another burst's shared step (burst 8B seed
  * 80, burst-mooncake 8B seed 88), was the shared-prefix cap's overflow: a burst's requests past the cap at its
  * home (or its two homes) went, with nobody else holding the prefix, to compute it from scratch on another
- * backend, a copy by another route that neither this guard nor MAX_HOMES_COMPUTING saw. In seed 80 a copy
- * passed the guard with three backends left idle for two other bursts and the next one; then one burst spilled
- * to a third home and another to two more, and the next burst found no backend without joiners. So the cap's
- * overflow from a home still computing the prefix, when no backend within both bounds holds it, asks
- * copyAllowed() too; where it forbids the copy, the cap does not apply at the home for that request, which
- * joins (prefix-aware.ts capSpillForbidden). Once the prefix is computed the cap is as before: a hot prefix
- * replicates past it.
+ * backend, a copy by another route that this guard did not see. In seed 80 a copy passed the guard with three
+ * backends left idle for two other bursts and the next one; then one burst spilled to a third home and another
+ * to two more, and the next burst found no backend without joiners. So the cap's overflow from a home still
+ * computing the prefix, when no backend within both bounds holds it, asks fleetSparesCopy() too; where it
+ * does not, the cap does not apply at the home for that request, which joins (prefix-aware.ts
+ * capSpillForbidden). Only the guard, not MAX_HOMES_COMPUTING: the cap's overflow answers a home's share of
+ * requests, not one shared step, and holding every burst to two homes past the cap (the first form of this
+ * rule, bench/results/copy-guard/copy-guard-1.patch) made all 8 burst runs of seeds 1–2 worse (+2.3%, up to
+ * +4.2%), with no collision to relieve there. Once the prefix is computed the cap is as before.
  */
 
 /**
- * Whether the fleet allows one more backend to start computing a prefix from scratch while its home still
- * computes it: fewer than MAX_HOMES_COMPUTING homes, and the clustering guard (idle − 1 ≥ others + 1 while other
- * prefixes are being computed). The split's copies ask it through startsCopy(), and so does the shared-prefix
- * cap's overflow when it would compute the prefix from scratch (a copy by another route: see the header).
- * @param homesComputing backends computing the prefix now (the home included)
+ * The clustering guard: whether the fleet can spare one more backend to compute a prefix from scratch while
+ * other prefixes of ours are being computed (idle − 1 ≥ others + 1; always with none). The split's copies ask
+ * it through startsCopy(), and so does the shared-prefix cap's overflow from a home still computing its prefix
+ * when it would compute the prefix from scratch elsewhere (a copy by another route: see the header).
  * @param othersComputing other prefixes of ours being computed from scratch anywhere
  * @param idleBackends healthy backends within their bound where a prefill would start now (no queue or memory wait)
  */
-export function copyAllowed(homesComputing: number, othersComputing: number, idleBackends: number): boolean {
-  return (
-    homesComputing < MAX_HOMES_COMPUTING && (othersComputing === 0 || idleBackends - 1 >= othersComputing + 1)
-  );
+export function fleetSparesCopy(othersComputing: number, idleBackends: number): boolean {
+  return othersComputing === 0 || idleBackends - 1 >= othersComputing + 1;
 }
 
 /** Backends computing one prefix at once, past which a burst joins a home whatever its batch. */
@@ -118,7 +117,8 @@ export function startsCopy(
 ): boolean {
   return (
     joiners >= 1 &&
-    copyAllowed(homesComputing, othersComputing, idleBackends) &&
+    fleetSparesCopy(othersComputing, idleBackends) &&
+    homesComputing < MAX_HOMES_COMPUTING &&
     ownHomeMs + joiners * suffixMs > elsewhereMs
   );
 }

@@ -304,29 +304,13 @@ describe("prefix_aware", () => {
     expect(otherJoiner.backendId).toBe(other.backendId);
   });
 
-  it("gives a burst still being computed on two homes no third past the shared-prefix cap: its overflow joins a home", () => {
-    // The previous tests' burst of a fresh 4,229-token prefix, 20 requests 6 ms apart, all within the first
-    // prefill (~423 ms). It splits over two homes (../burst-split.ts); the cap (max(⌈1.25/4 · (T + 1)⌉, F = 8)
-    // per home) shuts both at 8. The 17th would compute the prefix from scratch on a third backend: a copy
-    // past the split's limit of two homes computing it (copyAllowed), so the cap does not apply and it joins
-    // a home. Without that, requests 17–20 open a third home (and on a clustered fleet take the backend the
-    // next burst's first prefill needs: bench/results/copy-guard/README.md).
-    const { router, ctx } = setup();
-    const homes: string[] = [];
-    for (let k = 0; k < 20; k++) {
-      const { decision } = router.route({ ...prompt(31, 256, k, 8), outputTokens: 256 }, ctx(k * 6));
-      homes.push(decision.backendId);
-    }
-    expect(new Set(homes.slice(0, 16)).size).toBe(2);
-    expect(new Set(homes).size).toBe(2);
-  });
-
   it("while bursts cluster, a home's overflow past the shared-prefix cap joins it rather than take an idle backend the guard keeps", () => {
     // clusteredBursts' fleet of four: prefix 33's home computes it, prefix 34's first request computes its
     // own on another, and the clustering guard forbids prefix 33 a copy (two idle backends, one short of the
     // copy's one, 34's and the next burst's). 33's joiners pile on its home until the cap (8 there) shuts
     // it; the 9th would compute the prefix from scratch on an idle backend, the copy the guard forbids: it
-    // joins the home. Without the guard applied to the cap's overflow it goes to g2 or g3, a spill.
+    // joins the home (../burst-split.ts fleetSparesCopy). Without the guard applied to the cap's overflow it
+    // goes to g2 or g3, a spill, and takes a backend the next burst's first prefill needs.
     const { router, ctx } = setup();
     const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
     const first = router.route(req(33, 0), ctx(0)).decision;
