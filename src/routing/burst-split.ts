@@ -71,24 +71,25 @@
  * backend, a copy by another route that this guard did not see. In seed 80 a copy passed the guard with three
  * backends left idle for two other bursts and the next one; then one burst spilled to a third home and another
  * to two more, and the next burst found no backend without joiners. So the cap's overflow from a home still
- * computing the prefix, when no backend within both bounds holds it, asks fleetSparesCopy() too; where it
- * does not, the cap does not apply at the home for that request, which joins (prefix-aware.ts
- * capSpillForbidden). Only the guard, not MAX_HOMES_COMPUTING: the cap's overflow answers a home's share of
- * requests, not one shared step, and holding every burst to two homes past the cap (the first form of this
- * rule, bench/results/copy-guard/copy-guard-1.patch) made all 8 burst runs of seeds 1–2 worse (+2.3%, up to
- * +4.2%), with no collision to relieve there. Once the prefix is computed the cap is as before.
+ * computing the prefix, when no backend within both bounds holds it, must leave one backend with nobody waiting
+ * for the next burst's first prefill (leavesCleanBackend: the one the guard reserves for it, counted where the
+ * collision happens, in waiting joiners rather than idle backends); where it would not, the cap does not apply
+ * at the home for that request, which joins (prefix-aware.ts capSpillForbidden). Two wider forms failed the
+ * bursts of seeds 1–2 (bench/results/copy-guard/README.md): the split's two-homes limit and its guard on the
+ * overflow (copy-guard-1.patch, +2.3% over 8 runs) and the guard alone (copy-guard-2.patch, +2.7%): a burst's
+ * overflow kept at its home makes its joiners' shared step longer in every run, while the collision it
+ * prevents is rare. Once the prefix is computed the cap is as before.
  */
 
 /**
- * The clustering guard: whether the fleet can spare one more backend to compute a prefix from scratch while
- * other prefixes of ours are being computed (idle − 1 ≥ others + 1; always with none). The split's copies ask
- * it through startsCopy(), and so does the shared-prefix cap's overflow from a home still computing its prefix
- * when it would compute the prefix from scratch elsewhere (a copy by another route: see the header).
- * @param othersComputing other prefixes of ours being computed from scratch anywhere
- * @param idleBackends healthy backends within their bound where a prefill would start now (no queue or memory wait)
+ * Whether a backend with nobody of ours waiting for a shared step stays for the next burst's first prefill
+ * after one more backend starts computing a prefix from scratch (at worst taking one of them): clean − 1 ≥ 1.
+ * The shared-prefix cap's overflow from a home still computing its prefix asks it (see the header).
+ * @param cleanBackends healthy backends within their bound where no request of ours waits for a pending
+ *   prefill's shared step (./pending-prefill.ts waitingJoiners)
  */
-export function fleetSparesCopy(othersComputing: number, idleBackends: number): boolean {
-  return othersComputing === 0 || idleBackends - 1 >= othersComputing + 1;
+export function leavesCleanBackend(cleanBackends: number): boolean {
+  return cleanBackends - 1 >= 1;
 }
 
 /** Backends computing one prefix at once, past which a burst joins a home whatever its batch. */
@@ -117,7 +118,7 @@ export function startsCopy(
 ): boolean {
   return (
     joiners >= 1 &&
-    fleetSparesCopy(othersComputing, idleBackends) &&
+    (othersComputing === 0 || idleBackends - 1 >= othersComputing + 1) &&
     homesComputing < MAX_HOMES_COMPUTING &&
     ownHomeMs + joiners * suffixMs > elsewhereMs
   );

@@ -304,18 +304,20 @@ describe("prefix_aware", () => {
     expect(otherJoiner.backendId).toBe(other.backendId);
   });
 
-  it("while bursts cluster, a home's overflow past the shared-prefix cap joins it rather than take an idle backend the guard keeps", () => {
-    // clusteredBursts' fleet of four: prefix 33's home computes it, prefix 34's first request computes its
-    // own on another, and the clustering guard forbids prefix 33 a copy (two idle backends, one short of the
-    // copy's one, 34's and the next burst's). 33's joiners pile on its home until the cap (8 there) shuts
-    // it; the 9th would compute the prefix from scratch on an idle backend, the copy the guard forbids: it
-    // joins the home (../burst-split.ts fleetSparesCopy). Without the guard applied to the cap's overflow it
-    // goes to g2 or g3, a spill, and takes a backend the next burst's first prefill needs.
+  it("past the shared-prefix cap, a home still computing its prefix keeps the overflow rather than take the last backend with no joiner waiting", () => {
+    // Three bursts on four backends: prefixes 33, 34 and 35 each computed from scratch on its own home, 34's
+    // and 35's with one joiner waiting for the shared step. 33's joiners pile on its home (the clustering
+    // guard forbids it a copy) until the shared-prefix cap (8 there) shuts it. The 9th would compute 33 from
+    // scratch on the one backend where nobody of ours waits, the one the next burst's first prefill needs
+    // (../burst-split.ts leavesCleanBackend): it joins the home. Without the rule it goes there, a spill.
     const { router, ctx } = setup();
     const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
     const first = router.route(req(33, 0), ctx(0)).decision;
-    const other = router.route(req(34, 100), ctx(5)).decision;
-    expect(other.backendId).not.toBe(first.backendId);
+    const b = router.route(req(34, 100), ctx(5)).decision;
+    const c = router.route(req(35, 200), ctx(10)).decision;
+    expect(new Set([first.backendId, b.backendId, c.backendId]).size).toBe(3);
+    expectJoins(router.route(req(34, 101), ctx(12)).decision, b);
+    expectJoins(router.route(req(35, 201), ctx(15)).decision, c);
     for (let k = 1; k < 8; k++) expectJoins(router.route(req(33, k), ctx(20 + k)).decision, first);
     expectJoins(router.route(req(33, 8), ctx(30)).decision, first);
   });

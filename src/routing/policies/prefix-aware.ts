@@ -56,9 +56,10 @@
  * The overflow goes to the cheapest backend within both bounds: one that
  * holds the prefix too if any, else a new replica, which prefills it once
  * and then shares later requests with the first home. While the home still
- * computes the prefix such a replica is a copy of it: it asks the burst
- * split's clustering guard, and where that forbids it the cap does not apply
- * at the home for that request (../burst-split.ts). A conversation's turn
+ * computes the prefix such a replica is a copy of it: where it would leave
+ * no backend with nobody of ours waiting for a shared step (the next burst's
+ * first prefill's), the cap does not apply at the home for that request
+ * (../burst-split.ts). A conversation's turn
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
@@ -107,7 +108,7 @@
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
-import { fleetSparesCopy, startsCopy } from "../burst-split";
+import { leavesCleanBackend, startsCopy } from "../burst-split";
 import { type CostModelOptions, type CostTerms, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
@@ -341,8 +342,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
           : this.memoryWaits[i]!;
     }
     // The cap's overflow from a home still computing the prefix, with nowhere else holding it, computes the
-    // prefix from scratch: a copy, under the split's clustering guard (../burst-split.ts fleetSparesCopy).
-    // Where the fleet cannot spare it, the cap does not apply at that home for this request.
+    // prefix from scratch: a copy, which must leave a backend with nobody of ours waiting for a shared step
+    // (../burst-split.ts leavesCleanBackend). Where it would not, the cap does not apply at that home.
     const reopened = this.capSpillForbidden(req, matched, leastAt, minMatch, fleet, ctx.now);
     if (reopened >= 0) {
       costs[reopened] = 0;
@@ -473,9 +474,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   /**
    * The shared-prefix cap shut every backend that holds `req`'s prefix, and the one of them that matches it
    * furthest (the home) still computes it: the cap's overflow would compute the prefix from scratch on
-   * another backend, one more home for it, as a split copy would. The home's index when the split's
-   * clustering guard (../burst-split.ts fleetSparesCopy: other prefixes being computed, idle backends) forbids
-   * that copy, else −1. Called after the memory waits of the backends within their bounds are known.
+   * another backend, one more home for it, as a split copy would. The home's index when that would leave no
+   * backend within its bound with nobody of ours waiting for a shared step (../burst-split.ts
+   * leavesCleanBackend), else −1. Called after the memory waits of the backends within their bounds are known.
    */
   private capSpillForbidden(
     req: RouteRequest,
@@ -497,18 +498,16 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const m = matched[home]!;
     const key = req.blocks[m - 1]!;
     if (!this.pending.isPending(home, key, now)) return -1;
-    let idle = 0;
+    let clean = 0;
     for (let i = 0; i < costs.length; i++) {
-      // Idle as the split counts it: within its bound, and a prefill routed there now would start now.
       if (
         costs[i] !== Number.POSITIVE_INFINITY &&
         fleet.healthy[i] === true &&
-        !(this.startWaitMs(i, now) > 0)
+        this.pending.waitingJoiners(i, now) === 0
       )
-        idle++;
+        clean++;
     }
-    const others = this.fresh.othersPending(req.blocks[0]!, now);
-    return fleetSparesCopy(others, idle) ? -1 : home;
+    return leavesCleanBackend(clean) ? -1 : home;
   }
 
   /** When a request's prefill could start on backend i, ms from now: after its queue and its memory wait. */
