@@ -59,38 +59,7 @@
  * 1). With no other prefix being computed no burst is under way and nothing is reserved, as before. The guard
  * has no constant: "being computed" is the cost model's predicted prefill end, "a prefix" is the policy's
  * minimum match, "idle" the cost model's own waits.
- *
- * The guard's idle backends are also the ones where nobody of ours waits for a shared step: a prefill pending
- * on a backend keeps the cost model's queue there busy until its predicted end, and our joiners wait for
- * exactly that end (./pending-prefill.ts), so an idle backend has no joiner waiting (at all 59 copies of the
- * run it was first asked about, bench/results/copy-guard/README.md). Counting the backends with no joiner
- * waiting beside the idle ones would block no copy the guard lets through. What still left every backend with
- * joiners waiting, so that the next burst's first prefill landed in another burst's shared step (burst 8B seed
- * 80, burst-mooncake 8B seed 88), was the shared-prefix cap's overflow: a burst's requests past the cap at its
- * home (or its two homes) went, with nobody else holding the prefix, to compute it from scratch on another
- * backend, a copy by another route that this guard did not see. In seed 80 a copy passed the guard with three
- * backends left idle for two other bursts and the next one; then one burst spilled to a third home and another
- * to two more, and the next burst found no backend without joiners. So the cap's overflow from a home still
- * computing the prefix, when no backend within both bounds holds it, must leave one backend with nobody waiting
- * for the next burst's first prefill (leavesCleanBackend: the one the guard reserves for it, counted where the
- * collision happens, in waiting joiners rather than idle backends); where it would not, the cap does not apply
- * at the home for that request, which joins (prefix-aware.ts capSpillForbidden). Two wider forms failed the
- * bursts of seeds 1–2 (bench/results/copy-guard/README.md): the split's two-homes limit and its guard on the
- * overflow (copy-guard-1.patch, +2.3% over 8 runs) and the guard alone (copy-guard-2.patch, +2.7%): a burst's
- * overflow kept at its home makes its joiners' shared step longer in every run, while the collision it
- * prevents is rare. Once the prefix is computed the cap is as before.
  */
-
-/**
- * Whether a backend with nobody of ours waiting for a shared step stays for the next burst's first prefill
- * after one more backend starts computing a prefix from scratch (at worst taking one of them): clean − 1 ≥ 1.
- * The shared-prefix cap's overflow from a home still computing its prefix asks it (see the header).
- * @param cleanBackends healthy backends within their bound where no request of ours waits for a pending
- *   prefill's shared step (./pending-prefill.ts waitingJoiners)
- */
-export function leavesCleanBackend(cleanBackends: number): boolean {
-  return cleanBackends - 1 >= 1;
-}
 
 /** Backends computing one prefix at once, past which a burst joins a home whatever its batch. */
 export const MAX_HOMES_COMPUTING = 2;

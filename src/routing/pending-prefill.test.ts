@@ -76,22 +76,4 @@ describe("PendingPrefill", () => {
     p.reset(1);
     expect(p.isPending(0, 5, 0)).toBe(false);
   });
-  it("counts every request of ours waiting on a backend for a pending block, over all its blocks", () => {
-    const p = new PendingPrefill();
-    p.reset(2);
-    p.add(0, [1, 2, 3], 0, 100);
-    p.add(0, [7, 8], 0, 200);
-    expect(p.waitingJoiners(0, 10)).toBe(0);
-    p.joined(0, 3, 20);
-    p.joined(0, 3, 30);
-    p.joined(0, 8, 40);
-    expect(p.waitingJoiners(0, 50)).toBe(3);
-    expect(p.waitingJoiners(1, 50)).toBe(0);
-    // Block 3's prefill ends at 100: its two joiners have had their step; block 8's one still waits.
-    expect(p.waitingJoiners(0, 100)).toBe(1);
-    // A later computation of block 8 (another predicted end) has no joiners of its own yet.
-    p.done(0, [7, 8], 0, 200);
-    p.add(0, [7, 8], 0, 300);
-    expect(p.waitingJoiners(0, 150)).toBe(0);
-  });
 });

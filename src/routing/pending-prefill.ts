@@ -55,20 +55,6 @@ export class PendingPrefill {
     return j !== undefined && j.end === end ? j.count : 0;
   }
 
-  /**
-   * Our requests on backend i still waiting for a block it computes, over every pending block: each joined
-   * one while it was pending (joined()), and that prefill has not ended by `now`. They share the step after
-   * it, so a prefill from scratch routed there meanwhile delays each of them (../burst-split.ts).
-   */
-  waitingJoiners(i: number, now: number): number {
-    const byKey = this.byBackend[i];
-    const joiners = this.joiners[i];
-    if (byKey === undefined || joiners === undefined) return 0;
-    let waiting = 0;
-    for (const [key, j] of joiners) if (j.end > now && byKey.get(key) === j.end) waiting += j.count;
-    return waiting;
-  }
-
   /** Backend i computes blocks[from..] until `end`. */
   add(i: number, blocks: readonly BlockKey[], from: number, end: number): void {
     const m = this.byBackend[i];

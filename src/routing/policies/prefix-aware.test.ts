@@ -304,24 +304,6 @@ describe("prefix_aware", () => {
     expect(otherJoiner.backendId).toBe(other.backendId);
   });
 
-  it("past the shared-prefix cap, a home still computing its prefix keeps the overflow rather than take the last backend with no joiner waiting", () => {
-    // Three bursts on four backends: prefixes 33, 34 and 35 each computed from scratch on its own home, 34's
-    // and 35's with one joiner waiting for the shared step. 33's joiners pile on its home (the clustering
-    // guard forbids it a copy) until the shared-prefix cap (8 there) shuts it. The 9th would compute 33 from
-    // scratch on the one backend where nobody of ours waits, the one the next burst's first prefill needs
-    // (../burst-split.ts leavesCleanBackend): it joins the home. Without the rule it goes there, a spill.
-    const { router, ctx } = setup();
-    const req = (p: number, k: number) => ({ ...prompt(p, 256, k, 8), outputTokens: 256 });
-    const first = router.route(req(33, 0), ctx(0)).decision;
-    const b = router.route(req(34, 100), ctx(5)).decision;
-    const c = router.route(req(35, 200), ctx(10)).decision;
-    expect(new Set([first.backendId, b.backendId, c.backendId]).size).toBe(3);
-    expectJoins(router.route(req(34, 101), ctx(12)).decision, b);
-    expectJoins(router.route(req(35, 201), ctx(15)).decision, c);
-    for (let k = 1; k < 8; k++) expectJoins(router.route(req(33, k), ctx(20 + k)).decision, first);
-    expectJoins(router.route(req(33, 8), ctx(30)).decision, first);
-  });
-
   it("past the shared-prefix cap a hot prefix's request replicates, a conversation's own turn stays home", () => {
     // Turn 1 of a conversation (a 64-block system prompt + 4 blocks of its own) lands on H and completes.
     const { router, ctx } = setup();

@@ -55,11 +55,7 @@
  * own requests alone.
  * The overflow goes to the cheapest backend within both bounds: one that
  * holds the prefix too if any, else a new replica, which prefills it once
- * and then shares later requests with the first home. While the home still
- * computes the prefix such a replica is a copy of it: where it would leave
- * no backend with nobody of ours waiting for a shared step (the next burst's
- * first prefill's), the cap does not apply at the home for that request
- * (../burst-split.ts). A conversation's turn
+ * and then shares later requests with the first home. A conversation's turn
  * matches through its own history, which no other in-flight request reuses:
  * the cap never moves it. A request with no match anywhere is not shared.
  *
@@ -108,7 +104,7 @@
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
-import { leavesCleanBackend, startsCopy } from "../burst-split";
+import { startsCopy } from "../burst-split";
 import { type CostModelOptions, type CostTerms, PrefillCostModel, type PrefillSlot } from "../cost-model";
 import { EngineMemory } from "../engine-memory";
 import { EstimateMargin } from "../estimate-margin";
@@ -231,8 +227,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
   private past = new Float64Array(0);
   /** The request's wait for KV memory on each backend, by the ledger (the admission view). */
   private memoryWaits = new Float64Array(0);
-  /** Per backend, 1 when this request's decision found it within its work bound but over the shared-prefix cap. */
-  private capped = new Uint8Array(0);
   /** The same wait for the request's work plus the learned margin (../estimate-margin.ts): what the hold back reads. */
   private admitWaits = new Float64Array(0);
   private readonly bound: WorkBound;
@@ -285,7 +279,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       this.work = new Float64Array(size);
       this.past = new Float64Array(size);
       this.memoryWaits = new Float64Array(size);
-      this.capped = new Uint8Array(size);
       this.admitWaits = new Float64Array(size);
       this.foreignHere = new Float64Array(size);
       this.readings = new Array(size);
@@ -312,9 +305,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       // Cached past the window, still KV the request holds while it runs: its work and memory as before.
       past[i] = parts.past;
       work[i] = uncached + output + past[i]!;
-      const fits = this.bound.fits(fleet, i, work[i]!, fleetWork);
-      this.capped[i] = fits && this.overShareCap(req, matched, fleet, i) ? 1 : 0;
-      if (!fits || this.capped[i] === 1) {
+      if (!this.bound.fits(fleet, i, work[i]!, fleetWork) || this.overShareCap(req, matched, fleet, i)) {
         costs[i] = Number.POSITIVE_INFINITY;
         continue;
       }
@@ -324,6 +315,12 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         leastAt = i;
       }
     }
+    // While the home still computes the prefix, the other backends are charged the prefill they would
+    // repeat (see the header).
+    const homeComputing =
+      leastAt >= 0 &&
+      matched[leastAt]! > 0 &&
+      this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     // The admission view: not where the request would block the engine's queue waiting for memory, while
     // another candidate can admit it now, with the learned margin for the Worker's count past the window
     // on what is in flight there and on this request (../estimate-margin.ts).
@@ -341,30 +338,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
           ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now)
           : this.memoryWaits[i]!;
     }
-    // The cap's overflow from a home still computing the prefix, with nowhere else holding it, computes the
-    // prefix from scratch: a copy, which must leave a backend with nobody of ours waiting for a shared step
-    // (../burst-split.ts leavesCleanBackend). Where it would not, the cap does not apply at that home.
-    const reopened = this.capSpillForbidden(req, matched, leastAt, minMatch, fleet, ctx.now);
-    if (reopened >= 0) {
-      costs[reopened] = 0;
-      this.memoryWaits[reopened] = this.model.memoryWaitForMs(reopened, work[reopened]!, ctx.now);
-      const margin = this.margin.marginTokens(reopened, ownTail);
-      this.admitWaits[reopened] =
-        margin > 0 && !(this.memoryWaits[reopened]! > 0)
-          ? this.model.memoryWaitForMs(reopened, work[reopened]! + margin, ctx.now)
-          : this.memoryWaits[reopened]!;
-      const uncached = work[reopened]! - output - past[reopened]!;
-      if (uncached < leastUncached) {
-        leastUncached = uncached;
-        leastAt = reopened;
-      }
-    }
-    // While the home still computes the prefix, the other backends are charged the prefill they would
-    // repeat (see the header).
-    const homeComputing =
-      leastAt >= 0 &&
-      matched[leastAt]! > 0 &&
-      this.pending.isPending(leastAt, req.blocks[matched[leastAt]! - 1]!, ctx.now);
     holdBack(costs, this.admitWaits);
     // A request whose own first token at the home plus the delay it adds to the joiners waiting there would
     // pass a fresh prefill elsewhere starts one copy (../burst-split.ts): the home is shut for this request,
@@ -469,45 +442,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (!startsCopy(own, suffix, joiners, elsewhere, homes, othersComputing, idle)) return false;
     costs[home] = Number.POSITIVE_INFINITY;
     return true;
-  }
-
-  /**
-   * The shared-prefix cap shut every backend that holds `req`'s prefix, and the one of them that matches it
-   * furthest (the home) still computes it: the cap's overflow would compute the prefix from scratch on
-   * another backend, one more home for it, as a split copy would. The home's index when that would leave no
-   * backend within its bound with nobody of ours waiting for a shared step (../burst-split.ts
-   * leavesCleanBackend), else −1. Called after the memory waits of the backends within their bounds are known.
-   */
-  private capSpillForbidden(
-    req: RouteRequest,
-    matched: Int32Array,
-    leastAt: number,
-    minMatch: number,
-    fleet: FleetView,
-    now: number,
-  ): number {
-    const costs = this.costs;
-    // A backend within both bounds that holds a useful match takes the overflow warm: no copy.
-    if (req.blocks.length === 0 || (leastAt >= 0 && matched[leastAt]! >= minMatch)) return -1;
-    let home = -1;
-    for (let i = 0; i < costs.length; i++) {
-      if (this.capped[i] === 1 && fleet.healthy[i] === true && (home < 0 || matched[i]! > matched[home]!))
-        home = i;
-    }
-    if (home < 0 || matched[home]! < minMatch) return -1;
-    const m = matched[home]!;
-    const key = req.blocks[m - 1]!;
-    if (!this.pending.isPending(home, key, now)) return -1;
-    let clean = 0;
-    for (let i = 0; i < costs.length; i++) {
-      if (
-        costs[i] !== Number.POSITIVE_INFINITY &&
-        fleet.healthy[i] === true &&
-        this.pending.waitingJoiners(i, now) === 0
-      )
-        clean++;
-    }
-    return leavesCleanBackend(clean) ? -1 : home;
   }
 
   /** When a request's prefill could start on backend i, ms from now: after its queue and its memory wait. */
