@@ -112,7 +112,15 @@ export class SseTap implements Tap {
   sawContent = false;
   sawError = false;
   private readonly decoder = new TextDecoder();
-  private pending = "";
+  /**
+   * The text after the last event boundary, in the pieces it came in: joined only when a boundary arrives,
+   * so an event trickled in small chunks costs time linear in its length (one growing string re-scanned
+   * on every chunk would cost its square).
+   */
+  private pendingParts: string[] = [];
+  private pendingChars = 0;
+  /** The last characters held: where a boundary split across chunks starts. */
+  private pendingTail = "";
   /**
    * Inside an event longer than MAX_PENDING_CHARS: its text is handed on as it comes, unparsed, until its
    * boundary; `passedTail` is the end of what was handed on, where a boundary split across chunks starts.
@@ -128,7 +136,7 @@ export class SseTap implements Tap {
     // Passing a long event on: what went out stops inside it. Otherwise strip mode forwards whole events
     // only; pass-through forwards chunks as they came.
     if (this.passing) return true;
-    return !this.strip && this.pending !== "";
+    return !this.strip && this.pendingChars > 0;
   }
 
   push(chunk: Uint8Array): Uint8Array | null {
@@ -142,28 +150,37 @@ export class SseTap implements Tap {
     }
     let dropped = false;
     if (!this.passing) {
-      this.pending += text;
-      let start = 0;
+      const seen = this.pendingTail + text;
       EVENT_END.lastIndex = 0;
-      for (let m = EVENT_END.exec(this.pending); m !== null; m = EVENT_END.exec(this.pending)) {
-        const end = m.index + m[0].length;
-        const event = this.pending.slice(start, end);
-        if (!this.inspect(event) || !this.strip) kept += event;
-        else dropped = true;
-        start = end;
+      if (!EVENT_END.test(seen)) {
+        // No event ends in this chunk: hold it, without joining or scanning what is held.
+        if (text !== "") this.pendingParts.push(text);
+        this.pendingChars += text.length;
+        this.pendingTail = seen.slice(-BOUNDARY_TAIL_CHARS);
+      } else {
+        const pending = this.pendingParts.join("") + text;
+        let start = 0;
+        EVENT_END.lastIndex = 0;
+        for (let m = EVENT_END.exec(pending); m !== null; m = EVENT_END.exec(pending)) {
+          const end = m.index + m[0].length;
+          const event = pending.slice(start, end);
+          if (!this.inspect(event) || !this.strip) kept += event;
+          else dropped = true;
+          start = end;
+        }
+        this.hold(pending.slice(start));
       }
-      this.pending = this.pending.slice(start);
-      if (this.pending.length > MAX_PENDING_CHARS) {
+      if (this.pendingChars > MAX_PENDING_CHARS) {
         // One event past the bound (never the usage chunk): hand on what we hold, pass the rest to its end.
-        kept += this.pending;
-        this.passedTail = this.pending.slice(-BOUNDARY_TAIL_CHARS);
-        this.pending = "";
+        kept += this.pendingParts.join("");
+        this.passedTail = this.pendingTail;
+        this.hold("");
         this.passing = true;
       }
     }
     // Ending on a line break (ASCII) with nothing pending: the decoder holds no partial character either.
     const last = chunk[chunk.byteLength - 1];
-    this.aligned = !this.passing && this.pending === "" && (last === 0x0a || last === 0x0d);
+    this.aligned = !this.passing && this.pendingChars === 0 && (last === 0x0a || last === 0x0d);
     if (!this.strip) return chunk;
     // Strip mode, usual case: the chunk was exactly whole events, none dropped. Its own bytes are the
     // answer, with no re-encoding (one chunk per token makes this the hot path of a long stream).
@@ -189,9 +206,15 @@ export class SseTap implements Tap {
     return m.index + m[0].length - (seen.length - text.length);
   }
 
+  private hold(text: string): void {
+    this.pendingParts = text === "" ? [] : [text];
+    this.pendingChars = text.length;
+    this.pendingTail = text.slice(-BOUNDARY_TAIL_CHARS);
+  }
+
   end(): Uint8Array | null {
-    const rest = this.pending + this.decoder.decode();
-    this.pending = "";
+    const rest = this.pendingParts.join("") + this.decoder.decode();
+    this.hold("");
     if (this.passing) return this.strip && rest !== "" ? UTF8_ENCODER.encode(rest) : null;
     const drop = rest !== "" && this.inspect(rest);
     if (!this.strip || rest === "" || drop) return null;
