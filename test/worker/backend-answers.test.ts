@@ -267,3 +267,49 @@ describe("an error answer whose body a refused retry could not keep", () => {
     expect((await poolStats(model)).leases).toBe(0);
   }, 40_000);
 });
+
+describe("the usage chunk the gateway added never reaches a client that did not ask for it", () => {
+  /** The chunks of a streamed answer, parsed; and whether any is a usage chunk. */
+  async function chunksOf(
+    res: Response,
+  ): Promise<{ text: string; chunks: { choices: unknown[]; usage?: unknown }[] }> {
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const chunks = text
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => JSON.parse(e.slice(6)) as { choices: unknown[]; usage?: unknown });
+    return { text, chunks };
+  }
+
+  it("an event stream sent as application/json is relayed as one: the usage chunk stripped, its content-type told", async () => {
+    const model = "odd-ssejson";
+    const res = await gatewayWithEnv(
+      faultServerPool(model, "ssejson"),
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    const { text, chunks } = await chunksOf(res);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(chunks.map((c) => c.choices.length)).toEqual([1, 1]);
+    expect(text).not.toContain('"usage"');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("one event longer than the tap holds (1.5 MiB) is relayed whole, and the usage chunk after it still stripped", async () => {
+    const model = "odd-longevent";
+    const res = await gatewayWithEnv(
+      faultServerPool(model, "longevent"),
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    const { text, chunks } = await chunksOf(res);
+    expect(chunks.map((c) => c.choices.length)).toEqual([1, 1, 1]);
+    const long = chunks[1]!.choices[0] as { delta: { content: string } };
+    expect(long.delta.content).toBe("L".repeat(1536 * 1024));
+    expect(text).not.toContain('"usage"');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    await settle(model);
+    expect((await poolStats(model)).leases).toBe(0);
+  });
+});

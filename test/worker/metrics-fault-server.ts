@@ -25,6 +25,10 @@
  *                                  it arrived, then a usage-only event and [DONE] (what did the backend receive?).
  * - /bigerr/v1/chat/completions:   500 with an OpenAI error body of 100 KiB (past what a retry keeps of one).
  * - /echo-id/v1/chat/completions:  200 text/event-stream whose one content event is the x-request-id it was sent.
+ * - /ssejson/v1/chat/completions:  an event stream (a token, a usage-only chunk, [DONE]) sent as application/json
+ *                                  (a proxy that rewrote the content-type, an engine that never set it).
+ * - /longevent/v1/chat/completions: 200 text/event-stream: a token, one event of 1.5 MiB (past what the tap holds),
+ *                                  a token, a usage-only chunk, [DONE]; written in 64 KiB pieces.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -35,6 +39,9 @@ const FILLER = `vllm:request_prompt_tokens_bucket{model_name="m",engine="0",le="
 /** How much of /huge it writes at most: far past any scrape's byte cap, bounded so nothing runs away. */
 const HUGE_MAX_BYTES = 64 * 1024 * 1024;
 const HOLD_MS = 30_000;
+/** /longevent's long event: past the stream tap's 1 MiB bound (stream-tap.ts MAX_PENDING_CHARS). */
+const LONG_EVENT_CHARS = 1536 * 1024;
+const LONG_EVENT_PIECE = 64 * 1024;
 /** How long /cutjson waits after its half body before it drops the connection. */
 const CUT_MS = 50;
 
@@ -190,6 +197,32 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.end(
           `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: id } }] })}\n\ndata: [DONE]\n\n`,
         );
+        return;
+      }
+      case "/ssejson/v1/chat/completions":
+      case "/longevent/v1/chat/completions": {
+        req.resume();
+        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+        const token = (content: string) =>
+          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
+        const usage = event({
+          id: "x",
+          object: "chat.completion.chunk",
+          choices: [],
+          usage: { prompt_tokens: 3, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 2 } },
+        });
+        const long = req.url.startsWith("/longevent");
+        const text =
+          token("Hi") +
+          (long ? token("L".repeat(LONG_EVENT_CHARS)) : "") +
+          token(" there") +
+          usage +
+          "data: [DONE]\n\n";
+        res.writeHead(200, { "content-type": long ? "text/event-stream" : "application/json" });
+        for (let at = 0; at < text.length && !res.destroyed; at += LONG_EVENT_PIECE) {
+          if (!res.write(text.slice(at, at + LONG_EVENT_PIECE))) await drainedOrClosed(res);
+        }
+        res.end();
         return;
       }
       case "/nocontent/v1/chat/completions":

@@ -4,6 +4,7 @@
  * non-streamed and /v1/completions bodies pass through.
  */
 import { describe, expect, it } from "vitest";
+import { startsLikeEventStream } from "../../src/worker/inference/sniff-event-stream";
 import { JsonTap, readUsage, SseTap } from "../../src/worker/inference/stream-tap";
 import {
   authHeaders,
@@ -178,6 +179,36 @@ describe("stream tap (unit)", () => {
     const tap = new SseTap(true);
     const text = ev({ choices: [{ index: 0, delta: { content: "héllo → 世界 🚀" } }] });
     expect(feed(tap, text, 3).out).toBe(text);
+  });
+
+  it.each([
+    [true, 16381, "\n\n"],
+    [true, 65539, "\r\n\r\n"],
+    [false, 4093, "\r\n\r\n"],
+    [true, 8191, "\r\r"],
+    // Chunks of 3 bytes: 500,000 of them, linear in the event's length (a held text re-scanned per chunk
+    // would take its square and not finish).
+    [false, 3, "\r\n\r\n"],
+  ])(
+    "an event past the tap's bound goes whole, unparsed, and parsing resumes after it (strip %s, chunks of %i)",
+    (strip, size, sep) => {
+      const long = ev({ choices: [{ index: 0, delta: { content: "é".repeat(700 * 1024) } }] });
+      const tap = new SseTap(strip);
+      // The boundaries split every way the chunk size allows; é is two bytes, split too.
+      const whole = [role, tok, long, tok, usage, done].join("").replace(/\n\n/g, sep);
+      const { out } = feed(tap, whole, size);
+      const want = strip ? [role, tok, long, tok, done].join("") : whole;
+      expect(out).toBe(want.replace(/\n\n/g, sep));
+      expect(tap.usage?.cachedTokens).toBe(32);
+      expect(tap.midEvent).toBe(false);
+    },
+  );
+
+  it("an event stream is told by its first bytes: a field or a comment, a BOM allowed; JSON is not one", () => {
+    for (const t of ["data: {}", "event: x", ":ok", "id:1", "retry: 5", "\ufeffdata:", "da", ":"])
+      expect(startsLikeEventStream(enc.encode(t))).toBe(true);
+    for (const t of ['{"id":1}', " [1]", "", "dat x", "<html>", "\u00e9"])
+      expect(startsLikeEventStream(enc.encode(t))).toBe(false);
   });
 
   it("reads usage from a non-streamed JSON body and forwards its bytes untouched", () => {

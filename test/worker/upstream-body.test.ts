@@ -111,3 +111,54 @@ describe("the X-Request-Id sent upstream", () => {
     expect(res.headers.get("x-prefix-gateway-upstream-request-id")).toBe(seen);
   });
 });
+
+describe("request ids in the body sent upstream", () => {
+  const model = "echo-rid";
+  const ask = (body: Record<string, unknown>) =>
+    send(
+      model,
+      JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }], ...body }),
+    );
+  const bodyOf = async (res: Response) => JSON.parse((await echoed(res)).received) as Record<string, unknown>;
+
+  it("two requests with one SGLang `rid` reach the backend under two, each led by the client's", async () => {
+    // SGLang takes the body's rid as its engine's request id and hangs, crashes or refuses on a second one
+    // running (sglang#8089, #19035): a client's rid must never reach a backend twice.
+    const rid = "client-fixed-rid-0001";
+    const [a, b] = await Promise.all([ask({ rid }), ask({ rid })]);
+    const seenA = (await bodyOf(a)).rid as string;
+    const seenB = (await bodyOf(b)).rid as string;
+    expect(seenA).not.toBe(seenB);
+    for (const seen of [seenA, seenB]) expect(seen).toMatch(/^client-fixed-rid-0001-[0-9a-f]{12}$/);
+  });
+
+  it("the rid gets the header's suffix; a batch's list of rids each get it; other bytes are the client's", async () => {
+    const res = await send(
+      model,
+      `{"model":"${model}","rid":["x","y"],"stream":true,"seed":9223372036854775807,"messages":[{"role":"user","content":"hi"}]}`,
+    );
+    const { received } = await echoed(res);
+    const upstreamId = res.headers.get("x-prefix-gateway-upstream-request-id") ?? "";
+    const suffix = (JSON.parse(received) as { rid: string[] }).rid[0]!.slice(2);
+    expect(suffix).toMatch(/^[0-9a-f]{12}$/);
+    expect(received).toBe(
+      `{"model":"${model}","rid":["x-${suffix}","y-${suffix}"],"stream":true,"seed":9223372036854775807,"messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`,
+    );
+    // No client x-request-id: the header is the gateway's UUID, as is; with one, it ends in the same suffix.
+    expect(upstreamId).toMatch(/^[0-9a-f-]{36}$/);
+    const withId = await gatewayWithEnv(faultServerPool(model, "echo"), "/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders({ "x-request-id": "trace-0007" }),
+      body: JSON.stringify({ model, stream: true, rid: "r", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const header = withId.headers.get("x-prefix-gateway-upstream-request-id") ?? "";
+    expect((await bodyOf(withId)).rid).toBe(`r-${header.slice("trace-0007-".length)}`);
+  });
+
+  it("a rid that is no id (a number) and vLLM's request_id (the header decides there) go as sent", async () => {
+    const received = (await echoed(await ask({ rid: 7, request_id: "client-req" }))).received;
+    const seen = JSON.parse(received) as Record<string, unknown>;
+    expect(seen.rid).toBe(7);
+    expect(seen.request_id).toBe("client-req");
+  });
+});

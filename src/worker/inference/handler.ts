@@ -10,7 +10,6 @@ import { poolFor, type RouteCall } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
 import { respond } from "./respond";
-import { upstreamRequestId } from "./upstream-request-id";
 
 export function inferenceHandler(kind: InferenceKind) {
   return async function inference(c: Context<GatewayEnv>): Promise<Response> {
@@ -29,7 +28,7 @@ export function inferenceHandler(kind: InferenceKind) {
     };
     // With the enable_request_signal compatibility flag, this fires when the client disconnects.
     const client = c.req.raw.signal;
-    const upstreamId = upstreamRequestId(c.get("requestId"), c.get("requestIdFromClient"));
+    const upstreamId = request.upstreamRequestId;
     const legs = await routeAndCall({ call, config, request, upstreamRequestId: upstreamId, client });
     return respond(c, call, request, legs, client, upstreamId);
   };

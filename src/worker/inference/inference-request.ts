@@ -13,6 +13,8 @@ import { replaceMemberValue } from "../request/json-members";
 import type { ChatBody, InferenceKind } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
 import { armKeyOf } from "./arm-key";
+import { withUniqueBodyIds } from "./upstream-body-ids";
+import { requestIdSuffix, upstreamRequestId } from "./upstream-request-id";
 
 export interface InferenceRequest {
   readonly kind: InferenceKind;
@@ -20,8 +22,13 @@ export interface InferenceRequest {
   readonly stream: boolean;
   /** The gateway asked the backend for a usage chunk the client did not: strip it from the stream. */
   readonly strip: boolean;
-  /** What the backend receives: the client's bytes (plus include_usage when we add it). */
+  /**
+   * What the backend receives: the client's bytes, plus include_usage when we add it, and a body request
+   * id (SGLang's `rid`) made unique (upstream-body-ids.ts).
+   */
   readonly upstreamBody: string;
+  /** The X-Request-Id every backend of this request is sent (upstream-request-id.ts). */
+  readonly upstreamRequestId: string;
   /** What the router sees: block keys, prompt tokens, the output hint. */
   readonly route: RouteRequest;
   /** The request's A/B arm key (arm-key.ts): its conversation's or tenant's hash. */
@@ -60,12 +67,15 @@ export async function readInferenceRequest(
 
   // A streamed answer carries usage only if asked for; we ask, and strip that chunk if the client did not.
   const strip = stream && body.stream_options?.include_usage !== true;
+  // One suffix for the header and the body's ids: the engine's logs name this request one way.
+  const suffix = requestIdSuffix();
   return {
     kind,
     model,
     stream,
     strip,
-    upstreamBody: strip ? withIncludeUsage(text, raw) : text,
+    upstreamBody: withUniqueBodyIds(strip ? withIncludeUsage(text, raw) : text, raw, suffix),
+    upstreamRequestId: upstreamRequestId(c.get("requestId"), c.get("requestIdFromClient"), suffix),
     route: {
       blocks,
       promptTokens,

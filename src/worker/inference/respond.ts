@@ -13,6 +13,7 @@ import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
 import type { InferenceRequest } from "./inference-request";
 import { type RelayEnd, relay } from "./relay";
+import { startsLikeEventStream } from "./sniff-event-stream";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";
 import { isEventStream } from "./upstream";
 
@@ -80,7 +81,16 @@ export function respond(
   // The id the backend knows this request by (its logs, vLLM's request id): the client's own x-request-id
   // made unique, or the gateway's.
   headers.set("x-prefix-gateway-upstream-request-id", upstreamRequestId);
-  const eventStream = isEventStream(res);
+  // An event stream by its header, or — for a streamed request — by its first bytes: a proxy that rewrote
+  // the content-type must not make the relay miss the usage chunk the gateway added (it is then stripped).
+  const sniffed =
+    !isEventStream(res) &&
+    request.stream &&
+    attempt.first !== undefined &&
+    startsLikeEventStream(attempt.first);
+  const eventStream = sniffed || isEventStream(res);
+  // The client's SDK or EventSource reads it as what it is.
+  if (sniffed) headers.set("content-type", "text/event-stream");
   if (request.stream && res.ok) headers.set("cache-control", "no-cache");
 
   const failure = failureOf(attempt);

@@ -37,8 +37,14 @@ function isErrorObject(obj: unknown): boolean {
   return typeof e === "object" && e !== null;
 }
 
-/** Beyond this, a line without an event boundary is not SSE we understand: stop parsing, keep relaying. */
+/**
+ * The most of one event the tap holds. A longer one is handed on unparsed as it comes (it cannot be the
+ * usage-only chunk: that is `{"id","object","created","model","choices":[],"usage":{…}}`, a few hundred
+ * bytes), and parsing resumes at its end, so a usage chunk after it is still found and stripped.
+ */
 const MAX_PENDING_CHARS = 1 << 20;
+/** An event boundary is at most 4 characters (\r\n\r\n): this much of a passed-on tail can start one. */
+const BOUNDARY_TAIL_CHARS = 3;
 /** A non-streamed body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_CHARS = 16 << 20;
 
@@ -106,56 +112,110 @@ export class SseTap implements Tap {
   sawContent = false;
   sawError = false;
   private readonly decoder = new TextDecoder();
-  private pending = "";
-  private parsing = true;
+  /**
+   * The text after the last event boundary, in the pieces it came in: joined only when a boundary arrives,
+   * so an event trickled in small chunks costs time linear in its length (one growing string re-scanned
+   * on every chunk would cost its square).
+   */
+  private pendingParts: string[] = [];
+  private pendingChars = 0;
+  /** The last characters held: where a boundary split across chunks starts. */
+  private pendingTail = "";
+  /**
+   * Inside an event longer than MAX_PENDING_CHARS: its text is handed on as it comes, unparsed, until its
+   * boundary; `passedTail` is the end of what was handed on, where a boundary split across chunks starts.
+   */
+  private passing = false;
+  private passedTail = "";
   /** The previous chunk ended exactly at an event boundary (nothing carried over, as text or bytes). */
   private aligned = true;
 
   constructor(private strip: boolean) {}
 
   get midEvent(): boolean {
-    // Strip mode forwards whole events only; pass-through forwards chunks as they came.
-    if (!this.parsing) return true;
-    return !this.strip && this.pending !== "";
+    // Passing a long event on: what went out stops inside it. Otherwise strip mode forwards whole events
+    // only; pass-through forwards chunks as they came.
+    if (this.passing) return true;
+    return !this.strip && this.pendingChars > 0;
   }
 
   push(chunk: Uint8Array): Uint8Array | null {
-    if (!this.parsing) return chunk;
     const wasAligned = this.aligned;
-    this.pending += this.decoder.decode(chunk, { stream: true });
+    let text = this.decoder.decode(chunk, { stream: true });
     let kept = "";
-    let start = 0;
-    let dropped = false;
-    EVENT_END.lastIndex = 0;
-    for (let m = EVENT_END.exec(this.pending); m !== null; m = EVENT_END.exec(this.pending)) {
-      const end = m.index + m[0].length;
-      const event = this.pending.slice(start, end);
-      if (!this.inspect(event) || !this.strip) kept += event;
-      else dropped = true;
-      start = end;
+    if (this.passing) {
+      const boundary = this.passedBoundary(text);
+      kept += text.slice(0, boundary);
+      text = text.slice(boundary);
     }
-    this.pending = this.pending.slice(start);
+    let dropped = false;
+    if (!this.passing) {
+      const seen = this.pendingTail + text;
+      EVENT_END.lastIndex = 0;
+      if (!EVENT_END.test(seen)) {
+        // No event ends in this chunk: hold it, without joining or scanning what is held.
+        if (text !== "") this.pendingParts.push(text);
+        this.pendingChars += text.length;
+        this.pendingTail = seen.slice(-BOUNDARY_TAIL_CHARS);
+      } else {
+        const pending = this.pendingParts.join("") + text;
+        let start = 0;
+        EVENT_END.lastIndex = 0;
+        for (let m = EVENT_END.exec(pending); m !== null; m = EVENT_END.exec(pending)) {
+          const end = m.index + m[0].length;
+          const event = pending.slice(start, end);
+          if (!this.inspect(event) || !this.strip) kept += event;
+          else dropped = true;
+          start = end;
+        }
+        this.hold(pending.slice(start));
+      }
+      if (this.pendingChars > MAX_PENDING_CHARS) {
+        // One event past the bound (never the usage chunk): hand on what we hold, pass the rest to its end.
+        kept += this.pendingParts.join("");
+        this.passedTail = this.pendingTail;
+        this.hold("");
+        this.passing = true;
+      }
+    }
     // Ending on a line break (ASCII) with nothing pending: the decoder holds no partial character either.
     const last = chunk[chunk.byteLength - 1];
-    this.aligned = this.pending === "" && (last === 0x0a || last === 0x0d);
+    this.aligned = !this.passing && this.pendingChars === 0 && (last === 0x0a || last === 0x0d);
+    if (!this.strip) return chunk;
     // Strip mode, usual case: the chunk was exactly whole events, none dropped. Its own bytes are the
     // answer, with no re-encoding (one chunk per token makes this the hot path of a long stream).
-    if (this.strip && wasAligned && this.aligned && !dropped && kept !== "") return chunk;
-    if (this.pending.length > MAX_PENDING_CHARS) {
-      // Not SSE as we know it: give up parsing, forward what we hold, relay the rest untouched.
-      this.parsing = false;
-      kept += this.pending;
-      this.pending = "";
-      return this.strip ? UTF8_ENCODER.encode(kept) : chunk;
-    }
-    if (!this.strip) return chunk;
+    if (wasAligned && this.aligned && !dropped && kept !== "") return chunk;
     return kept === "" ? null : UTF8_ENCODER.encode(kept);
   }
 
+  /**
+   * Passing a long event on: how much of `text` still belongs to it (all of it, or up to and including its
+   * boundary, which ends passing). A boundary can begin in the tail already handed on.
+   */
+  private passedBoundary(text: string): number {
+    const seen = this.passedTail + text;
+    EVENT_END.lastIndex = 0;
+    const m = EVENT_END.exec(seen);
+    if (m === null) {
+      this.passedTail = seen.slice(-BOUNDARY_TAIL_CHARS);
+      return text.length;
+    }
+    this.passing = false;
+    this.passedTail = "";
+    // The tail held no whole boundary (it was searched before), so this one ends inside `text`.
+    return m.index + m[0].length - (seen.length - text.length);
+  }
+
+  private hold(text: string): void {
+    this.pendingParts = text === "" ? [] : [text];
+    this.pendingChars = text.length;
+    this.pendingTail = text.slice(-BOUNDARY_TAIL_CHARS);
+  }
+
   end(): Uint8Array | null {
-    if (!this.parsing) return null;
-    const rest = this.pending + this.decoder.decode();
-    this.pending = "";
+    const rest = this.pendingParts.join("") + this.decoder.decode();
+    this.hold("");
+    if (this.passing) return this.strip && rest !== "" ? UTF8_ENCODER.encode(rest) : null;
     const drop = rest !== "" && this.inspect(rest);
     if (!this.strip || rest === "" || drop) return null;
     return UTF8_ENCODER.encode(rest);

@@ -9,16 +9,23 @@
  * therefore gets the client's id (for tracing, it still leads) with a random
  * suffix; an id the gateway made (a UUID) is unique already and goes as is.
  * The client is told which id the backend saw (x-prefix-gateway-upstream-request-id).
+ * The same rule, with the same suffix, makes a request id in the body unique
+ * (upstream-body-ids.ts).
  */
 
-/** 48 random bits as 12 hex characters: no two requests in flight share one. */
-function suffix(): string {
+/** 48 random bits as 12 hex characters: no two requests in flight share one. One per request. */
+export function requestIdSuffix(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(6));
   let out = "";
   for (const b of bytes) out += b.toString(16).padStart(2, "0");
   return out;
 }
 
-export function upstreamRequestId(requestId: string, fromClient: boolean): string {
-  return fromClient ? `${requestId}-${suffix()}` : requestId;
+/** A client's id made unique: the id leads (the client can still find it in the engine's logs). */
+export function madeUnique(clientId: string, suffix: string): string {
+  return `${clientId}-${suffix}`;
+}
+
+export function upstreamRequestId(requestId: string, fromClient: boolean, suffix: string): string {
+  return fromClient ? madeUnique(requestId, suffix) : requestId;
 }
