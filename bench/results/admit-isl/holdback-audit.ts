@@ -34,6 +34,7 @@ let noneFits = 0; // every candidate waits by the ledger: nothing held, the cost
 let chosenWaits = 0; // the chosen backend had a ledger memory wait > 0
 let chosenEngineBlocked = 0; // the chosen engine could not admit the request's input at once (vLLM V1's test)
 let heldOnChosenEngineBlocked = 0;
+let heldByMarginOnly = 0; // held back though the ledger alone admits it now: the learned margin's doing
 
 simulatePolicy(w, fleet, "prefix_aware", routerFactory("prefix_aware", bt), GATEWAY_VIEW, undefined, {
   routed(i, b, _d, engines) {
@@ -60,9 +61,10 @@ simulatePolicy(w, fleet, "prefix_aware", routerFactory("prefix_aware", bt), GATE
     };
     if (fits && waitsSome) {
       let held = 0;
-      for (const [j, [, admit]] of waits) {
+      for (const [j, [ledger, admit]] of waits) {
         if (!(admit > 0)) continue;
         held++;
+        if (!(ledger > 0)) heldByMarginOnly++;
         const a = admitsAtOnce(j);
         if (a.admits) heldEngineAdmits++;
         if (a.admits && a.empty) heldEngineEmptyQueue++;
@@ -86,6 +88,7 @@ console.log(`decisions: ${decisions}`);
 console.log(`a candidate with a ledger memory wait > 0: ${pct(anyLedgerWait, decisions)}`);
 console.log(`hold back fired (some candidate fits now, another not): ${pct(fired, decisions)}`);
 console.log(`  backends held back: ${heldTotal}; of them, the engine would admit the input at once: ${pct(heldEngineAdmits, heldTotal)}; and its queue empty: ${pct(heldEngineEmptyQueue, heldTotal)}`);
+console.log(`  held back by the learned margin alone (the ledger admits it now): ${pct(heldByMarginOnly, heldTotal)}`);
 console.log(`  decisions that fired where the chosen engine had a queue or no room for the input: ${pct(heldOnChosenEngineBlocked, fired)}`);
 console.log(`no candidate fits by the ledger (nothing held): ${pct(noneFits, decisions)}`);
 console.log(`chosen backend with a ledger memory wait > 0: ${pct(chosenWaits, decisions)}`);
