@@ -74,7 +74,7 @@ describe("PrefillCostModel", () => {
     const m = model();
     const s = m.routed(0, 60_000, 20_000, 0, 0);
     m.released(0, s, 4_000); // residence 4 s, no TTFT seen: the decode time is taken as the residence
-    m.routed(0, 60_000, 20_000, 0, 10_000); // 80k of 100k KV held; its prefill ends at 16,000
+    m.routed(0, 60_000, 0, 0, 10_000, 20_000); // 80k of 100k KV held (20k cached past the window); prefill ends at 16,000
     const fits = m.cost(0, 10_000, 1, 10_000, 0) - m.cost(1, 10_000, 0, 10_000, 0);
     const overflows = m.cost(0, 30_000, 1, 10_000, 10_000) - m.cost(1, 30_000, 0, 10_000, 10_000);
     const queue = m.queueWaitMs(0, 10_000);
@@ -139,11 +139,28 @@ describe("PrefillCostModel", () => {
     expect(wait(30_000)).toBeCloseTo(0, 6);
   });
 
+  it("counts an in-flight request's output as decoded so far, as vLLM V1 allocates it, not all of it from admission", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 3_000, 1_000); // 2 s of decode
+    const slot = m.routed(0, 50_000, 40_000, 0, 10_000); // prefill until 15,000, expected done at 17,000
+    expect(slot.kvTokens).toBe(90_000);
+    expect(m.heldTokens(0)).toBe(90_000); // the work bound and the KV term still count the whole
+    const memoryWait = (need: number, now: number) => m.costTerms(0, need, 1, now, 0, 0).memoryWaitMs;
+    // Before its first token it holds its prompt only: 50k + 45k fits the 100k (a whole-output ledger: 5 s).
+    expect(memoryWait(45_000, 10_000)).toBe(0);
+    // Halfway through its decode it holds 50k + 20k: 20k fits, 40k is 10k over until it completes at 17,000.
+    expect(memoryWait(20_000, 16_000)).toBe(0);
+    expect(memoryWait(40_000, 16_000)).toBeCloseTo(1_000, 6);
+    // Past its expected end it holds its whole output.
+    expect(memoryWait(20_000, 17_500)).toBeCloseTo(2_000, 6);
+  });
+
   it("counts the later of queue and memory waits, not their sum: memory is freed while the queue drains", () => {
     const m = model();
     const warm = m.routed(0, 1_000, 0, 0, 0);
     m.released(0, warm, 3_000, 1_000); // 2 s of decode
-    m.routed(0, 50_000, 40_000, 0, 10_000); // prefill until 15,000, expected done at 17,000
+    m.routed(0, 50_000, 0, 0, 10_000, 40_000); // 40k past the window: prefill until 15,000, expected done at 17,000
     const queue = m.queueWaitMs(0, 10_000);
     expect(queue).toBeCloseTo(5_000, 6);
     // 90k held + 20k needed: 10k over, freed at 17,000 → 7 s, which already covers the 5 s queue.

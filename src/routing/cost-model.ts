@@ -21,7 +21,9 @@
  *   `minSampleTokens` uncached tokens are mostly network and the first
  *   decode step, and are skipped.
  * - kv_i: KV tokens our in-flight requests hold on i (uncached prompt +
- *   expected output). An engine admits a request only when its blocks fit,
+ *   expected output). An engine admits a request only when its input's blocks
+ *   fit (vLLM V1; its output's blocks come one decode step at a time, so the
+ *   memory wait counts an in-flight request's output as decoded so far),
  *   so past capacity a request waits for memory (memoryWait_i): until the
  *   in-flight requests expected to finish first have freed the overflow, each
  *   expected at its predicted prefill end plus the decode time observed on i
@@ -123,8 +125,10 @@ export interface PrefillSlot {
   readonly service: number;
   /** Nothing else of ours was in flight on the backend when it was routed. */
   readonly alone: boolean;
-  /** KV tokens it holds until it completes. */
+  /** KV tokens it holds by the time it completes: its input (uncached prompt, and cached past the window) + expected output. */
   readonly kvTokens: number;
+  /** The expected output part of kvTokens: blocks the engine gives it one decode step at a time, not at admission. */
+  readonly outputTokens: number;
   /** The backend's in-flight area (request·ms) when it was sent: with the area at its end, the mean number of our requests it ran with. */
   readonly area: number;
 }
@@ -320,7 +324,12 @@ export class PrefillCostModel {
    * An engine admits a request only when its KV blocks fit (vLLM's FCFS
    * scheduler stops at the first request it cannot allocate: everything
    * queued behind it waits too), so past the backend's capacity a request
-   * waits until enough of the KV held is freed. KV is freed a whole request
+   * waits until enough of the KV held is freed. vLLM V1 asks that the
+   * request's whole input fit (scheduler_reserve_full_isl: the caller's
+   * `needTokens` is its input, not its output), and its running requests hold
+   * their input and the output decoded so far (heldNow), not their whole
+   * expected output (vllm/v1/core/sched/scheduler.py Scheduler.schedule,
+   * vllm/v1/core/kv_cache_manager.py allocate_slots). KV is freed a whole request
    * at a time, at its completion, and one long prompt can hold most of an
    * engine's memory: so the wait is until the in-flight requests expected to
    * finish first have freed the overflow, each expected one decode time
@@ -329,10 +338,17 @@ export class PrefillCostModel {
    * total.
    */
   private memoryWaitMs(s: BackendCostState, needTokens: number, now: number): number {
-    const overflow = s.kvTokens + needTokens - s.capacity;
     const open = s.open;
-    if (overflow <= 0 || s.kvTokens <= 0 || s.residenceMs === 0 || open.length === 0) return 0;
+    // kvTokens bounds what is held now: below capacity with it, no walk.
+    if (s.kvTokens + needTokens <= s.capacity || s.residenceMs === 0 || open.length === 0) return 0;
     const decode = this.expectedDecodeMs(s);
+    // What our requests hold NOW, as vLLM V1 allocates (KVCacheManager.allocate_slots): their input, and of
+    // their output only what they have decoded so far, not their whole expected output from admission.
+    const heldAt = (k: number) => heldNow(open[k]!, decode, now);
+    let held = 0;
+    for (let k = 0; k < open.length; k++) held += heldAt(k);
+    const overflow = held + needTokens - s.capacity;
+    if (overflow <= 0) return 0;
     // Each request is expected as endFromNow says: one decode after its predicted prefill end, or, once
     // that has passed, one more decode from now.
     // `open` is sorted by prefill end, so in order of expected end the requests are three runs of it:
@@ -346,35 +362,42 @@ export class PrefillCostModel {
     const b = Math.max(a, searchEnd(open, now, false));
     const endOf = (k: number) => endFromNow(open[k]!.end, decode, now);
     const order = (j: number) => (j < b - a ? a + j : j < b ? j - (b - a) : j);
-    if (overflow <= s.kvTokens / 2)
+    // Each frees what it holds now: the others' growth meanwhile is not counted (a running request that
+    // cannot grow preempts in vLLM V1; it does not hold the waiting one back).
+    if (overflow <= held / 2)
       return endWhenFreed(
         n,
         overflow,
-        (j) => open[order(j)]!.kvTokens,
+        (j) => heldAt(order(j)),
         (j) => endOf(order(j)),
       );
     // Freeing the first j requests in that order leaves `kept`; the last one freed is where kept
-    // first fits in kvTokens − overflow.
+    // first fits in held − overflow.
     let kept = 0;
     for (let j = n - 1; j > 0; j--) {
       const k = order(j);
-      kept += open[k]!.kvTokens;
-      if (kept > s.kvTokens - overflow) return endOf(k);
+      kept += heldAt(k);
+      if (kept > held - overflow) return endOf(k);
     }
     return endOf(order(0));
   }
 
-  /** A request was sent to i: its prefill joins the queue. */
+  /**
+   * A request was sent to i: its prefill joins the queue. Its KV in the ledger is its uncached prompt +
+   * `pastTokens` (its prompt cached past the key window, which it holds but does not prefill) +
+   * `outputTokens` (its expected output, held as it decodes).
+   */
   routed(
     i: number,
     uncachedTokens: number,
     outputTokens: number,
     inflightBefore: number,
     now: number,
+    pastTokens = 0,
   ): PrefillSlot {
     const s = this.states[i]!;
     advanceArea(s, now);
-    const kvTokens = uncachedTokens + outputTokens;
+    const kvTokens = uncachedTokens + pastTokens + outputTokens;
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
     const wait = Math.max(0, s.busyUntil - now);
@@ -388,6 +411,7 @@ export class PrefillCostModel {
       service,
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
+      outputTokens,
       area: s.inflightArea,
     };
     insertByEnd(s.open, slot);
@@ -451,6 +475,16 @@ export class PrefillCostModel {
  */
 function endFromNow(end: number, decode: number, now: number): number {
   return end <= now - decode ? decode : end + decode - now;
+}
+
+/**
+ * The KV tokens a request of ours holds at `now`, as vLLM V1 allocates: its input from admission, and its
+ * output as decoded so far, at the pace of the decode learned on its backend (its expected output over one
+ * decode time after its predicted prefill end; all of it once that has passed).
+ */
+function heldNow(slot: PrefillSlot, decode: number, now: number): number {
+  const decoded = decode > 0 ? Math.min(1, Math.max(0, (now - slot.end) / decode)) : 1;
+  return slot.kvTokens - slot.outputTokens * (1 - decoded);
 }
 
 /**

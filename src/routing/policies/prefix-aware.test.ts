@@ -553,6 +553,22 @@ describe("prefix_aware", () => {
     expect(policy.model.decodeMs(j)).toBe(before);
   });
 
+  it("asks the memory a request's input needs at admission, not its output: vLLM V1's scheduler_reserve_full_isl", () => {
+    // One backend of 20,000 tokens of KV; a first request teaches it a decode time, a second one holds
+    // 1,029 tokens of prompt while it prefills. A third one's 1,029-token prompt fits beside it, whatever
+    // the 18,000 tokens it may generate (a ledger asking prompt + output: 20,058 > 20,000, a memory wait).
+    const policy = new PrefixAwarePolicy();
+    const router = new Router([{ id: "g0", weight: 1, kvCacheTokens: 20_000 }], { policy });
+    const random = seededRandom(1);
+    const warm = router.route(prompt(1, 64, 0, 4), { now: 0, random });
+    router.complete(warm.ticket, { ok: true, cachedTokens: 0, ttftMs: 1_000 }, { now: 3_000, random });
+    router.route(prompt(2, 64, 0, 0), { now: 10_000, random });
+    const waits: number[] = [];
+    policy.costObserver = (_i, t) => waits.push(t.memoryWaitMs);
+    router.route({ ...prompt(3, 64, 0, 0), outputTokens: 18_000 }, { now: 10_001, random });
+    expect(waits).toEqual([0]);
+  });
+
   it("learns a slower prefill rate from observed TTFTs", () => {
     const policy = new PrefixAwarePolicy();
     const router = new Router(FLEET, { policy });

@@ -329,13 +329,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     for (let i = 0; i < size; i++) {
       // Out of bounds: neither the hold back nor the cost reads it.
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
-      this.memoryWaits[i] = this.model.memoryWaitForMs(i, work[i]!, ctx.now);
+      // vLLM V1 admits a request when its input fits (scheduler_reserve_full_isl): its output is not asked.
+      const input = work[i]! - output;
+      this.memoryWaits[i] = this.model.memoryWaitForMs(i, input, ctx.now);
       const margin = this.margin.marginTokens(i, ownTail);
       // The hold back asks only "any wait?", and more tokens never wait less: a second walk only when the
       // ledger alone admits it now.
       this.admitWaits[i] =
         margin > 0 && !(this.memoryWaits[i]! > 0)
-          ? this.model.memoryWaitForMs(i, work[i]! + margin, ctx.now)
+          ? this.model.memoryWaitForMs(i, input + margin, ctx.now)
           : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
@@ -509,9 +511,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const slot = this.model.routed(
       index,
       uncached,
-      (req.outputTokens ?? 0) + past,
+      req.outputTokens ?? 0,
       fleet.inflight[index]! - 1,
       ctx.now,
+      past,
     );
     // A request that reuses a prefix its backend still computes joins that prefill's batch (../burst-split.ts).
     if (from > 0) this.pending.joined(index, req.blocks[from - 1]!, ctx.now);
