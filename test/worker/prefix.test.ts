@@ -38,10 +38,20 @@ describe("o200k tokenizer in workerd", () => {
   });
 
   it("builds its tables far faster than js-tiktoken's constructor", async () => {
-    const ours = await workerdMillis(() => new BpeTokenizer(o200kBase));
-    const theirs = await workerdMillis(() => {
-      reference = new Tiktoken(o200kBase);
-    });
+    // The least of three interleaved builds each: a loaded machine only ever adds time to a build, so the
+    // minimum is each one's least disturbed figure (a single pair failed at 164 ms against 727 under a full
+    // suite on two busy cores: 5 × 164 > 727).
+    let ours = Number.POSITIVE_INFINITY;
+    let theirs = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      ours = Math.min(ours, await workerdMillis(() => new BpeTokenizer(o200kBase)));
+      theirs = Math.min(
+        theirs,
+        await workerdMillis(() => {
+          reference = new Tiktoken(o200kBase);
+        }),
+      );
+    }
     expect(ours * 5, `ours ${ours} ms, js-tiktoken's constructor ${theirs} ms`).toBeLessThan(theirs);
   }, 120_000);
 
