@@ -61,6 +61,13 @@ interface Row {
   cap: number;
   /** The ledger's held output (Σ expected output × decoded share). */
   lo: number;
+  /** The engine's held output: Σ over its running requests of (blocks held − prompt blocks), tokens. */
+  eo: number;
+  /** Our requests in flight there that the engine holds neither running nor waiting, and their prompts (the Worker's count). */
+  gone: number;
+  goneTokens: number;
+  /** The input its running requests still prefill and have no blocks for yet (a chunked prefill takes them chunk by chunk), tokens. */
+  p: number;
 }
 const rows: Row[] = [];
 let decisions = 0;
@@ -124,9 +131,29 @@ simulatePolicy(w, fleet, "prefix_aware", routerFactory("prefix_aware", bt), GATE
         const slack = x.pool.numFree * bt - (s.capacity - held);
         const t = trueErr(j);
         let a = 0;
-        for (const r of (x.scheduler as unknown as { running: { held: number }[] }).running) a += r.held * bt;
+        let eo = 0;
+        const inEngine = new Set<string>();
+        const sch = x.scheduler as unknown as {
+          running: { id: string; held: number; promptTokens: number }[];
+          waiting: { id: string }[];
+        };
+        let p = 0;
+        for (const r of sch.running) {
+          a += r.held * bt;
+          p += Math.max(0, Math.ceil(r.promptTokens / bt) - r.held) * bt;
+          eo += Math.max(0, r.held - Math.ceil(r.promptTokens / bt)) * bt;
+          inEngine.add(r.id);
+        }
+        for (let k = x.scheduler.waitHead; k < sch.waiting.length; k++) inEngine.add(sch.waiting[k]!.id);
+        let gone = 0;
+        let goneTokens = 0;
+        for (const r of inflight[j]!)
+          if (!inEngine.has(String(r))) {
+            gone++;
+            goneTokens += w.gatewayPromptTokens[r]!;
+          }
         const u = (x.pool.numBlocks - x.pool.numFree) * bt;
-        rows.push({ m: ms.get(j) ?? 0, e: t.e, slack, q, tails: t.tails, a, u, l: held, cap: s.capacity, lo });
+        rows.push({ m: ms.get(j) ?? 0, e: t.e, slack, q, tails: t.tails, a, u, l: held, cap: s.capacity, lo, eo, gone, goneTokens, p });
       }
     }
     inflight[b]!.add(i);
@@ -152,10 +179,16 @@ console.log(`  capacity: ledger ${rows[0]?.cap} tokens; engine ${(run as unknown
 console.log(`  the slack split, L − U = Q + (A − U) + rest (L: ledger held, U: engine blocks in use, A: Σ per running request):`);
 console.log(`    A − U (blocks shared by running requests, counted once by the engine): ${q(rows.map((r) => r.a - r.u))}`);
 console.log(`    rest = L − Q − A (the ledger's own per-request over-count):          ${q(rows.map((r) => r.l - r.q - r.a))}`);
+console.log(`    of rest, input still to prefill that the engine has no blocks for yet (P): ${q(rows.map((r) => r.p))}`);
+console.log(`    rest − P:                                                             ${q(rows.map((r) => r.l - r.q - r.a - r.p))}`);
 console.log(`    of rest, the ledger's held output (expected output × decoded share): ${q(rows.map((r) => r.lo))}`);
+console.log(`    the engine's held output (running: blocks held − prompt blocks):      ${q(rows.map((r) => r.eo))}`);
+console.log(`  our in-flight requests there the engine holds neither running nor waiting: ${q(rows.map((r) => r.gone))}; their prompts: ${q(rows.map((r) => r.goneTokens))}`);
 console.log(`  in-flight requests past the window there:    ${q(rows.map((r) => r.tails))}`);
 console.log(`  E ≤ 0 (the Worker over-counted what is there): ${pct(rows.filter((r) => r.e <= 0).length, rows.length)}`);
 console.log(`  E > M (the margin too small):                 ${pct(rows.filter((r) => r.e > r.m).length, rows.length)}`);
 console.log(`  slack ≥ M (the ledger already over-counts by the margin or more): ${pct(rows.filter((r) => r.slack >= r.m).length, rows.length)}`);
 console.log(`  slack − Q ≥ M (… after the engine's queue takes its share):      ${pct(rows.filter((r) => r.slack - r.q >= r.m).length, rows.length)}`);
+console.log(`  slack − Q − P ≥ M (… and after the running prefills take theirs):  ${pct(rows.filter((r) => r.slack - r.q - r.p >= r.m).length, rows.length)}`);
+console.log(`  slack − Q − P ≥ 0 (the engine has room once the queue and the running prefills have theirs): ${pct(rows.filter((r) => r.slack - r.q - r.p >= 0).length, rows.length)}`);
 console.log(`  slack ≥ E (the ledger's over-count already covers the true error): ${pct(rows.filter((r) => r.slack >= r.e).length, rows.length)}`);
