@@ -27,7 +27,10 @@
  * (each error scales with the text the Worker did not tokenize). It is 0 on
  * a backend with no such request in flight, and 0 before any error is seen:
  * no evidence, no margin. k is fixed in advance (≈ the one-sided 97.7%
- * point of a normal), not tuned. Pure: no clock, no randomness.
+ * point of a normal), not tuned. Measured, it covers less than that: the
+ * true error on 86–92% of the margin-only holds on Mooncake MoE (tuning
+ * half), as one backend's errors are not independent (policy-work.md,
+ * branch margin-inc). Pure: no clock, no randomness.
  */
 
 import type { PromptEstimateError } from "./types";
