@@ -326,6 +326,19 @@ export type LocationHint = (typeof LOCATION_HINTS)[number];
 export const DEFAULT_ROUTER_LOCATION_HINT = "";
 
 /**
+ * CORS_ALLOW_ORIGINS: browser origins that may call the client API
+ * (src/worker/cors/); "" = off, so a gateway that never set it answers
+ * exactly as before. Only the operator knows which pages should hold keys.
+ */
+export const DEFAULT_CORS_ALLOW_ORIGINS = "";
+/**
+ * How long a browser may reuse a preflight's answer, s: Chromium's cap
+ * (7200; Firefox takes up to 86400). A removed origin loses access at once
+ * anyway: each answer's own Allow-Origin is checked, not only the preflight.
+ */
+export const CORS_MAX_AGE_SECONDS = 7200;
+
+/**
  * `value` if it is within the setting's bounds (and whole, for integer
  * settings); a RangeError naming `label` otherwise. The Worker's config
  * checks the same bounds on the vars (src/worker/config.ts); the Router and

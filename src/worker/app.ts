@@ -7,6 +7,7 @@ import { adminStats, drainHandler, listBackends, metrics, resetAffinity } from "
 import { requireAdminToken } from "./admin/admin-auth";
 import { dashboardFile, dashboardPage } from "./admin/dashboard";
 import type { GatewayEnv } from "./app-types";
+import { cors } from "./cors/cors";
 import { errorBody, GatewayError, toGatewayError } from "./errors";
 import { healthz } from "./healthz";
 import { inferenceHandler } from "./inference/handler";
@@ -17,6 +18,9 @@ import { listModels, retrieveModel } from "./models";
 export const app = new Hono<GatewayEnv>();
 
 app.use("*", requestContext());
+// Opt-in CORS for browser pages (CORS_ALLOW_ORIGINS), on the client API only (cors/cors.ts says why): outside
+// every other /v1 middleware, so its headers reach errors too, and before the method check (a preflight is an OPTIONS).
+app.use("/v1/*", cors());
 // Wrong method on a known route: 405 with Allow, before auth (the route table is no secret).
 app.use("/healthz", allowMethods("GET"));
 app.use("/v1/models", allowMethods("GET"));

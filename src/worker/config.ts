@@ -10,6 +10,7 @@ import {
   AB_STICKY_MODES,
   DEFAULT_AB_POLICY,
   DEFAULT_AB_STICKY,
+  DEFAULT_CORS_ALLOW_ORIGINS,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
   DEFAULT_ROUTER_CELLS,
@@ -23,6 +24,7 @@ import {
   type SettingName,
 } from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
+import { type CorsOrigins, parseCorsOrigins } from "./cors/cors-origins";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
@@ -174,6 +176,20 @@ const envSchema = z
         }),
       ),
     ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
+    CORS_ALLOW_ORIGINS: z
+      .string()
+      .default(DEFAULT_CORS_ALLOW_ORIGINS)
+      .transform((raw, ctx): CorsOrigins => {
+        const r = parseCorsOrigins(raw);
+        if (r.ok) return r.cors;
+        for (const issue of r.issues)
+          ctx.addIssue({
+            code: "custom",
+            path: issue.index === undefined ? [] : [issue.index],
+            message: issue.message,
+          });
+        return z.NEVER;
+      }),
   })
   .superRefine((env, ctx) => {
     if (env.PREFIX_TOKENS < env.BLOCK_TOKENS)
@@ -260,6 +276,8 @@ export interface GatewayConfig {
   readonly models: readonly string[];
   /** ROUTER_LOCATION_HINT: where new RouterDOs and KeyLimiterDOs are created (location-hint.ts); undefined = no hint. */
   readonly locationHint: LocationHint | undefined;
+  /** CORS_ALLOW_ORIGINS: which browser origins may call /v1/* (cors/cors.ts); off by default. */
+  readonly cors: CorsOrigins;
 }
 
 export type ConfigResult = { ok: true; config: GatewayConfig } | { ok: false; errors: string[] };
@@ -327,6 +345,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       routerCells: e.ROUTER_CELLS,
       models,
       locationHint: e.ROUTER_LOCATION_HINT === "" ? undefined : e.ROUTER_LOCATION_HINT,
+      cors: e.CORS_ALLOW_ORIGINS,
     },
   };
 }

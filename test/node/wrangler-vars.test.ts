@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_AB_POLICY,
   DEFAULT_AB_STICKY,
+  DEFAULT_CORS_ALLOW_ORIGINS,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
   DEFAULT_ROUTER_CELLS,
@@ -43,6 +44,7 @@ describe("wrangler.toml [vars]", () => {
       ["SHADOW", DEFAULT_SHADOW],
       ["ROUTER_CELLS", DEFAULT_ROUTER_CELLS],
       ["ROUTER_LOCATION_HINT", DEFAULT_ROUTER_LOCATION_HINT],
+      ["CORS_ALLOW_ORIGINS", DEFAULT_CORS_ALLOW_ORIGINS],
     ]);
     for (const name of Object.keys(SETTINGS) as SettingName[]) expected.set(name, defaultVar(name));
     expect(Object.fromEntries(vars)).toEqual(Object.fromEntries(expected));
