@@ -38,7 +38,7 @@ async function pool(): Promise<PoolView> {
 }
 
 describe("the operator's loop", () => {
-  it("A/B 50/50: prefix_aware delivers more hits and a lower TTFT p50; the shadow's expectation matches", async () => {
+  it("A/B 50/50: prefix_aware delivers more hits and no higher a TTFT p50; the shadow's expectation matches", async () => {
     const results = await runConversations(rig!.gateway, { conversations: 24, turns: 5, concurrency: 12 });
     expect(results.filter((r) => r.outcome !== "ok")).toEqual([]);
     await settled(rig!);
@@ -64,7 +64,12 @@ describe("the operator's loop", () => {
     expect(b.requests).toBeGreaterThanOrEqual(6 * 5);
     expect(a.requests + b.requests).toBe(24 * 5);
     expect(a.hitRate.delivered!).toBeGreaterThan(b.hitRate.delivered! + 0.05);
-    expect(a.ttftMs.p50!).toBeLessThan(b.ttftMs.p50!);
+    // Not strictly lower: least_outstanding places a turn at random among the backends tied for least in flight,
+    // so by chance a conversation's turns can land where its history is; once more than half of its requests
+    // hit, its p50 is a hit's and falls in the same sketch bucket as ours (seen once in a full suite run: both
+    // 40.05 ms, least_outstanding delivering 60% of prompt tokens from cache against our 78%; alone it is
+    // ~140 ms against ~35). The hit gap above is the claim that does not depend on luck or timing.
+    expect(a.ttftMs.p50!).toBeLessThanOrEqual(b.ttftMs.p50!);
     expect(Math.abs(p.shadow!.expectedHitRate! - a.hitRate.delivered!)).toBeLessThan(0.1);
     // Where the hits went: available ≥ captured per arm, and least_outstanding leaves reuse on the table.
     expect(b.hits.available).toBeGreaterThanOrEqual(b.hits.captured);
