@@ -8,7 +8,7 @@ export async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
 }
 
-/** The first `bytes` bytes of a digest as lowercase hex (2 digits a byte). */
+/** The first `bytes` bytes of a digest (or any bytes) as lowercase hex (2 digits a byte). */
 export function hexPrefix(digest: Uint8Array, bytes: number): string {
   let hex = "";
   for (let i = 0; i < bytes; i++) hex += digest[i]!.toString(16).padStart(2, "0");

@@ -113,8 +113,6 @@ export interface AttemptContext {
   readonly call: RouteCall;
   readonly config: GatewayConfig;
   readonly request: InferenceRequest;
-  /** The X-Request-Id every backend of this request is sent (upstream-request-id.ts). */
-  readonly upstreamRequestId: string;
   readonly client: AbortSignal;
 }
 
@@ -126,7 +124,7 @@ async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
     backend,
     PATHS[ctx.request.kind],
     ctx.request.upstreamBody,
-    ctx.upstreamRequestId,
+    ctx.request.upstreamRequestId,
     {
       stream: ctx.request.stream,
       deadlines: ctx.config.deadlines,

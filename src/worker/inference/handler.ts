@@ -28,8 +28,7 @@ export function inferenceHandler(kind: InferenceKind) {
     };
     // With the enable_request_signal compatibility flag, this fires when the client disconnects.
     const client = c.req.raw.signal;
-    const upstreamId = request.upstreamRequestId;
-    const legs = await routeAndCall({ call, config, request, upstreamRequestId: upstreamId, client });
-    return respond(c, call, request, legs, client, upstreamId);
+    const legs = await routeAndCall({ call, config, request, client });
+    return respond(c, call, request, legs, client);
   };
 }

@@ -34,10 +34,10 @@ export function respond(
   request: InferenceRequest,
   legs: LegsResult,
   client: AbortSignal,
-  upstreamRequestId: string,
 ): Response {
   const log = c.get("log");
   const { final } = legs;
+  const { upstreamRequestId } = request;
   const { decision, attempt } = final;
   log.set({
     backend: decision.backendId,
@@ -83,12 +83,10 @@ export function respond(
   headers.set("x-prefix-gateway-upstream-request-id", upstreamRequestId);
   // An event stream by its header, or — for a streamed request — by its first bytes: a proxy that rewrote
   // the content-type must not make the relay miss the usage chunk the gateway added (it is then stripped).
+  const declared = isEventStream(res);
   const sniffed =
-    !isEventStream(res) &&
-    request.stream &&
-    attempt.first !== undefined &&
-    startsLikeEventStream(attempt.first);
-  const eventStream = sniffed || isEventStream(res);
+    !declared && request.stream && attempt.first !== undefined && startsLikeEventStream(attempt.first);
+  const eventStream = declared || sniffed;
   // The client's SDK or EventSource reads it as what it is.
   if (sniffed) headers.set("content-type", "text/event-stream");
   if (request.stream && res.ok) headers.set("cache-control", "no-cache");

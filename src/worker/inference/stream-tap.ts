@@ -150,13 +150,13 @@ export class SseTap implements Tap {
     }
     let dropped = false;
     if (!this.passing) {
-      const seen = this.pendingTail + text;
       EVENT_END.lastIndex = 0;
-      if (!EVENT_END.test(seen)) {
-        // No event ends in this chunk: hold it, without joining or scanning what is held.
+      // Holding part of an event and none ends in this chunk: add it, without joining or scanning what is held.
+      // With nothing held (a stream's usual chunk) the loop below is the only scan.
+      if (this.pendingChars > 0 && !EVENT_END.test(this.pendingTail + text)) {
         if (text !== "") this.pendingParts.push(text);
         this.pendingChars += text.length;
-        this.pendingTail = seen.slice(-BOUNDARY_TAIL_CHARS);
+        this.pendingTail = (this.pendingTail + text).slice(-BOUNDARY_TAIL_CHARS);
       } else {
         const pending = this.pendingParts.join("") + text;
         let start = 0;

@@ -12,13 +12,11 @@
  * The same rule, with the same suffix, makes a request id in the body unique
  * (upstream-body-ids.ts).
  */
+import { hexPrefix } from "../sha256";
 
 /** 48 random bits as 12 hex characters: no two requests in flight share one. One per request. */
 export function requestIdSuffix(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(6));
-  let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
-  return out;
+  return hexPrefix(crypto.getRandomValues(new Uint8Array(6)), 6);
 }
 
 /** A client's id made unique: the id leads (the client can still find it in the engine's logs). */
