@@ -14,7 +14,7 @@ import {
   type MaxTokensModelName,
 } from "./client-max-tokens";
 import { isSetName, SET_NAMES, type SetDataArgs, type SetName, seedOfSet } from "./eval-sets";
-import { DEFAULT_KV_ALLOCATION } from "./model/engine-config";
+import { DEFAULT_KV_ALLOCATION, kvAllocationFlag } from "./model/engine-config";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
 import { type EngineConfig, KV_ALLOCATIONS, type KvAllocation } from "./model/types";
 import { parsePolicies, type SimPolicyName } from "./policies";
@@ -108,10 +108,6 @@ export const ENGINE_USAGE = {
   kvAllocation: `how engines take KV blocks: ${KV_ALLOCATIONS.join(", ")} (default ${DEFAULT_KV_ALLOCATION}: step by step with preemption, as vLLM V1's scheduler does; reserve: prompt + output at admission, never preempted, the default before)`,
 };
 
-function isKvAllocation(v: string): v is KvAllocation {
-  return (KV_ALLOCATIONS as readonly string[]).includes(v);
-}
-
 /** --preset NAME, --kv-tokens T and --kv-allocation A: what each backend runs, as a FleetConfig's engine fields. */
 export function engineFlags(
   preset: string | undefined,
@@ -127,9 +123,12 @@ export function engineFlags(
   }
   // maxModelLen stays the preset's (engineConfig reads it by name): `engine` is what reports print.
   const { kvCacheTokens, blockTokens: _, maxModelLen: __, ...preset_ } = config;
-  const allocation = kvAllocation ?? DEFAULT_KV_ALLOCATION;
-  if (!isKvAllocation(allocation))
-    throw new UsageError(`--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${allocation}"`);
+  let allocation: KvAllocation;
+  try {
+    allocation = kvAllocationFlag(kvAllocation);
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
   // Written out even when it is the default: a report says which allocation it ran, and reports written
   // before the default changed (no kvAllocation: reserve) stay told apart from those written since.
   const engine = { ...preset_, kvAllocation: allocation };

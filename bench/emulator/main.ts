@@ -10,9 +10,9 @@
  * with a fault already set (a FaultSpec, fault-spec.ts); --help documents both.
  */
 import { parseArgs } from "node:util";
-import { DEFAULT_KV_ALLOCATION } from "../../sim/model/engine-config";
+import { DEFAULT_KV_ALLOCATION, kvAllocationFlag } from "../../sim/model/engine-config";
 import { ENGINE_PRESETS } from "../../sim/model/presets";
-import { type EngineConfig, KV_ALLOCATIONS, type KvAllocation } from "../../sim/model/types";
+import type { EngineConfig, KvAllocation } from "../../sim/model/types";
 import { type FaultSpec, parseFaultSpec } from "./fault-spec";
 import { startEmulator } from "./server";
 
@@ -71,10 +71,11 @@ function num(
 }
 
 function kvAllocationOption(raw: string | undefined): KvAllocation {
-  if (raw === undefined) return DEFAULT_KV_ALLOCATION;
-  const found = KV_ALLOCATIONS.find((a) => a === raw);
-  if (found === undefined) fail(`--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${raw}"`);
-  return found;
+  try {
+    return kvAllocationFlag(raw);
+  } catch (e) {
+    return fail(e instanceof Error ? e.message : String(e));
+  }
 }
 
 function faultOption(raw: string | undefined): FaultSpec | undefined {

@@ -17,6 +17,18 @@ export const DEFAULT_MAX_BATCHED_TOKENS = 8192;
  */
 export const DEFAULT_KV_ALLOCATION: KvAllocation = "incremental";
 
+/**
+ * A --kv-allocation flag's text (bench:sim and its kin, the emulator) as a KvAllocation: DEFAULT_KV_ALLOCATION
+ * when absent, a RangeError naming the choices when it is none of them.
+ */
+export function kvAllocationFlag(raw: string | undefined): KvAllocation {
+  if (raw === undefined) return DEFAULT_KV_ALLOCATION;
+  const found = KV_ALLOCATIONS.find((a) => a === raw);
+  if (found === undefined)
+    throw new RangeError(`--kv-allocation must be one of ${KV_ALLOCATIONS.join(", ")}, got "${raw}"`);
+  return found;
+}
+
 /** The KV allocation an engine of this config runs: its own, or DEFAULT_KV_ALLOCATION. */
 export function kvAllocationOf(c: Pick<EngineConfig, "kvAllocation">): KvAllocation {
   return c.kvAllocation ?? DEFAULT_KV_ALLOCATION;
