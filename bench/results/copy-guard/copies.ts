@@ -13,16 +13,9 @@ import { Router } from "../../../src/routing/router";
 import type { BlockKey, FleetView, RouteRequest } from "../../../src/routing/types";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, quantileOf, withTtft } from "../audit-run";
+import { BURST_8B_SEED_80, loadAuditRunFromArgv, quantileOf, withTtft } from "../audit-run";
 
-const { w, fleet, backends } = await loadAuditRunFromArgv({
-  spec: "burst",
-  backends: 8,
-  load: 28,
-  set: "none",
-  seed: 80,
-  preset: "llama-3.1-8b-h100-vllm",
-});
+const { w, fleet, backends } = await loadAuditRunFromArgv(BURST_8B_SEED_80);
 const n = w.requests.length;
 
 interface PendingInside {

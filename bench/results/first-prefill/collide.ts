@@ -15,17 +15,10 @@ import { Router } from "../../../src/routing/router";
 import type { BlockKey } from "../../../src/routing/types";
 import { GATEWAY_VIEW } from "../../../sim/request-view";
 import { type RouterFactory, simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, quantileOf, withTtft } from "../audit-run";
+import { BURST_8B_SEED_80, loadAuditRunFromArgv, quantileOf, withTtft } from "../audit-run";
 import { emptyStepRecord, type StepRecord, stepRecorder } from "../burst-tail/step-records";
 
-const { spec, backends, load, set, seed, preset, w, fleet } = await loadAuditRunFromArgv({
-  spec: "burst",
-  backends: 8,
-  load: 28,
-  set: "none",
-  seed: 80,
-  preset: "llama-3.1-8b-h100-vllm",
-});
+const { spec, backends, load, set, seed, preset, w, fleet } = await loadAuditRunFromArgv(BURST_8B_SEED_80);
 const n = w.requests.length;
 const bt = w.blockTokens;
 const groupOf = w.promptBlocks.map((b) => b[0]!);
