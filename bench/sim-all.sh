@@ -65,9 +65,12 @@ if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
 if [[ -n "${SCRAPE_MS:-}" && "${1:-}" != signals ]]; then RUN_FLAGS+=(--scrape-ms "$SCRAPE_MS"); fi
 # KV_ALLOCATION, unset or incremental: the engines take KV step by step and preempt as vLLM V1 does
 # (sim/model/scheduler.ts), the engine model's default; reserve: prompt + output at admission, the default
-# before. Always passed on, so every report's command names its allocation. The sweeps pass it too; the
-# loads below are still those the sweeps chose under reserve (re-choosing them would change the race).
+# before. Always passed on, so every report's command names its allocation. The loads below are those
+# the sweeps chose under incremental (bench/results/sweeps-incremental/); reserve's sweeps, which chose the
+# loads of every report before after-resweep, stay at the top of bench/results/ (SUMMARY.md, "Loads").
 KV_ALLOCATION=${KV_ALLOCATION:-incremental}
+SWEEP_DIR=bench/results
+if [[ "$KV_ALLOCATION" != reserve ]]; then SWEEP_DIR=bench/results/sweeps-$KV_ALLOCATION; fi
 RUN_FLAGS+=(--kv-allocation "$KV_ALLOCATION")
 
 LLAMA=llama-3.1-8b-h100-vllm
@@ -76,14 +79,14 @@ MOE=qwen3-30b-a3b-h100-vllm
 # name|backends|extra flags|sweep grid (llama)|sweep grid (MoE)|load (llama)|load (MoE)
 # Synthetic loads are req/s (--rate), Mooncake's are replay speeds (--speed).
 WORKLOADS=(
-  "generated-shared-prefix|8||0.5,10,20,25,30,35,40,60,80,100|0.5,10,20,40,45,50,55,60,80,100|30|45"
-  "multi-turn|8|--requests 10000|0.5,10,20,40,60,65,70,75,80,100|0.5,10,20,25,30,35,40,60,80,100|70|40"
+  "generated-shared-prefix|8||0.5,10,20,25,30,35,40,60,80,100|0.5,10,20,40,45,50,55,60,80,100|30|50"
+  "multi-turn|8|--requests 10000|0.5,10,20,40,60,65,70,75,80,100|0.5,10,20,40,45,50,55,60,80,100|70|45"
   "zipf|8||0.5,10,20,25,30,35,40,60,80,100|0.5,10,20,40,60,65,70,75,80,100|40|65"
   "no-shared-prefix|8||0.5,10,12.5,15,17.5,20,40,60,80,100|0.5,10,20,25,30,35,40,60,80,100|15|25"
   "burst|8||1,8,16,20,24,28,32,48,64,96|1,8,16,20,24,28,32,48,64,96|28|32"
   "burst-mooncake|8||1,8,16,20,24,28,32,48,64,96|1,8,16,20,24,28,32,48,64,96|28|32"
-  "mooncake|8||0.25,1,2,2.2,2.4,2.45,2.5,2.55,2.6,2.8,3|0.25,1,1.25,1.5,1.75,2,2.2,2.4,2.6,2.8,3|2.45|2"
-  "mooncake|16||0.5,2,4,4.4,4.8,4.9,5,5.1,5.2,5.6,6|0.5,2,4,4.1,4.2,4.3,4.4,4.8,5.2,5.6,6|5.1|4.1"
+  "mooncake|8||0.25,1,2,2.2,2.4,2.45,2.5,2.55,2.6,2.8,3|0.25,1,1.25,1.5,1.75,2,2.2,2.4,2.6,2.8,3|2.5|2"
+  "mooncake|16||0.5,2,4,4.4,4.8,4.9,5,5.1,5.2,5.6,6|0.5,2,2.5,3,3.5,4,4.4,4.8,5.2,5.6,6|5|4"
 )
 SCORED_ONLY="burst burst-mooncake"
 TRACES="mooncake"
@@ -94,6 +97,7 @@ sim() {
 }
 sweep() {
   echo "+ bench:sweep $* --kv-allocation $KV_ALLOCATION" >&2
+  mkdir -p "$SWEEP_DIR"
   nice -n 10 npx tsx sim/sweep.ts "$@" --kv-allocation "$KV_ALLOCATION" >/dev/null
 }
 has() { [[ " $1 " == *" $2 "* ]]; }
@@ -114,10 +118,10 @@ sweep_one() {
   local name=$1 backends=$2 extra=$3 grid=$4 preset=$6 tag=$7
   if has "$SCORED_ONLY" "$name"; then
     sweep --workload "$name" --backends "$backends" $extra --seed 1 --loads "$grid" --preset "$preset" \
-      --out "bench/results/sweep-$name-${backends}b-seed1$tag.md"
+      --out "$SWEEP_DIR/sweep-$name-${backends}b-seed1$tag.md"
   else
     sweep --workload "$name" --backends "$backends" $extra --set tuning --loads "$grid" --preset "$preset" \
-      --out "bench/results/sweep-$name-${backends}b-tuning$tag.md"
+      --out "$SWEEP_DIR/sweep-$name-${backends}b-tuning$tag.md"
   fi
 }
 
