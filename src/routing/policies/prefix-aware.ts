@@ -100,13 +100,7 @@
  * the chosen backend holds nothing useful while others do (their queues made
  * them costlier); for a new prefix `ring`, or `spill` when its ring home was
  * at its bound; `fallback` when no healthy backend can take the request
- * within its bound: every healthy backend is then priced as above (cost and
- * admission view) and the request goes to the cheapest, since the bound holds
- * nowhere (a prompt near a backend's whole KV on a busy fleet). Going to the
- * least work per weight instead ignored the prefill queued ahead: on Mooncake
- * MoE 16 ×4 (tuning) 55 of 73 fallbacks landed behind a queue while another
- * engine could start them at once on 41 (bench/results/policy-work.md,
- * "Mooncake MoE 16's tail").
+ * within its bound (it goes to the least work per weight).
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
@@ -321,18 +315,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         leastAt = i;
       }
     }
-    // No healthy backend within its bound (a prompt larger than a backend's slack on a busy fleet): the
-    // bound cannot hold anywhere, so every healthy backend is priced as a candidate, with the admission
-    // view, and the request goes where its first token is expected soonest (see `fallback` above).
-    let fallback = leastAt < 0;
-    if (fallback) {
-      fallback = false;
-      for (let i = 0; i < size; i++)
-        if (fleet.healthy[i]) {
-          costs[i] = 0;
-          fallback = true;
-        }
-    }
     // While the home still computes the prefix, the other backends are charged the prefill they would
     // repeat (see the header).
     const homeComputing =
@@ -403,7 +385,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       return costs[i]! <= limit;
     });
     const best = found.index;
-    if (fallback) return { index: best, reason: "fallback" };
 
     let reason: RouteReason;
     const full = (i: number) => fleet.healthy[i] === true && costs[i] === Number.POSITIVE_INFINITY;
