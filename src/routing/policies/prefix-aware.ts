@@ -331,15 +331,13 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       // vLLM V1 admits a request when its input fits (scheduler_reserve_full_isl): its output is not asked.
       const input = work[i]! - output;
-      // The cached history our requests pin there counts as held memory (the index's pinned entries).
-      const pinned = fleet.pinnedTokens?.(i);
-      this.memoryWaits[i] = this.model.memoryWaitForMs(i, input, ctx.now, pinned);
+      this.memoryWaits[i] = this.model.memoryWaitForMs(i, input, ctx.now);
       const margin = this.margin.marginTokens(i, ownTail);
       // The hold back asks only "any wait?", and more tokens never wait less: a second walk only when the
       // ledger alone admits it now.
       this.admitWaits[i] =
         margin > 0 && !(this.memoryWaits[i]! > 0)
-          ? this.model.memoryWaitForMs(i, input + margin, ctx.now, pinned)
+          ? this.model.memoryWaitForMs(i, input + margin, ctx.now)
           : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
@@ -517,9 +515,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
       past,
-      // The keyed blocks it adds to the index (in its input already) and the history it matched and pins.
-      Math.max(0, req.blocks.length - from) * bt,
-      from * bt,
     );
     // A request that reuses a prefix its backend still computes joins that prefill's batch (../burst-split.ts).
     if (from > 0) this.pending.joined(index, req.blocks[from - 1]!, ctx.now);
@@ -557,8 +552,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
     if (!outcome.ok) return;
-    // The answer's length the engine reported: the memory wait's expected answer (cost-model.ts expectedAnswer).
-    if (outcome.outputTokens !== undefined) this.model.observeOutput(outcome.outputTokens);
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
     if (outcome.promptTokens !== undefined && routed.tail > 0)
