@@ -167,24 +167,6 @@ describe("PrefillCostModel", () => {
     expect(m.cost(0, 10_000, 1, 10_000, 10_000) - 10_000 / 10).toBeCloseTo(7_000, 6);
   });
 
-  it("charges the KV in flight in the share of the prompt the request would prefill, whole when the prompt is unknown", () => {
-    const m = new PrefillCostModel({
-      defaultPrefillTokensPerSec: 10_000,
-      kvWeight: 0.05,
-      decodeMsPerInflight: 0,
-    });
-    m.setBackends(FLEET);
-    m.routed(0, 20_000, 80_000, 0, 0); // 100k tokens held: 0.05 × 100k / 10 tok/ms = 500 ms whole
-    const kv = (uncached: number, prompt: number) =>
-      m.costTerms(0, uncached, 1, 10_000, 0, 0, 0, prompt).kvMs;
-    expect(kv(10_000, 10_000)).toBeCloseTo(500, 9); // nothing cached: whole
-    expect(kv(1_000, 10_000)).toBeCloseTo(50, 9); // 90% cached: a tenth
-    expect(kv(0, 10_000)).toBe(0);
-    expect(kv(1_000, 0)).toBeCloseTo(500, 9); // prompt unknown: whole, as before
-    const t = m.costTerms(0, 1_000, 1, 10_000, 0, 0, 0, 10_000);
-    expect(t.total).toBeCloseTo(t.startMs + t.prefillMs + t.kvMs + t.inflightMs, 9);
-  });
-
   it("scales a backend's assumed rate by its weight until measured", () => {
     const m = new PrefillCostModel({ defaultPrefillTokensPerSec: 10_000 });
     m.setBackends([

@@ -1,7 +1,7 @@
 /**
  * Expected time to first token on each backend, as prefix_aware scores it:
  *
- *   cost_i = max(queueWait_i, memoryWait_i) + (uncached_i + kvWeight · kv_i · uncached_i ÷ prompt) / rate_i
+ *   cost_i = max(queueWait_i, memoryWait_i) + (uncached_i + kvWeight · kv_i) / rate_i
  *            + decodeMsPerInflight · inflight_i
  *
  * - queueWait_i: a virtual prefill queue, the gateway's view of NVIDIA
@@ -33,14 +33,7 @@
  *   The queue drains while memory is freed, so the request starts at the
  *   later of the two waits. Below capacity, a small linear term (kvWeight)
  *   prefers the backend with less decode work in flight — Dynamo's "active
- *   decode blocks", weighted lower than prefill — charged in the share of the
- *   request's prompt it would prefill there (uncached_i ÷ prompt): the decode
- *   work in flight slows the request by sharing the engine steps of its
- *   chunked prefill (vLLM V1 schedules running decodes and prefill chunks in
- *   one step), and a request found all cached has almost none of those steps.
- *   Against the exact TTFT on every backend (bench/results/policy-work.md,
- *   "Mooncake 8B's hit gap"), the flat term priced a conversation's home, which
- *   holds our long conversations' KV, hundreds of ms above what it cost.
+ *   decode blocks", weighted lower than prefill.
  * - decodeMsPerInflight: requests in flight slow every engine step a little
  *   and fill the running set; a small term that decides between backends
  *   with equal matches and equal queues, divided by the backend's relative
@@ -118,14 +111,6 @@ export interface CostTerms {
   inflightMs: number;
   /** startMs + prefillMs + kvMs + inflightMs: cost(). */
   total: number;
-}
-
-/**
- * The share of a request's prompt it prefills on a backend, which the kv term is charged in (see the
- * header): uncached ÷ prompt, at most 1; 1 when the prompt is not known (0).
- */
-export function kvShare(uncachedTokens: number, promptTokens: number): number {
-  return promptTokens > 0 ? Math.min(1, uncachedTokens / promptTokens) : 1;
 }
 
 /** A request's place in its backend's virtual prefill queue, from routed() to released(). */
@@ -300,8 +285,6 @@ export class PrefillCostModel {
    *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
    * @param memoryWaitMs the request's memory wait here, when the caller has already asked
    *   `memoryWaitForMs` for the same tokens (prefix-aware's admission view): not walked twice.
-   * @param promptTokens the request's whole prompt: the kv term is charged in the share of it to prefill
-   *   here (uncachedTokens ÷ promptTokens; see the header). 0 (unknown): charged whole.
    */
   costTerms(
     i: number,
@@ -311,7 +294,6 @@ export class PrefillCostModel {
     outputTokens = 0,
     leastWaitMs = 0,
     memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
-    promptTokens = 0,
   ): Readonly<CostTerms> {
     const s = this.states[i]!;
     const t = this.terms;
@@ -323,11 +305,10 @@ export class PrefillCostModel {
     // time (the queue drains while memory is freed), so the later of the two, not their sum.
     t.startMs = Math.max(t.queueWaitMs, memoryWaitMs, leastWaitMs);
     t.prefillMs = uncachedTokens / rate;
-    const kv = this.kvWeight * s.kvTokens * kvShare(uncachedTokens, promptTokens);
-    t.kvMs = kv / rate;
+    t.kvMs = (this.kvWeight * s.kvTokens) / rate;
     t.inflightMs = (this.decodeMsPerInflight * inflight) / s.share;
     // Summed as it always was (one division for prefill and KV), so a decision's ties fall as before.
-    t.total = t.startMs + (uncachedTokens + kv) / rate + t.inflightMs;
+    t.total = t.startMs + (uncachedTokens + this.kvWeight * s.kvTokens) / rate + t.inflightMs;
     return t;
   }
 

@@ -457,31 +457,6 @@ describe("prefix_aware", () => {
     expect(held.size).toBeGreaterThan(1);
   });
 
-  it("charges a home's in-flight KV in the share of the prompt it would prefill: a conversation's next turn stays home", () => {
-    // Two backends, both decoding long answers of ours (kv term: 0.05 × held / 10 tok/ms). The conversation's
-    // home g0 holds 484k tokens in flight, g1 304k. Its next turn (4,096 tokens cached at g0, 69 new) would
-    // prefill 69 tokens at home and 4,165 at g1. Charged whole, g0's kv term (2,420 ms) outweighs g1's
-    // (1,520 ms) plus its prefill (417 ms); charged in the share to prefill (69 / 4,165), it is 40 ms.
-    const fleet = FLEET.slice(0, 2);
-    const router = new Router(fleet, { policy: "prefix_aware" });
-    const random = seededRandom(1);
-    const home = router.route(
-      { ...prompt(41, 256, 0, 0), outputTokens: 480_000 },
-      { now: 0, random },
-    ).decision;
-    const other = router.route(
-      { ...prompt(42, 256, 0, 0), outputTokens: 300_000 },
-      { now: 1, random },
-    ).decision;
-    expect(other.backendId).not.toBe(home.backendId);
-    const next = router.route(
-      { ...prompt(41, 256, 1, 4), outputTokens: 256 },
-      { now: 100_000, random },
-    ).decision;
-    expect(next.backendId).toBe(home.backendId);
-    expect(next.reason).toBe("affinity");
-  });
-
   it("weighs saved prefill against queued prefill: a hot prefix spills before any cap binds", () => {
     // A cap so loose it never binds: only the cost model can move the burst.
     const router = new Router(FLEET, { policy: "prefix_aware", balanceFactor: 100 });

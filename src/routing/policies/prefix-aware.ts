@@ -361,7 +361,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         output + past[i]!,
         headWait,
         this.memoryWaits[i]!,
-        req.promptTokens,
       );
       const repeatMs = chargeRepeat ? this.model.prefillMs(i, uncached - leastUncached) : 0;
       const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
