@@ -224,6 +224,67 @@ describe("a backend that answers 200 with the wrong thing", () => {
   }, 40_000);
 });
 
+describe("a backend that refuses the gateway's own key (401/403)", () => {
+  // The client's credentials never go upstream: a backend's 401 or 403 is about the key the gateway sent it
+  // (a wrong or missing BACKENDS apiKey, a proxy's access rule), never about the client. Relayed, it told the
+  // client its own key was wrong (the SDKs raise AuthenticationError) on every request routed there, and the
+  // backend, never blamed, stayed in rotation.
+  const WRONG_KEY = "not-the-emulators-key";
+
+  it("a pool with one such backend: every client is answered by the others, and that backend is ejected", async () => {
+    const model = SPARE_MODEL;
+    const refusing = `${model}-wrongkey`;
+    const overrides = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: refusing, url: spareUrls()[1], apiKey: WRONG_KEY },
+          { id: `${model}-rightkey`, url: spareUrls()[0], apiKey: BACKEND_KEY },
+        ].map((b) => ({ ...b, models: [model], weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    for (let i = 0; i < 10; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `key question ${i} `.repeat(20)),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe(`${model}-rightkey`);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBeGreaterThanOrEqual(1);
+    expect(s.backends.find((b) => b.id === refusing)!.healthy).toBe(false);
+  }, 20_000);
+
+  it("with no other backend, the client gets a 502 naming the backend's refusal, never a 401 about its own key", async () => {
+    const model = SPARE_MODEL;
+    const overrides = {
+      BACKENDS: JSON.stringify([
+        {
+          id: `${model}-only-wrongkey`,
+          url: spareUrls()[1],
+          models: [model],
+          apiKey: WRONG_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        },
+      ]),
+    };
+    for (const stream of [false, true]) {
+      const res = await gatewayWithEnv(overrides, "/v1/chat/completions", ask(model, stream, "lonely key"));
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(/refused the gateway's credentials \(401\)/);
+      expect(message).toContain(`${model}-only-wrongkey`);
+      expect(message).not.toContain(WRONG_KEY);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(2);
+  });
+});
+
 describe("an error answer whose body a refused retry could not keep", () => {
   it("is the backend's status with an OpenAI error body of the gateway's, never an empty body", async () => {
     const model = "odd-bigerr";

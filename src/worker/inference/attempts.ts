@@ -4,7 +4,8 @@
  * A retry happens only before the first byte reaches the client, only on
  * another backend, at most once per request, and only while the pool's retry
  * budget allows (router/router-client.ts: the RouterDO spends it). It is tried for
- * a refused or timed-out connection, a 502/503/504, a 429 or a 503 with a
+ * a refused or timed-out connection, a backend that refuses the gateway's
+ * own key (a 401/403: upstream.ts, a fault of that backend), a 502/503/504, a 429 or a 503 with a
  * retry-after (busy: that backend is kept out of decisions for that long,
  * never blamed), and a 500. A 500 is the
  * one ambiguous answer — the backend may be broken, or the request may break

@@ -80,6 +80,16 @@ function htmlPageOf(res: Response): string | undefined {
     : undefined;
 }
 
+/**
+ * A 401 or 403: the backend refusing the key the gateway sent it (a wrong or missing BACKENDS apiKey, a
+ * proxy's access rule). The client's own credentials never go upstream, so this is never about the client:
+ * relayed, it told every client routed there that its own key was wrong (the SDKs raise AuthenticationError),
+ * and the backend, never blamed, stayed in rotation. It is a fault of that backend, retried elsewhere.
+ */
+function refusedCredentials(res: Response): boolean {
+  return res.status === 401 || res.status === 403;
+}
+
 export async function callBackend(
   backend: BackendConfig,
   path: string,
@@ -123,6 +133,12 @@ export async function callBackend(
   if (page !== undefined) {
     res.body?.cancel().catch(() => {});
     return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
+  }
+  if (refusedCredentials(res)) {
+    res.body?.cancel().catch(() => {});
+    return failed(
+      new Error(`refused the gateway's credentials (${res.status}): check its apiKey in BACKENDS`),
+    );
   }
   if (res.body === null) {
     // No body at all (a 204 or 205 by the Fetch standard): on a success, the same fault as an empty one.
