@@ -11,6 +11,7 @@ import {
   expectOpenAIError,
   faultServerPool,
   faultServerUrl,
+  faultUrls,
   gatewayWithEnv,
   poolStats,
   SPARE_MODEL,
@@ -283,6 +284,70 @@ describe("a backend that refuses the gateway's own key (401/403)", () => {
     expect(s.leases).toBe(0);
     expect(s.backends[0]!.consecutiveFailures).toBe(2);
   });
+});
+
+describe("a backend that does not serve the model BACKENDS says it does (404)", () => {
+  // The gateway answers only for models BACKENDS lists and always calls the same paths, so a 404 from one
+  // backend while others serve the request is that backend's misconfiguration (a model it was never started
+  // with, a url missing its proxy prefix). Relayed, it told clients that a model /v1/models lists "does not
+  // exist", on every request routed there, and the backend, never blamed, stayed in rotation. Judged by its
+  // retry, as a 500 is: if every backend answers 404 the request is to blame and nobody is.
+  const OTHER_MODEL_URL = () => faultUrls()[2]!; // an emulator serving fault-model only
+
+  it("one backend of two answers 404: every client is answered by the other, and that backend takes the faults", async () => {
+    const model = SPARE_MODEL;
+    const wrong = `${model}-othermodel`;
+    const overrides = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: wrong, url: OTHER_MODEL_URL() },
+          { id: `${model}-servesit`, url: spareUrls()[0] },
+        ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    for (let i = 0; i < 10; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `which model ${i} `.repeat(20)),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      await settle(model);
+    }
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBeGreaterThanOrEqual(1);
+    const b = s.backends.find((x) => x.id === wrong)!;
+    expect(b.healthy === false || b.consecutiveFailures > 0).toBe(true);
+  }, 30_000);
+
+  it("every backend answers 404: the client gets the backend's 404 as sent, and no backend is blamed", async () => {
+    const model = "odd-nomodel";
+    const overrides = {
+      BACKENDS: JSON.stringify(
+        [0, 1].map((i) => ({
+          id: `${model}-${i}`,
+          url: spareUrls()[i],
+          models: [model],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        })),
+      ),
+    };
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `nobody ${i}`),
+      );
+      const message = await expectOpenAIError(res, 404, "model_not_found");
+      expect(message).toContain(model);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends.every((b) => b.healthy && b.consecutiveFailures === 0)).toBe(true);
+  }, 20_000);
 });
 
 describe("an error answer whose body a refused retry could not keep", () => {
