@@ -43,6 +43,24 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.failed).toBe(1);
   });
 
+  it("a redirect is not followed: a 502 for the client and a fault of that backend, the request sent nowhere else", async () => {
+    // Followed, the prompt went to an address BACKENDS never named (workerd drops the backend's key on a
+    // cross-origin hop, not the prompt), and a 301/302 turned the POST into a GET the target cannot serve.
+    for (const stream of [false, true]) {
+      const res = await gatewayWithEnv(
+        faultServerPool("odd-redirect", "redirect"),
+        "/v1/chat/completions",
+        ask("odd-redirect", stream),
+      );
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(/answered 307, a redirect/);
+    }
+    await settle("odd-redirect");
+    const s = await poolStats("odd-redirect");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(2);
+  });
+
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
     const res = await gatewayWithEnv(
       faultServerPool("odd-sse", "badsse"),

@@ -120,7 +120,15 @@ export async function callBackend(
   let res: Response;
   try {
     res = await within(
-      fetch(`${backend.url}${path}`, { method: "POST", headers, body, signal: abort.signal }),
+      // Never followed: a redirect would carry the client's prompt to an address BACKENDS never named (workerd
+      // drops our Authorization on a cross-origin hop, not the body), and a 301/302 turns the POST into a GET.
+      fetch(`${backend.url}${path}`, {
+        method: "POST",
+        headers,
+        body,
+        signal: abort.signal,
+        redirect: "manual",
+      }),
       opts.stream ? connectMs : responseMs,
       abort,
       opts.stream ? "response headers" : "the response",
@@ -133,6 +141,13 @@ export async function callBackend(
   if (page !== undefined) {
     res.body?.cancel().catch(() => {});
     return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
+  }
+  if (res.status >= 300 && res.status < 400) {
+    res.body?.cancel().catch(() => {});
+    // Where it points is not said: the client reads this message, and backend addresses are not for clients.
+    return failed(
+      new Error(`answered ${res.status}, a redirect: its BACKENDS url must be the server's own address`),
+    );
   }
   if (refusedCredentials(res)) {
     res.body?.cancel().catch(() => {});
