@@ -61,6 +61,29 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.backends[0]!.consecutiveFailures).toBe(2);
   });
 
+  it("a body held open after [DONE] ends soon after it, complete: no error event after [DONE], no fault", async () => {
+    // The OpenAI SDKs read a stream to its end after [DONE]: they waited out the idle deadline, then got an
+    // "incomplete" error event after a complete answer, and the backend took a fault for it.
+    const started = Date.now();
+    const res = await gatewayWithEnv(
+      { ...faultServerPool("odd-donestall", "donestall"), UPSTREAM_IDLE_TIMEOUT_MS: "4000" },
+      "/v1/chat/completions",
+      ask("odd-donestall", true),
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(text).not.toContain("error");
+    expect(text).not.toContain('"usage"');
+    await settle("odd-donestall");
+    const s = await poolStats("odd-donestall");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+    expect(s.usage.withUsage).toBe(1);
+  });
+
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
     const res = await gatewayWithEnv(
       faultServerPool("odd-sse", "badsse"),
