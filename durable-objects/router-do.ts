@@ -42,7 +42,7 @@ import {
   STATS_SAVE_MS,
 } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
-import { throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
+import { isJudgedByRetry, throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
   armPolicies,
   backendSpecs,
@@ -110,7 +110,7 @@ function routerOptionsKey(spec: PoolSpec): string {
   return `${spec.policy}|${spec.blockTokens}|${spec.balanceFactor}|${spec.abPolicy}|${spec.abPercent}|${spec.shadow}|${spec.engineScrapeMs}`;
 }
 
-/** A retry whose first attempt got a 500: the verdict on that backend waits for the retry's outcome. */
+/** A retry whose first attempt got a 500 or a 404: the verdict on that backend waits for the retry's outcome. */
 interface PendingVerdict {
   readonly backendId: string;
   readonly routedAt: number;
@@ -272,7 +272,7 @@ export class RouterDO extends DurableObject<Env> {
         return { ok: false, code: "retry_budget_exhausted", message: "the pool's retry budget is spent" };
       }
       this.usage.retried++;
-      if (input.retryOf.failure === "http_500" && failed !== undefined)
+      if (isJudgedByRetry(input.retryOf.failure) && failed !== undefined)
         verdict = { backendId: failed.backendId, routedAt: failed.ticket.routedAt };
     } else {
       this.budget!.deposit();
@@ -446,7 +446,7 @@ export class RouterDO extends DurableObject<Env> {
     const verdict = this.verdicts.get(leaseId);
     if (verdict !== undefined) {
       this.verdicts.delete(leaseId);
-      // The first attempt got a 500; this retry elsewhere succeeded: that 500 was the backend's, not
+      // The first attempt got a 500 (or a 404); this retry elsewhere succeeded: that answer was the backend's, not
       // the request's. (If the retry failed too, the request is the likely cause: nobody is blamed.)
       if (input.ok)
         this.healthChanged(

@@ -47,37 +47,64 @@ function numericVar(name: SettingName) {
     .default(s.default);
 }
 
-const backendSchema = z.object({
-  id: z
-    .string()
-    .min(1, "must be a non-empty string")
-    .max(64, "must be at most 64 characters")
-    .regex(/^[A-Za-z0-9._:-]+$/, "must use only letters, digits and . _ : -"),
-  url: z
-    .string()
-    .refine((s) => {
-      try {
-        const u = new URL(s);
-        return (u.protocol === "http:" || u.protocol === "https:") && u.username === "" && u.password === "";
-      } catch {
-        return false;
-      }
-    }, "must be http(s) without credentials")
-    // The gateway appends /v1/... to the url as a string: a query or fragment (even an empty `?`) would
-    // swallow that path, and a url ending in /v1 (the OpenAI SDKs' base_url habit) would send every request
-    // to /v1/v1/..., whose 404 is relayed as the backend's own answer and never counted against it.
-    .refine((s) => !/[?#]/.test(s), "must have no query or fragment")
-    .refine(
-      (s) => !/\/v1\/*$/i.test(URL.parse(s)?.pathname ?? ""),
-      "must be the server's base URL without /v1 (the gateway appends /v1/...)",
-    )
-    // A trailing slash would double the one the gateway appends.
-    .transform((s) => s.replace(/\/+$/, "")),
-  models: z.array(z.string().min(1, "must be non-empty")).min(1, "must list at least one model"),
-  apiKey: z.string().min(1, "must be non-empty when given").optional(),
-  weight: z.number().positive("must be > 0").finite().default(1),
-  kvCacheTokens: z.number().int("must be an integer").positive("must be > 0"),
-});
+/** A backend entry's fields: anything else in one is refused by name (unknownBackendFields). */
+const BACKEND_FIELDS = ["id", "url", "models", "apiKey", "weight", "kvCacheTokens"] as const;
+
+/**
+ * The message for fields a backend entry does not have. Dropped silently, a misspelt `apikey` or `api_key`
+ * left the backend without its key: every request routed there came back a 401 that the client took for
+ * its own key's, and a misspelt `weight` quietly became 1. A field that differs from a real one only in
+ * case, `_` or `-` is named as the likely meaning. Only names are said (cut to 40 characters), never values.
+ */
+function unknownBackendFields(keys: readonly PropertyKey[]): string {
+  const fold = (k: string) => k.toLowerCase().replace(/[_-]/g, "");
+  return keys
+    .map((key) => {
+      const k = String(key).slice(0, 40);
+      const meant = BACKEND_FIELDS.find((f) => fold(f) === fold(k));
+      return meant !== undefined
+        ? `unknown field "${k}" (did you mean "${meant}"?)`
+        : `unknown field "${k}" (a backend has ${BACKEND_FIELDS.join(", ")})`;
+    })
+    .join("; ");
+}
+
+const backendSchema = z.strictObject(
+  {
+    id: z
+      .string()
+      .min(1, "must be a non-empty string")
+      .max(64, "must be at most 64 characters")
+      .regex(/^[A-Za-z0-9._:-]+$/, "must use only letters, digits and . _ : -"),
+    url: z
+      .string()
+      .refine((s) => {
+        try {
+          const u = new URL(s);
+          return (
+            (u.protocol === "http:" || u.protocol === "https:") && u.username === "" && u.password === ""
+          );
+        } catch {
+          return false;
+        }
+      }, "must be http(s) without credentials")
+      // The gateway appends /v1/... to the url as a string: a query or fragment (even an empty `?`) would
+      // swallow that path, and a url ending in /v1 (the OpenAI SDKs' base_url habit) would send every request
+      // to /v1/v1/..., whose 404 is relayed as the backend's own answer and never counted against it.
+      .refine((s) => !/[?#]/.test(s), "must have no query or fragment")
+      .refine(
+        (s) => !/\/v1\/*$/i.test(URL.parse(s)?.pathname ?? ""),
+        "must be the server's base URL without /v1 (the gateway appends /v1/...)",
+      )
+      // A trailing slash would double the one the gateway appends.
+      .transform((s) => s.replace(/\/+$/, "")),
+    models: z.array(z.string().min(1, "must be non-empty")).min(1, "must list at least one model"),
+    apiKey: z.string().min(1, "must be non-empty when given").optional(),
+    weight: z.number().positive("must be > 0").finite().default(1),
+    kvCacheTokens: z.number().int("must be an integer").positive("must be > 0"),
+  } satisfies Record<(typeof BACKEND_FIELDS)[number], z.ZodType>,
+  { error: (iss) => (iss.code === "unrecognized_keys" ? unknownBackendFields(iss.keys) : undefined) },
+);
 
 export type BackendConfig = z.infer<typeof backendSchema>;
 

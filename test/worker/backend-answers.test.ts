@@ -11,6 +11,7 @@ import {
   expectOpenAIError,
   faultServerPool,
   faultServerUrl,
+  faultUrls,
   gatewayWithEnv,
   poolStats,
   SPARE_MODEL,
@@ -40,6 +41,47 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.leases).toBe(0);
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
     expect(s.usage.failed).toBe(1);
+  });
+
+  it("a redirect is not followed: a 502 for the client and a fault of that backend, the request sent nowhere else", async () => {
+    // Followed, the prompt went to an address BACKENDS never named (workerd drops the backend's key on a
+    // cross-origin hop, not the prompt), and a 301/302 turned the POST into a GET the target cannot serve.
+    for (const stream of [false, true]) {
+      const res = await gatewayWithEnv(
+        faultServerPool("odd-redirect", "redirect"),
+        "/v1/chat/completions",
+        ask("odd-redirect", stream),
+      );
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(/answered 307, a redirect/);
+    }
+    await settle("odd-redirect");
+    const s = await poolStats("odd-redirect");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(2);
+  });
+
+  it("a body held open after [DONE] ends soon after it, complete: no error event after [DONE], no fault", async () => {
+    // The OpenAI SDKs read a stream to its end after [DONE]: they waited out the idle deadline, then got an
+    // "incomplete" error event after a complete answer, and the backend took a fault for it.
+    const started = Date.now();
+    const res = await gatewayWithEnv(
+      { ...faultServerPool("odd-donestall", "donestall"), UPSTREAM_IDLE_TIMEOUT_MS: "4000" },
+      "/v1/chat/completions",
+      ask("odd-donestall", true),
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(text).not.toContain("error");
+    expect(text).not.toContain('"usage"');
+    await settle("odd-donestall");
+    const s = await poolStats("odd-donestall");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+    expect(s.usage.withUsage).toBe(1);
   });
 
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
@@ -222,6 +264,131 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(b.consecutiveFailures).toBe(0);
     expect(b.throttledUntil).toBeGreaterThan(Date.now());
   }, 40_000);
+});
+
+describe("a backend that refuses the gateway's own key (401/403)", () => {
+  // The client's credentials never go upstream: a backend's 401 or 403 is about the key the gateway sent it
+  // (a wrong or missing BACKENDS apiKey, a proxy's access rule), never about the client. Relayed, it told the
+  // client its own key was wrong (the SDKs raise AuthenticationError) on every request routed there, and the
+  // backend, never blamed, stayed in rotation.
+  const WRONG_KEY = "not-the-emulators-key";
+
+  it("a pool with one such backend: every client is answered by the others, and that backend is ejected", async () => {
+    const model = SPARE_MODEL;
+    const refusing = `${model}-wrongkey`;
+    const overrides = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: refusing, url: spareUrls()[1], apiKey: WRONG_KEY },
+          { id: `${model}-rightkey`, url: spareUrls()[0], apiKey: BACKEND_KEY },
+        ].map((b) => ({ ...b, models: [model], weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    for (let i = 0; i < 10; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `key question ${i} `.repeat(20)),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe(`${model}-rightkey`);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBeGreaterThanOrEqual(1);
+    expect(s.backends.find((b) => b.id === refusing)!.healthy).toBe(false);
+  }, 20_000);
+
+  it("with no other backend, the client gets a 502 naming the backend's refusal, never a 401 about its own key", async () => {
+    const model = SPARE_MODEL;
+    const overrides = {
+      BACKENDS: JSON.stringify([
+        {
+          id: `${model}-only-wrongkey`,
+          url: spareUrls()[1],
+          models: [model],
+          apiKey: WRONG_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        },
+      ]),
+    };
+    for (const stream of [false, true]) {
+      const res = await gatewayWithEnv(overrides, "/v1/chat/completions", ask(model, stream, "lonely key"));
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(/refused the gateway's credentials \(401\)/);
+      expect(message).toContain(`${model}-only-wrongkey`);
+      expect(message).not.toContain(WRONG_KEY);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(2);
+  });
+});
+
+describe("a backend that does not serve the model BACKENDS says it does (404)", () => {
+  // The gateway answers only for models BACKENDS lists and always calls the same paths, so a 404 from one
+  // backend while others serve the request is that backend's misconfiguration (a model it was never started
+  // with, a url missing its proxy prefix). Relayed, it told clients that a model /v1/models lists "does not
+  // exist", on every request routed there, and the backend, never blamed, stayed in rotation. Judged by its
+  // retry, as a 500 is: if every backend answers 404 the request is to blame and nobody is.
+  const OTHER_MODEL_URL = () => faultUrls()[2]!; // an emulator serving fault-model only
+
+  it("one backend of two answers 404: every client is answered by the other, and that backend takes the faults", async () => {
+    const model = SPARE_MODEL;
+    const wrong = `${model}-othermodel`;
+    const overrides = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: wrong, url: OTHER_MODEL_URL() },
+          { id: `${model}-servesit`, url: spareUrls()[0] },
+        ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    for (let i = 0; i < 10; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `which model ${i} `.repeat(20)),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      await settle(model);
+    }
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBeGreaterThanOrEqual(1);
+    const b = s.backends.find((x) => x.id === wrong)!;
+    expect(b.healthy === false || b.consecutiveFailures > 0).toBe(true);
+  }, 30_000);
+
+  it("every backend answers 404: the client gets the backend's 404 as sent, and no backend is blamed", async () => {
+    const model = "odd-nomodel";
+    const overrides = {
+      BACKENDS: JSON.stringify(
+        [0, 1].map((i) => ({
+          id: `${model}-${i}`,
+          url: spareUrls()[i],
+          models: [model],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        })),
+      ),
+    };
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(
+        overrides,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `nobody ${i}`),
+      );
+      const message = await expectOpenAIError(res, 404, "model_not_found");
+      expect(message).toContain(model);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends.every((b) => b.healthy && b.consecutiveFailures === 0)).toBe(true);
+  }, 20_000);
 });
 
 describe("an error answer whose body a refused retry could not keep", () => {

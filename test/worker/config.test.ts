@@ -100,6 +100,24 @@ describe("parseConfig", () => {
       { BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: ["m"] }]) },
       "BACKENDS[0].kvCacheTokens",
     ],
+    // A misspelt field must not be dropped: an `apikey` or `api_key` left the backend with no key, so every
+    // request sent there came back a 401 the client took for its own key's, and the backend was never blamed.
+    ...(
+      [
+        ["apikey", 'unknown field "apikey" (did you mean "apiKey"?)'],
+        ["api_key", 'unknown field "api_key" (did you mean "apiKey"?)'],
+        ["kv_cache_tokens", 'unknown field "kv_cache_tokens" (did you mean "kvCacheTokens"?)'],
+        ["wieght", 'unknown field "wieght" (a backend has id, url, models, apiKey, weight, kvCacheTokens)'],
+      ] as const
+    ).map(([field, message]): [{ BACKENDS: string }, string] => [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x", models: ["m"], kvCacheTokens: 1 },
+          { id: "b", url: "http://y", models: ["m"], kvCacheTokens: 1, [field]: "k" },
+        ]),
+      },
+      `BACKENDS[1]: ${message}`,
+    ]),
     [{ GATEWAY_API_KEYS: " , " }, "GATEWAY_API_KEYS: must hold at least one"],
     [{ GATEWAY_API_KEYS: undefined }, "GATEWAY_API_KEYS: is not set"],
     [{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN: must be at least 16 characters"],

@@ -27,6 +27,9 @@
  * - /echo-id/v1/chat/completions:  200 text/event-stream whose one content event is the x-request-id it was sent.
  * - /ssejson/v1/chat/completions:  an event stream (a token, a usage-only chunk, [DONE]) sent as application/json
  *                                  (a proxy that rewrote the content-type, an engine that never set it).
+ * - /donestall/v1/chat/completions: 200 text/event-stream: a token, a usage-only chunk and [DONE], then the body is held
+ *                                  open (a proxy that keeps it open after the end of the answer).
+ * - /redirect/v1/chat/completions:  307 to /echo/v1/chat/completions (a backend url that is not the server's own address).
  * - /longevent/v1/chat/completions: 200 text/event-stream: a token, one event of 1.5 MiB (past what the tap holds),
  *                                  a token, a usage-only chunk, [DONE]; written in 64 KiB pieces.
  * Everything it holds is let go at close(), so the test run ends promptly.
@@ -159,6 +162,21 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         hold(res, () => res.end());
         return;
       }
+      case "/donestall/v1/chat/completions":
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`,
+        );
+        res.write(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 0 } } })}\n\ndata: [DONE]\n\n`,
+        );
+        hold(res, () => res.end());
+        return;
+      case "/redirect/v1/chat/completions":
+        // Somewhere else (here /echo; on a real fleet an http→https hop, a moved host, a login wall).
+        res.writeHead(307, { location: "/echo/v1/chat/completions", "content-length": "0" });
+        res.end();
+        return;
       case "/echo/v1/chat/completions": {
         const parts: Buffer[] = [];
         for await (const part of req) parts.push(part as Buffer);

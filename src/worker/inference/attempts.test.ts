@@ -29,6 +29,8 @@ describe("failureOf", () => {
   it("other statuses: 5xx faults, 4xx the request's, 2xx none", () => {
     expect(failureOf(answered(502))).toBe("server_error");
     expect(failureOf(answered(500))).toBe("http_500");
+    // A 404 is judged by its retry like a 500: a backend that does not serve the model, or a request nobody can.
+    expect(failureOf(answered(404))).toBe("http_404");
     expect(failureOf(answered(400))).toBe("request_error");
     expect(failureOf(answered(200))).toBeUndefined();
   });

@@ -4,11 +4,13 @@
  * A retry happens only before the first byte reaches the client, only on
  * another backend, at most once per request, and only while the pool's retry
  * budget allows (router/router-client.ts: the RouterDO spends it). It is tried for
- * a refused or timed-out connection, a 502/503/504, a 429 or a 503 with a
+ * a refused or timed-out connection, a backend that refuses the gateway's
+ * own key (a 401/403: upstream.ts, a fault of that backend), a 502/503/504, a 429 or a 503 with a
  * retry-after (busy: that backend is kept out of decisions for that long,
- * never blamed), and a 500. A 500 is the
- * one ambiguous answer — the backend may be broken, or the request may break
- * every backend (a poison prompt) — and the retry is the test: if the same
+ * never blamed), a 500 and a 404. Those two are the
+ * ambiguous answers — the backend may be broken (or not serve the model BACKENDS
+ * says it does), or the request may fail on every backend (a poison prompt, a
+ * model or endpoint served nowhere) — and the retry is the test: if the same
  * request succeeds elsewhere, the first backend takes a fault; if it fails
  * there too, nobody does, and this isolate remembers the request so that
  * repeats of it (SDKs retry 500s by themselves) are not retried again.
@@ -19,6 +21,7 @@ import type { BackendConfig, GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
 import { concat } from "../request/read-body";
+import { isJudgedByRetry } from "../router/outcomes";
 import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
@@ -68,6 +71,10 @@ export function failureOf(attempt: Attempt): FailureKind | undefined {
   if (s === 429 || (s === 503 && (attempt.retryAfterMs ?? 0) > 0)) return "throttled";
   if (s === 502 || s === 503 || s === 504) return "server_error";
   if (s >= 500) return "http_500";
+  // The gateway calls fixed paths and only for models BACKENDS lists: a 404 while another backend serves the
+  // request is this one's misconfiguration (a model it was not started with, a url missing its prefix). Judged
+  // by the retry, as a 500 is: a 404 on every backend is the request's (its model or endpoint served nowhere).
+  if (s === 404) return "http_404";
   if (s >= 400) return "request_error";
   return undefined;
 }
@@ -77,6 +84,7 @@ const RETRYABLE: ReadonlySet<FailureKind> = new Set([
   "timeout",
   "server_error",
   "http_500",
+  "http_404",
   "throttled",
 ]);
 
@@ -146,7 +154,7 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
     ctx.client.aborted
   )
     return { final: one };
-  const fp = failure === "http_500" ? await sha256Hex(ctx.request.upstreamBody, 16) : undefined;
+  const fp = isJudgedByRetry(failure) ? await sha256Hex(ctx.request.upstreamBody, 16) : undefined;
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
   const buffered = await buffer(one.attempt, ctx.config.deadlines.idleMs);
@@ -173,6 +181,6 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
     };
   }
   const two = await leg(ctx, next);
-  if (fp !== undefined && failureOf(two.attempt) === "http_500") poison.add(fp);
+  if (fp !== undefined && isJudgedByRetry(failureOf(two.attempt))) poison.add(fp);
   return { final: two, retriedFrom: first.backendId };
 }

@@ -41,6 +41,14 @@ export interface RelaySource {
 
 const UTF8 = new TextEncoder();
 
+/**
+ * After `data: [DONE]` the body should end at once (and normally does, so the connection is reused). One held
+ * open past this is closed as the complete answer it is: the OpenAI SDKs read a stream to its end after
+ * [DONE], so they would wait out the idle deadline, then get an "incomplete" error event after a complete
+ * answer, and the backend a fault.
+ */
+const AFTER_DONE_MS = 1000;
+
 /** The SSE event a broken stream ends with: OpenAI's error shape, which the SDKs raise. */
 export function sseErrorEvent(code: string, message: string, midEvent: boolean): Uint8Array {
   const body = JSON.stringify({ error: { message, type: "server_error", param: null, code } });
@@ -90,7 +98,10 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
           }
           // Loop until something is forwarded: in strip mode a chunk may hold only half an event.
           for (;;) {
-            const { done, value } = await readWithin(reader, idleMs);
+            const { done, value } = await readWithin(
+              reader,
+              tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs,
+            );
             if (done) {
               const rest = tap.end();
               if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
@@ -103,6 +114,15 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
         } catch (err) {
           if (ended) return;
           const idle = err instanceof IdleTimeout;
+          if (idle && tap.sawDone) {
+            abort.abort(err);
+            reader.cancel(err).catch(() => {});
+            const rest = tap.end();
+            if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
+            controller.close();
+            end({ kind: "done" });
+            return;
+          }
           const message = err instanceof Error ? err.message : String(err);
           abort.abort(err);
           reader.cancel(err).catch(() => {});

@@ -29,6 +29,8 @@ export interface Tap {
    * fails a request mid-stream, or a JSON body that is one): relayed as is, but the request did not succeed.
    */
   readonly sawError: boolean;
+  /** The event stream's `data: [DONE]` has been seen: the answer is complete (the body should end now). */
+  readonly sawDone: boolean;
 }
 
 /** An OpenAI error object at the top level of a parsed event or body. */
@@ -111,6 +113,7 @@ export class SseTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
   sawError = false;
+  sawDone = false;
   private readonly decoder = new TextDecoder();
   /**
    * The text after the last event boundary, in the pieces it came in: joined only when a boundary arrives,
@@ -228,6 +231,7 @@ export class SseTap implements Tap {
       if (line.startsWith("data:"))
         data += (data === "" ? "" : "\n") + line.slice(line.startsWith("data: ") ? 6 : 5);
     }
+    if (data === "[DONE]") this.sawDone = true;
     if (data === "" || data === "[DONE]") return false;
     // Once content was seen only usage and an error matter, and an event without either word cannot carry
     // them: a long stream parses its first events and its tail, not one JSON per token.
@@ -250,6 +254,7 @@ export class JsonTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
   sawError = false;
+  readonly sawDone = false;
   readonly midEvent = false;
   private readonly decoder = new TextDecoder();
   private text = "";

@@ -80,6 +80,16 @@ function htmlPageOf(res: Response): string | undefined {
     : undefined;
 }
 
+/**
+ * A 401 or 403: the backend refusing the key the gateway sent it (a wrong or missing BACKENDS apiKey, a
+ * proxy's access rule). The client's own credentials never go upstream, so this is never about the client:
+ * relayed, it told every client routed there that its own key was wrong (the SDKs raise AuthenticationError),
+ * and the backend, never blamed, stayed in rotation. It is a fault of that backend, retried elsewhere.
+ */
+function refusedCredentials(res: Response): boolean {
+  return res.status === 401 || res.status === 403;
+}
+
 export async function callBackend(
   backend: BackendConfig,
   path: string,
@@ -110,7 +120,15 @@ export async function callBackend(
   let res: Response;
   try {
     res = await within(
-      fetch(`${backend.url}${path}`, { method: "POST", headers, body, signal: abort.signal }),
+      // Never followed: a redirect would carry the client's prompt to an address BACKENDS never named (workerd
+      // drops our Authorization on a cross-origin hop, not the body), and a 301/302 turns the POST into a GET.
+      fetch(`${backend.url}${path}`, {
+        method: "POST",
+        headers,
+        body,
+        signal: abort.signal,
+        redirect: "manual",
+      }),
       opts.stream ? connectMs : responseMs,
       abort,
       opts.stream ? "response headers" : "the response",
@@ -123,6 +141,19 @@ export async function callBackend(
   if (page !== undefined) {
     res.body?.cancel().catch(() => {});
     return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
+  }
+  if (res.status >= 300 && res.status < 400) {
+    res.body?.cancel().catch(() => {});
+    // Where it points is not said: the client reads this message, and backend addresses are not for clients.
+    return failed(
+      new Error(`answered ${res.status}, a redirect: its BACKENDS url must be the server's own address`),
+    );
+  }
+  if (refusedCredentials(res)) {
+    res.body?.cancel().catch(() => {});
+    return failed(
+      new Error(`refused the gateway's credentials (${res.status}): check its apiKey in BACKENDS`),
+    );
   }
   if (res.body === null) {
     // No body at all (a 204 or 205 by the Fetch standard): on a success, the same fault as an empty one.

@@ -11,7 +11,14 @@ import type { FailureKind } from "./router-rpc";
 describe("attempt outcomes for routing", () => {
   it("blames the backend for connect errors, timeouts, 502/503/504 and cut streams only", () => {
     const faults: FailureKind[] = ["connect_error", "timeout", "server_error", "stream_error"];
-    const notFaults: FailureKind[] = ["http_500", "throttled", "client_abort", "request_error", "unused"];
+    const notFaults: FailureKind[] = [
+      "http_500",
+      "http_404",
+      "throttled",
+      "client_abort",
+      "request_error",
+      "unused",
+    ];
     for (const f of faults) expect(isBackendFault(f), f).toBe(true);
     for (const f of notFaults) expect(isBackendFault(f), f).toBe(false);
     expect(isBackendFault(undefined)).toBe(false);

@@ -7,13 +7,24 @@
 import type { RouteOutcome } from "../../routing/types";
 import type { CompleteInput, FailureKind } from "./router-rpc";
 
-/** The backend itself failed. (http_500 is judged by the retry; the rest are not the backend's doing.) */
+/** The backend itself failed. (http_500 and http_404 are judged by the retry; the rest are not the backend's doing.) */
 const BACKEND_FAULTS: ReadonlySet<FailureKind> = new Set([
   "connect_error",
   "timeout",
   "server_error",
   "stream_error",
 ]);
+
+/**
+ * Answers judged by their retry: the backend may be broken, or the request may fail everywhere (a poison
+ * prompt; a model or endpoint no backend serves). A fault of the first backend only if the retry elsewhere
+ * succeeds.
+ */
+const JUDGED_BY_RETRY: ReadonlySet<FailureKind> = new Set(["http_500", "http_404"]);
+
+export function isJudgedByRetry(failure: FailureKind | undefined): boolean {
+  return failure !== undefined && JUDGED_BY_RETRY.has(failure);
+}
 
 /** A 429 without a usable retry-after keeps its backend out of decisions this long… */
 export const DEFAULT_THROTTLE_MS = 1000;
