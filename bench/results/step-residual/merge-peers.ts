@@ -5,7 +5,7 @@
 // name) goes into the BASE report it stands beside, under that report's name.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { raceReportName } from "../../report-names";
+import { peerFileOf } from "../../compare-folders";
 
 interface Report {
   policies: { policy: string }[];
@@ -17,7 +17,7 @@ const root = "bench/results";
 mkdirSync(join(root, out), { recursive: true });
 let merged = 0;
 for (const name of readdirSync(join(root, next)).filter((f) => f.endsWith(".json"))) {
-  const baseName = raceReportName(name);
+  const baseName = peerFileOf(name);
   const basePath = join(root, base, baseName);
   if (!existsSync(basePath)) throw new Error(`no ${basePath} for ${name}`);
   const ours = (JSON.parse(readFileSync(join(root, next, name), "utf8")) as Report).policies.filter(
