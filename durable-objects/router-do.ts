@@ -42,6 +42,7 @@ import {
   STATS_SAVE_MS,
 } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
+import { backendsById } from "../src/worker/config";
 import { isJudgedByRetry, throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
   armPolicies,
@@ -76,6 +77,7 @@ import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/sta
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
+import { probeBackend } from "./health-probe";
 import { LeaseBook } from "./lease-book";
 
 /** What a lease holds from its decision to its end. */
@@ -88,7 +90,7 @@ interface Ticket {
 
 const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 
-/** A backend's /health must answer within this, or the probe counts as a failure. */
+/** A backend's probe (/health, then /v1/models: health-probe.ts) must end within this, or it counts as a failure. */
 const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size). */
 const RETRY_BURST = 10;
@@ -221,7 +223,10 @@ export class RouterDO extends DurableObject<Env> {
         if (was !== undefined && was !== b.url) this.router.resetHealth(b.id);
       }
     }
-    this.scraper.configure(spec.engineScrapeMs, spec.backends);
+    this.scraper.configure(
+      spec.engineScrapeMs,
+      spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
+    );
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
       this.budget = new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
     this.spec = spec;
@@ -671,17 +676,29 @@ export class RouterDO extends DurableObject<Env> {
     }
   }
 
+  /**
+   * A backend as this object's own BACKENDS lists it (the spec never carries keys): undefined unless an entry
+   * has its id and still names the same url, so a key is never sent to an address BACKENDS did not pair it
+   * with. The Worker and its objects read one env; they differ only while a deploy rolls out.
+   */
+  private configured(backend: {
+    readonly id: string;
+    readonly url: string;
+  }): { apiKey?: string } | undefined {
+    const b = backendsById(this.env.BACKENDS).get(backend.id);
+    if (b === undefined || b.url !== backend.url) return undefined;
+    return b.apiKey !== undefined ? { apiKey: b.apiKey } : {};
+  }
+
   private async probe(id: string): Promise<void> {
     const backend = this.spec?.backends.find((b) => b.id === id);
     if (backend === undefined) return;
-    let healthy = false;
-    try {
-      const res = await fetch(`${backend.url}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-      healthy = res.ok;
-      await res.body?.cancel();
-    } catch {
-      healthy = false;
-    }
+    const known = this.configured(backend);
+    // The key requests carry is checked only when this object knows it (health-probe.ts).
+    const { healthy } = await probeBackend(backend.url, {
+      timeoutMs: PROBE_TIMEOUT_MS,
+      ...(known !== undefined ? { ...known, checkCredentials: true } : {}),
+    });
     // The backend may have left the pool, or moved, while we waited.
     const now = this.spec?.backends.find((b) => b.id === id);
     if (now === undefined || now.url !== backend.url || this.router === undefined) return;

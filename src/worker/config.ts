@@ -143,6 +143,28 @@ const backendsSchema = z
     });
   });
 
+let backendsCache: { raw: string; byId: ReadonlyMap<string, BackendConfig> } | undefined;
+
+/**
+ * BACKENDS' entries by id, read on their own: for the RouterDO, which probes and scrapes its backends and
+ * must send each one's apiKey as requests do, while the PoolSpec it is sent never carries a key
+ * (router-rpc.ts). Empty when BACKENDS is unset or invalid (then the Worker routes nothing anyway). Cached
+ * by the raw string, as parseConfig is.
+ */
+export function backendsById(raw: string | undefined): ReadonlyMap<string, BackendConfig> {
+  if (raw === undefined) return new Map();
+  if (backendsCache?.raw === raw) return backendsCache.byId;
+  let byId = new Map<string, BackendConfig>();
+  try {
+    const r = backendsSchema.safeParse(JSON.parse(raw));
+    if (r.success) byId = new Map(r.data.map((b) => [b.id, b]));
+  } catch {
+    // Not JSON: no entries.
+  }
+  backendsCache = { raw, byId };
+  return byId;
+}
+
 const envSchema = z
   .object({
     BACKENDS: z

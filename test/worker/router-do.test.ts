@@ -4,7 +4,12 @@
  * a refused connection is retried on another backend and marks the dead one
  * unhealthy; alarms expire forgotten leases and restore recovered backends.
  */
-import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
@@ -43,6 +48,33 @@ async function stats() {
   const s = await stub().stats();
   if (!s.ok) throw new Error(s.message);
   return s;
+}
+
+/**
+ * The object reads backends' keys from its own env (its BACKENDS: the spec it is sent carries none). Deployed,
+ * the Worker and its objects read one env; here the Worker's is swapped per request (gatewayWithEnv), so the
+ * object's is swapped to match.
+ */
+async function objectEnv(overrides: Partial<Env>): Promise<void> {
+  await runInDurableObject(stub(), (instance) => {
+    const o = instance as unknown as { env: Env };
+    o.env = { ...o.env, ...overrides };
+  });
+}
+
+/** Three leases on `id` that end in a connect error, through the Worker's own RPC: `id` is ejected. */
+async function ejectByRpc(id: string): Promise<void> {
+  const s = await stats();
+  let faults = 0;
+  for (let i = 0; i < 200 && faults < 3; i++) {
+    const r = await stub().route({ fleetVersion: s.fleetVersion, blocks: [i * 7919 + 5], promptTokens: 16 });
+    if (!r.ok) throw new Error(r.message);
+    if (r.backendId === id) {
+      faults++;
+      await stub().complete(r.leaseId, { ok: false, failure: "connect_error" });
+    } else await stub().complete(r.leaseId, { ok: true });
+  }
+  expect((await stats()).backends.find((x) => x.id === id)!.healthy).toBe(false);
 }
 
 describe("RouterDO", () => {
@@ -137,6 +169,53 @@ describe("RouterDO", () => {
     expect(hb.consecutiveFailures).toBe(0);
     expect((await stats()).usage.restorations).toBeGreaterThanOrEqual(1);
   });
+
+  it("keeps out a backend that refuses its key though its /health is open: the probe asks /v1/models with that key", async () => {
+    // vLLM started with --api-key guards /v1 and leaves /health open (as the emulators do). Probed on /health
+    // alone, a backend whose BACKENDS key was wrong was restored after 2 probes, took requests, was ejected
+    // again after 3 retried ones, and so on, for as long as the key stayed wrong.
+    const [a, b] = spareUrls() as [string, string];
+    const pool = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: "key-right", url: a, apiKey: BACKEND_KEY },
+          { id: "key-wrong", url: b, apiKey: "not-the-emulators-key" },
+        ].map((x) => ({ ...x, models: [SPARE_MODEL], weight: 1, kvCacheTokens: 262144 })),
+      ),
+    };
+    await objectEnv(pool);
+    for (let i = 0; i < 40; i++) {
+      const res = await gatewayWithEnv(pool, "/v1/chat/completions", spareChat(`wrong-key-${i}`));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe("key-right");
+      await settle(SPARE_MODEL);
+      if (!(await stats()).backends.find((x) => x.id === "key-wrong")!.healthy) break;
+    }
+    expect((await stats()).backends.find((x) => x.id === "key-wrong")!.healthy).toBe(false);
+    const restored = (await stats()).usage.restorations;
+    // Two probe times (HEALTH_PROBE_SECONDS = 1): open /health twice would have restored it (RESTORE_AFTER_CHECKS = 2).
+    for (let i = 0; i < 3; i++) {
+      await sleep(1100);
+      await runDurableObjectAlarm(stub());
+    }
+    const out = (await stats()).backends.find((x) => x.id === "key-wrong")!;
+    expect(out.healthy).toBe(false);
+    expect(out.nextProbeAt! - Date.now()).toBeGreaterThan(0);
+    expect((await stats()).usage.restorations).toBe(restored);
+  }, 30_000);
+
+  it("restores a backend with its right key: the probe sends it (without, /v1/models would refuse)", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const pool = { BACKENDS: fleet({ id: "key-a", url: a }, { id: "key-b", url: b }) };
+    await objectEnv(pool);
+    expect((await gatewayWithEnv(pool, "/v1/chat/completions", spareChat("right-key"))).status).toBe(200);
+    await ejectByRpc("key-b");
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    expect((await stats()).backends.find((x) => x.id === "key-b")!.healthy).toBe(true);
+  }, 20_000);
 
   it("expires a lease that never completes, by alarm, releasing its in-flight slot", async () => {
     const [a] = spareUrls() as [string];

@@ -4,7 +4,8 @@
  * the dependency runs one way). Plain data only (RPC drops error classes),
  * every method returns a result union. Nothing here
  * carries a secret: backends travel with their url (the DO probes /health)
- * but never with their apiKey.
+ * but never with their apiKey (the DO reads a backend's key from its own
+ * BACKENDS, for its probes and scrapes: config.ts backendsById).
  *
  * Shard-agnostic: a RouterDO decides over the traffic it is given and never
  * assumes it sees all of a pool's requests; the Worker chooses the object
