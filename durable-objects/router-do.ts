@@ -32,7 +32,13 @@
  * and reset the affinity index through it (the admin API).
  */
 import { DurableObject } from "cloudflare:workers";
-import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
+import {
+  type HealthChange,
+  KeyedRetryBudget,
+  PoolRouter,
+  type PoolTicket,
+  RetryBudget,
+} from "../src/routing";
 import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import {
@@ -94,6 +100,13 @@ const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size). */
 const RETRY_BURST = 10;
+/**
+ * Of those, at most this many for one client key beyond what its own first attempts earn (KeyedRetryBudget):
+ * a key whose every request fails everywhere can never take the others' retries.
+ */
+const KEY_RETRY_BURST = RETRY_BURST / 2;
+/** Client keys whose retry share is remembered (least recently used first out). */
+const KEY_RETRY_KEYS = 1024;
 
 /**
  * A spec with the settings added after specs were first stored, at their
@@ -134,7 +147,7 @@ export class RouterDO extends DurableObject<Env> {
   private readonly verdicts = new Map<string, PendingVerdict>();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
-  private budget: RetryBudget | undefined;
+  private budget: KeyedRetryBudget | undefined;
   private spec: PoolSpec | undefined;
   private version: string | undefined;
   private readonly usage: MutableUsage = {
@@ -228,7 +241,11 @@ export class RouterDO extends DurableObject<Env> {
       spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
     );
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
-      this.budget = new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
+      this.budget = new KeyedRetryBudget(
+        new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST),
+        KEY_RETRY_BURST,
+        KEY_RETRY_KEYS,
+      );
     this.spec = spec;
     this.version = version;
     if (persist) {
@@ -258,7 +275,7 @@ export class RouterDO extends DurableObject<Env> {
       avoid = failed?.backendId ?? input.retryOf.held?.backendId;
       // Asked first: a refused retry leaves the attempt's failure as the client's answer (failed); a granted
       // one moves the request to the retry (the arms count the attempt as retried, not as an error).
-      const granted = this.budget!.tryWithdraw();
+      const granted = this.budget!.tryWithdraw(input.clientKey);
       this.finish(
         input.retryOf.leaseId,
         {
@@ -280,7 +297,7 @@ export class RouterDO extends DurableObject<Env> {
       if (isJudgedByRetry(input.retryOf.failure) && failed !== undefined)
         verdict = { backendId: failed.backendId, routedAt: failed.ticket.routedAt };
     } else {
-      this.budget!.deposit();
+      this.budget!.deposit(input.clientKey);
     }
     const req: RouteRequest = {
       blocks: input.blocks,

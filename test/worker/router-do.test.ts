@@ -13,11 +13,16 @@ import {
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { keyIdOf } from "../../src/worker/gateway-keys";
+import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
+import { sha256 } from "../../src/worker/sha256";
 import {
   authHeaders,
   BACKEND_KEY,
+  CLIENT_KEY,
   chatBody,
   gatewayWithEnv,
+  interceptRoute,
   longPrompt,
   SPARE_MODEL,
   settle,
@@ -243,5 +248,77 @@ describe("RouterDO", () => {
     await held.body?.cancel();
     await waitOnExecutionContext(ctx);
     expect((await stats()).backends[0]!.inflight).toBe(0);
+  });
+});
+
+describe("the pool's retry budget, shared out by client key", () => {
+  // Each new body that every backend answers 500 (or 404) is retried once before the isolate remembers it:
+  // one client sending such requests without end spent the whole pool's budget, and another client's retry
+  // away from a backend that had just died was refused (bench/results/red-team.md, third pass, item 5).
+  const spec = testPoolSpec([
+    { id: "rb-a", url: "http://127.0.0.1:9" },
+    { id: "rb-b", url: "http://127.0.0.1:9" },
+  ]);
+  const version = "retry-share-1";
+
+  /** A first attempt by `key` that fails with `failure`, and its retry asked for; whether it was granted. */
+  async function failAndRetry(
+    stub: DurableObjectStub<import("../../durable-objects/router-do").RouterDO>,
+    key: string,
+    i: number,
+    failure: "http_500" | "connect_error",
+  ): Promise<boolean> {
+    const first = await stub.route({
+      fleetVersion: version,
+      spec,
+      blocks: [i * 7919 + 3],
+      promptTokens: 16,
+      clientKey: key,
+    });
+    if (!first.ok) throw new Error(first.message);
+    const retry = await stub.route({
+      fleetVersion: version,
+      blocks: [i * 7919 + 3],
+      promptTokens: 16,
+      clientKey: key,
+      retryOf: { leaseId: first.leaseId, failure },
+    });
+    if (!retry.ok) {
+      expect(retry.code).toBe("retry_budget_exhausted");
+      return false;
+    }
+    await stub.complete(retry.leaseId, failure === "http_500" ? { ok: false, failure } : { ok: true });
+    return true;
+  }
+
+  it("the Worker names the client's key to the RouterDO by its id, never by the key", async () => {
+    const [a] = spareUrls() as [string];
+    const seen: (string | undefined)[] = [];
+    const ROUTER = interceptRoute((input, real) => {
+      seen.push(input.clientKey);
+      return real(input);
+    });
+    const res = await gatewayWithEnv(
+      { BACKENDS: fleet({ id: "rb-key", url: a }), ROUTER },
+      "/v1/chat/completions",
+      spareChat("client-key"),
+    );
+    expect(res.status).toBe(200);
+    expect(seen).toEqual([keyIdOf(await sha256(CLIENT_KEY))]);
+    expect(seen[0]).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("one key whose every request fails everywhere cannot take the retries another key needs", async () => {
+    const stub = env.ROUTER.getByName("retry-share");
+    let flooded = 0;
+    for (let i = 0; i < 60; i++) if (await failAndRetry(stub, "0123456789abcdef", i, "http_500")) flooded++;
+    // Its share: 5 of the pool's 10 at once, plus 0.2 per request of its own.
+    expect(flooded).toBeLessThanOrEqual(5 + 0.2 * 60);
+    // Another key's request on a backend that just died is still retried elsewhere, every time.
+    for (let i = 0; i < 3; i++)
+      expect(await failAndRetry(stub, "fedcba9876543210", 1000 + i, "connect_error")).toBe(true);
+    const s = await stub.stats();
+    if (!s.ok) throw new Error(s.message);
+    expect(s.usage.retriesRefused).toBe(60 - flooded);
   });
 });

@@ -93,6 +93,11 @@ export interface RouteInput {
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
   readonly armKey?: number;
   /**
+   * The client's gateway key by its id (GatewayKey.id: 16 hex digits of its SHA-256, never the key): the
+   * retry budget gives each key a share of its own (src/routing/retry-budget.ts KeyedRetryBudget).
+   */
+  readonly clientKey?: string;
+  /**
    * With K > 1 cells: which cell this RouterDO is (0-based), and the calling isolate's figures of every
    * cell's load (src/routing/cell-loads.ts, [inflight, ageMs] per cell). The object keeps the freshest
    * it is told of each and answers with them (RouteResult.cellLoads). Absent with one cell.
