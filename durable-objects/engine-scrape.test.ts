@@ -92,6 +92,27 @@ describe("EngineScraper", () => {
     expect(seen.size).toBe(20);
   });
 
+  it("sends each backend's apiKey (none when it has none) and never asks to follow a redirect", async () => {
+    const sent = new Map<string, { authorization: string | null; redirect: string | undefined }>();
+    const s = new EngineScraper(async (input, init) => {
+      sent.set(String(input), {
+        authorization: new Headers(init?.headers).get("authorization"),
+        redirect: init?.redirect,
+      });
+      return new Response(metrics(0, 0));
+    });
+    s.configure(1000, [
+      { id: "k", url: "http://k.test", apiKey: "the-key" },
+      { id: "n", url: "http://n.test" },
+    ]);
+    s.routed(Date.now());
+    await s.run(Date.now(), () => 0);
+    expect(Object.fromEntries(sent)).toEqual({
+      "http://k.test/metrics": { authorization: "Bearer the-key", redirect: "manual" },
+      "http://n.test/metrics": { authorization: null, redirect: "manual" },
+    });
+  });
+
   it("a failed scrape records nothing and says why; the previous reading ages out", async () => {
     let now = 0;
     let fail = false;

@@ -39,6 +39,8 @@ export const SCRAPE_IDLE_AFTER_MS = 60_000;
 export interface ScrapeTarget {
   readonly id: string;
   readonly url: string;
+  /** The backend's BACKENDS apiKey, sent as requests send it (a proxy may guard /metrics too). */
+  readonly apiKey?: string;
 }
 
 export class EngineScraper {
@@ -66,7 +68,11 @@ export class EngineScraper {
   configure(intervalMs: number, targets: readonly ScrapeTarget[]): void {
     const urls = new Map(this.targets.map((t) => [t.id, t.url]));
     this.intervalMs = intervalMs;
-    this.targets = targets.map((t) => ({ id: t.id, url: t.url }));
+    this.targets = targets.map((t) => ({
+      id: t.id,
+      url: t.url,
+      ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}),
+    }));
     this.book.setBackends(this.targets.map((t) => t.id));
     for (const id of [...this.failing.keys()])
       if (!this.targets.some((t) => t.id === id)) this.failing.delete(id);
@@ -137,6 +143,7 @@ export class EngineScraper {
       deadlineMs,
       maxBytes: SCRAPE_MAX_BYTES,
       fetch: this.fetcher,
+      ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}),
       onHeaders: () => {
         sampledAt = this.clock();
         ownInflight = own(t.id);

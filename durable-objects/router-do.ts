@@ -32,7 +32,13 @@
  * and reset the affinity index through it (the admin API).
  */
 import { DurableObject } from "cloudflare:workers";
-import { type HealthChange, PoolRouter, type PoolTicket, RetryBudget } from "../src/routing";
+import {
+  type HealthChange,
+  KeyedRetryBudget,
+  PoolRouter,
+  type PoolTicket,
+  RetryBudget,
+} from "../src/routing";
 import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
 import {
@@ -42,6 +48,7 @@ import {
   STATS_SAVE_MS,
 } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
+import { backendsById } from "../src/worker/config";
 import { isJudgedByRetry, throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
 import {
   armPolicies,
@@ -76,6 +83,7 @@ import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/sta
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
+import { probeBackend } from "./health-probe";
 import { LeaseBook } from "./lease-book";
 
 /** What a lease holds from its decision to its end. */
@@ -88,10 +96,17 @@ interface Ticket {
 
 const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 
-/** A backend's /health must answer within this, or the probe counts as a failure. */
+/** A backend's probe (/health, then /v1/models: health-probe.ts) must end within this, or it counts as a failure. */
 const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size). */
 const RETRY_BURST = 10;
+/**
+ * Of those, at most this many for one client key beyond what its own first attempts earn (KeyedRetryBudget):
+ * a key whose every request fails everywhere can never take the others' retries.
+ */
+const KEY_RETRY_BURST = RETRY_BURST / 2;
+/** Client keys whose retry share is remembered (least recently used first out). */
+const KEY_RETRY_KEYS = 1024;
 
 /**
  * A spec with the settings added after specs were first stored, at their
@@ -132,7 +147,7 @@ export class RouterDO extends DurableObject<Env> {
   private readonly verdicts = new Map<string, PendingVerdict>();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
-  private budget: RetryBudget | undefined;
+  private budget: KeyedRetryBudget | undefined;
   private spec: PoolSpec | undefined;
   private version: string | undefined;
   private readonly usage: MutableUsage = {
@@ -221,9 +236,16 @@ export class RouterDO extends DurableObject<Env> {
         if (was !== undefined && was !== b.url) this.router.resetHealth(b.id);
       }
     }
-    this.scraper.configure(spec.engineScrapeMs, spec.backends);
+    this.scraper.configure(
+      spec.engineScrapeMs,
+      spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
+    );
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
-      this.budget = new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
+      this.budget = new KeyedRetryBudget(
+        new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST),
+        KEY_RETRY_BURST,
+        KEY_RETRY_KEYS,
+      );
     this.spec = spec;
     this.version = version;
     if (persist) {
@@ -253,7 +275,7 @@ export class RouterDO extends DurableObject<Env> {
       avoid = failed?.backendId ?? input.retryOf.held?.backendId;
       // Asked first: a refused retry leaves the attempt's failure as the client's answer (failed); a granted
       // one moves the request to the retry (the arms count the attempt as retried, not as an error).
-      const granted = this.budget!.tryWithdraw();
+      const granted = this.budget!.tryWithdraw(input.clientKey);
       this.finish(
         input.retryOf.leaseId,
         {
@@ -275,7 +297,7 @@ export class RouterDO extends DurableObject<Env> {
       if (isJudgedByRetry(input.retryOf.failure) && failed !== undefined)
         verdict = { backendId: failed.backendId, routedAt: failed.ticket.routedAt };
     } else {
-      this.budget!.deposit();
+      this.budget!.deposit(input.clientKey);
     }
     const req: RouteRequest = {
       blocks: input.blocks,
@@ -671,17 +693,29 @@ export class RouterDO extends DurableObject<Env> {
     }
   }
 
+  /**
+   * A backend as this object's own BACKENDS lists it (the spec never carries keys): undefined unless an entry
+   * has its id and still names the same url, so a key is never sent to an address BACKENDS did not pair it
+   * with. The Worker and its objects read one env; they differ only while a deploy rolls out.
+   */
+  private configured(backend: {
+    readonly id: string;
+    readonly url: string;
+  }): { apiKey?: string } | undefined {
+    const b = backendsById(this.env.BACKENDS).get(backend.id);
+    if (b === undefined || b.url !== backend.url) return undefined;
+    return b.apiKey !== undefined ? { apiKey: b.apiKey } : {};
+  }
+
   private async probe(id: string): Promise<void> {
     const backend = this.spec?.backends.find((b) => b.id === id);
     if (backend === undefined) return;
-    let healthy = false;
-    try {
-      const res = await fetch(`${backend.url}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-      healthy = res.ok;
-      await res.body?.cancel();
-    } catch {
-      healthy = false;
-    }
+    const known = this.configured(backend);
+    // The key requests carry is checked only when this object knows it (health-probe.ts).
+    const { healthy } = await probeBackend(backend.url, {
+      timeoutMs: PROBE_TIMEOUT_MS,
+      ...(known !== undefined ? { ...known, checkCredentials: true } : {}),
+    });
     // The backend may have left the pool, or moved, while we waited.
     const now = this.spec?.backends.find((b) => b.id === id);
     if (now === undefined || now.url !== backend.url || this.router === undefined) return;

@@ -41,3 +41,75 @@ export class RetryBudget {
     return { retried: this.retried, refused: this.refused, available: Math.floor(this.tokens) };
   }
 }
+
+/**
+ * The pool's RetryBudget with a share for each client key: a key's retry
+ * comes out of the pool's bucket and out of a bucket of its own, which its
+ * own first attempts fill at the pool's ratio and which holds at most
+ * `keyBurst`. So one key spends at most keyBurst of the pool's retries beyond
+ * what its own traffic earns. Without it, one client sending requests that
+ * every backend answers 500 or 404 (each new body is retried once: the
+ * isolate remembers a body only after it failed twice) drained the pool's
+ * bucket, and another client's retry from a dying backend was refused.
+ * A request without a key (none given) is held to the pool's bucket only.
+ * The keys remembered are bounded (least recently used first out); a key
+ * forgotten starts again with a full bucket.
+ */
+export class KeyedRetryBudget {
+  private readonly keys = new Map<string, number>();
+  private refusedByKey = 0;
+
+  constructor(
+    readonly pool: RetryBudget,
+    readonly keyBurst: number,
+    readonly maxKeys: number,
+  ) {
+    if (!(keyBurst >= 1) || !Number.isFinite(keyBurst))
+      throw new RangeError(`keyBurst: must be a finite number >= 1, got ${keyBurst}`);
+    if (!(maxKeys >= 1)) throw new RangeError(`maxKeys: must be >= 1, got ${maxKeys}`);
+  }
+
+  get ratio(): number {
+    return this.pool.ratio;
+  }
+
+  /** A first attempt by `key` was routed. */
+  deposit(key?: string): void {
+    this.pool.deposit();
+    if (key === undefined) return;
+    this.set(key, Math.min(this.keyBurst, this.tokensOf(key) + this.pool.ratio));
+  }
+
+  /** Takes one retry for `key` from its share and the pool's budget; false when either has none. */
+  tryWithdraw(key?: string): boolean {
+    if (key === undefined) return this.pool.tryWithdraw();
+    const mine = this.tokensOf(key);
+    if (mine < 1) {
+      this.refusedByKey++;
+      return false;
+    }
+    if (!this.pool.tryWithdraw()) return false;
+    this.set(key, mine - 1);
+    return true;
+  }
+
+  stats(): {
+    readonly retried: number;
+    readonly refused: number;
+    readonly refusedByKey: number;
+    readonly available: number;
+  } {
+    const p = this.pool.stats();
+    return { ...p, refused: p.refused + this.refusedByKey, refusedByKey: this.refusedByKey };
+  }
+
+  private tokensOf(key: string): number {
+    return this.keys.get(key) ?? this.keyBurst;
+  }
+
+  private set(key: string, tokens: number): void {
+    this.keys.delete(key);
+    this.keys.set(key, tokens);
+    if (this.keys.size > this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
+  }
+}

@@ -30,17 +30,40 @@ import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
 import { sha256 } from "./sha256";
 
-/** A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). */
+/**
+ * A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). Only plain
+ * decimal digits are read (a point too where the setting is not an integer): JavaScript's Number() also
+ * takes "" and blanks (as 0), hex, octal and binary ("0x10" as 16) and exponents ("1e3"), so a var emptied
+ * by mistake read as 0 and was refused with a bound it never stated ("must be >= 1"), and a hex figure
+ * passed as another number. An empty var is named as empty: unset, a var takes its default.
+ */
 function numericVar(name: SettingName) {
   const s = SETTINGS[name];
-  const text = z.string().trim();
-  const parsed = s.integer
-    ? text.regex(/^\d+$/, `must be an integer (${s.unit})`).transform(Number)
-    : text.transform(Number);
-  return parsed
+  const form = s.integer ? /^\d+$/ : /^(\d+(\.\d*)?|\.\d+)$/;
+  const what = s.integer ? `an integer (${s.unit})` : `a number (${s.unit})`;
+  return z
+    .string()
+    .trim()
+    .transform((text, ctx) => {
+      if (text === "") {
+        ctx.addIssue({
+          code: "custom",
+          message: `is empty: remove it for the default (${s.default}), or give ${what}`,
+        });
+        return z.NEVER;
+      }
+      if (!form.test(text)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be ${what} in decimal digits${s.integer ? "" : " (a point allowed)"}, no sign, hex or exponent`,
+        });
+        return z.NEVER;
+      }
+      return Number(text);
+    })
     .pipe(
       z
-        .number({ error: `must be a number (${s.unit})` })
+        .number({ error: `must be ${what}` })
         .min(s.min, `must be >= ${s.min}`)
         .max(s.max, `must be <= ${s.max}`),
     )
@@ -119,6 +142,28 @@ const backendsSchema = z
       seen.add(b.id);
     });
   });
+
+let backendsCache: { raw: string; byId: ReadonlyMap<string, BackendConfig> } | undefined;
+
+/**
+ * BACKENDS' entries by id, read on their own: for the RouterDO, which probes and scrapes its backends and
+ * must send each one's apiKey as requests do, while the PoolSpec it is sent never carries a key
+ * (router-rpc.ts). Empty when BACKENDS is unset or invalid (then the Worker routes nothing anyway). Cached
+ * by the raw string, as parseConfig is.
+ */
+export function backendsById(raw: string | undefined): ReadonlyMap<string, BackendConfig> {
+  if (raw === undefined) return new Map();
+  if (backendsCache?.raw === raw) return backendsCache.byId;
+  let byId = new Map<string, BackendConfig>();
+  try {
+    const r = backendsSchema.safeParse(JSON.parse(raw));
+    if (r.success) byId = new Map(r.data.map((b) => [b.id, b]));
+  } catch {
+    // Not JSON: no entries.
+  }
+  backendsCache = { raw, byId };
+  return byId;
+}
 
 const envSchema = z
   .object({

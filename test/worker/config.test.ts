@@ -212,6 +212,23 @@ describe("parseConfig", () => {
       const r = await parseConfig({ ...base, [name]: "lots" });
       expect(r.ok).toBe(false);
     });
+
+    it("refuses an empty value by name, never reading it as 0", async () => {
+      for (const empty of ["", "  "]) {
+        const r = await parseConfig({ ...base, [name]: empty });
+        expect(r.ok, `${name}=${JSON.stringify(empty)}`).toBe(false);
+        if (!r.ok) expect(r.errors.join("; ")).toContain(`${name}: is empty: remove it for the default`);
+      }
+    });
+
+    it("refuses hex, octal, binary, exponent and signed forms, even of a number in range", async () => {
+      // Each reads as a number in range for JavaScript's Number(): 0x10 = 16, 1e1 = 10, +5 = 5...
+      for (const odd of ["0x10", "0o20", "0b11", "1e1", "5e0", "+5", "Infinity"]) {
+        const r = await parseConfig({ ...base, PREFIX_TOKENS: "1024", [name]: odd });
+        expect(r.ok, `${name}=${odd}`).toBe(false);
+        if (!r.ok) expect(r.errors.join("; ")).toContain(`${name}: must be`);
+      }
+    });
   });
 
   it("formats zod paths like BACKENDS[2].url", () => {

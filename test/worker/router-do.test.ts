@@ -4,15 +4,25 @@
  * a refused connection is retried on another backend and marks the dead one
  * unhealthy; alarms expire forgotten leases and restore recovered backends.
  */
-import { createExecutionContext, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { keyIdOf } from "../../src/worker/gateway-keys";
+import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
+import { sha256 } from "../../src/worker/sha256";
 import {
   authHeaders,
   BACKEND_KEY,
+  CLIENT_KEY,
   chatBody,
   gatewayWithEnv,
+  interceptRoute,
   longPrompt,
   SPARE_MODEL,
   settle,
@@ -43,6 +53,33 @@ async function stats() {
   const s = await stub().stats();
   if (!s.ok) throw new Error(s.message);
   return s;
+}
+
+/**
+ * The object reads backends' keys from its own env (its BACKENDS: the spec it is sent carries none). Deployed,
+ * the Worker and its objects read one env; here the Worker's is swapped per request (gatewayWithEnv), so the
+ * object's is swapped to match.
+ */
+async function objectEnv(overrides: Partial<Env>): Promise<void> {
+  await runInDurableObject(stub(), (instance) => {
+    const o = instance as unknown as { env: Env };
+    o.env = { ...o.env, ...overrides };
+  });
+}
+
+/** Three leases on `id` that end in a connect error, through the Worker's own RPC: `id` is ejected. */
+async function ejectByRpc(id: string): Promise<void> {
+  const s = await stats();
+  let faults = 0;
+  for (let i = 0; i < 200 && faults < 3; i++) {
+    const r = await stub().route({ fleetVersion: s.fleetVersion, blocks: [i * 7919 + 5], promptTokens: 16 });
+    if (!r.ok) throw new Error(r.message);
+    if (r.backendId === id) {
+      faults++;
+      await stub().complete(r.leaseId, { ok: false, failure: "connect_error" });
+    } else await stub().complete(r.leaseId, { ok: true });
+  }
+  expect((await stats()).backends.find((x) => x.id === id)!.healthy).toBe(false);
 }
 
 describe("RouterDO", () => {
@@ -138,6 +175,53 @@ describe("RouterDO", () => {
     expect((await stats()).usage.restorations).toBeGreaterThanOrEqual(1);
   });
 
+  it("keeps out a backend that refuses its key though its /health is open: the probe asks /v1/models with that key", async () => {
+    // vLLM started with --api-key guards /v1 and leaves /health open (as the emulators do). Probed on /health
+    // alone, a backend whose BACKENDS key was wrong was restored after 2 probes, took requests, was ejected
+    // again after 3 retried ones, and so on, for as long as the key stayed wrong.
+    const [a, b] = spareUrls() as [string, string];
+    const pool = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: "key-right", url: a, apiKey: BACKEND_KEY },
+          { id: "key-wrong", url: b, apiKey: "not-the-emulators-key" },
+        ].map((x) => ({ ...x, models: [SPARE_MODEL], weight: 1, kvCacheTokens: 262144 })),
+      ),
+    };
+    await objectEnv(pool);
+    for (let i = 0; i < 40; i++) {
+      const res = await gatewayWithEnv(pool, "/v1/chat/completions", spareChat(`wrong-key-${i}`));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe("key-right");
+      await settle(SPARE_MODEL);
+      if (!(await stats()).backends.find((x) => x.id === "key-wrong")!.healthy) break;
+    }
+    expect((await stats()).backends.find((x) => x.id === "key-wrong")!.healthy).toBe(false);
+    const restored = (await stats()).usage.restorations;
+    // Two probe times (HEALTH_PROBE_SECONDS = 1): open /health twice would have restored it (RESTORE_AFTER_CHECKS = 2).
+    for (let i = 0; i < 3; i++) {
+      await sleep(1100);
+      await runDurableObjectAlarm(stub());
+    }
+    const out = (await stats()).backends.find((x) => x.id === "key-wrong")!;
+    expect(out.healthy).toBe(false);
+    expect(out.nextProbeAt! - Date.now()).toBeGreaterThan(0);
+    expect((await stats()).usage.restorations).toBe(restored);
+  }, 30_000);
+
+  it("restores a backend with its right key: the probe sends it (without, /v1/models would refuse)", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const pool = { BACKENDS: fleet({ id: "key-a", url: a }, { id: "key-b", url: b }) };
+    await objectEnv(pool);
+    expect((await gatewayWithEnv(pool, "/v1/chat/completions", spareChat("right-key"))).status).toBe(200);
+    await ejectByRpc("key-b");
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    await sleep(1100);
+    await runDurableObjectAlarm(stub());
+    expect((await stats()).backends.find((x) => x.id === "key-b")!.healthy).toBe(true);
+  }, 20_000);
+
   it("expires a lease that never completes, by alarm, releasing its in-flight slot", async () => {
     const [a] = spareUrls() as [string];
     const short = { BACKENDS: fleet({ id: "lease-a", url: a }), LEASE_TTL_SECONDS: "1" };
@@ -164,5 +248,77 @@ describe("RouterDO", () => {
     await held.body?.cancel();
     await waitOnExecutionContext(ctx);
     expect((await stats()).backends[0]!.inflight).toBe(0);
+  });
+});
+
+describe("the pool's retry budget, shared out by client key", () => {
+  // Each new body that every backend answers 500 (or 404) is retried once before the isolate remembers it:
+  // one client sending such requests without end spent the whole pool's budget, and another client's retry
+  // away from a backend that had just died was refused (bench/results/red-team.md, third pass, item 5).
+  const spec = testPoolSpec([
+    { id: "rb-a", url: "http://127.0.0.1:9" },
+    { id: "rb-b", url: "http://127.0.0.1:9" },
+  ]);
+  const version = "retry-share-1";
+
+  /** A first attempt by `key` that fails with `failure`, and its retry asked for; whether it was granted. */
+  async function failAndRetry(
+    stub: DurableObjectStub<import("../../durable-objects/router-do").RouterDO>,
+    key: string,
+    i: number,
+    failure: "http_500" | "connect_error",
+  ): Promise<boolean> {
+    const first = await stub.route({
+      fleetVersion: version,
+      spec,
+      blocks: [i * 7919 + 3],
+      promptTokens: 16,
+      clientKey: key,
+    });
+    if (!first.ok) throw new Error(first.message);
+    const retry = await stub.route({
+      fleetVersion: version,
+      blocks: [i * 7919 + 3],
+      promptTokens: 16,
+      clientKey: key,
+      retryOf: { leaseId: first.leaseId, failure },
+    });
+    if (!retry.ok) {
+      expect(retry.code).toBe("retry_budget_exhausted");
+      return false;
+    }
+    await stub.complete(retry.leaseId, failure === "http_500" ? { ok: false, failure } : { ok: true });
+    return true;
+  }
+
+  it("the Worker names the client's key to the RouterDO by its id, never by the key", async () => {
+    const [a] = spareUrls() as [string];
+    const seen: (string | undefined)[] = [];
+    const ROUTER = interceptRoute((input, real) => {
+      seen.push(input.clientKey);
+      return real(input);
+    });
+    const res = await gatewayWithEnv(
+      { BACKENDS: fleet({ id: "rb-key", url: a }), ROUTER },
+      "/v1/chat/completions",
+      spareChat("client-key"),
+    );
+    expect(res.status).toBe(200);
+    expect(seen).toEqual([keyIdOf(await sha256(CLIENT_KEY))]);
+    expect(seen[0]).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("one key whose every request fails everywhere cannot take the retries another key needs", async () => {
+    const stub = env.ROUTER.getByName("retry-share");
+    let flooded = 0;
+    for (let i = 0; i < 60; i++) if (await failAndRetry(stub, "0123456789abcdef", i, "http_500")) flooded++;
+    // Its share: 5 of the pool's 10 at once, plus 0.2 per request of its own.
+    expect(flooded).toBeLessThanOrEqual(5 + 0.2 * 60);
+    // Another key's request on a backend that just died is still retried elsewhere, every time.
+    for (let i = 0; i < 3; i++)
+      expect(await failAndRetry(stub, "fedcba9876543210", 1000 + i, "connect_error")).toBe(true);
+    const s = await stub.stats();
+    if (!s.ok) throw new Error(s.message);
+    expect(s.usage.retriesRefused).toBe(60 - flooded);
   });
 });

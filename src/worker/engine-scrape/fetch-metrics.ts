@@ -9,8 +9,10 @@
  *
  * Never throws: every failure (refused, timed out, not 200, nothing
  * readable) is a result with a reason, and the caller routes on without a
- * reading. No credentials are sent: vLLM and SGLang serve /metrics without
- * the API key that guards /v1.
+ * reading. The backend's apiKey is sent when it has one, as requests send
+ * it: vLLM and SGLang serve /metrics without the key that guards /v1, but a
+ * proxy in front of them may not. A redirect is never followed (the key
+ * would go to an address BACKENDS did not name): a 3xx is a failed scrape.
  */
 import { EngineMetricsReader, type EngineMetricsReading } from "./engine-metrics";
 
@@ -21,6 +23,8 @@ export interface FetchMetricsOptions {
   readonly maxBytes: number;
   /** The fetch to use (the runtime's by default). */
   readonly fetch?: typeof fetch;
+  /** The backend's BACKENDS apiKey, sent as `Authorization: Bearer`. */
+  readonly apiKey?: string;
   /** Called when the response headers arrive: the moment the engine's figures describe. */
   readonly onHeaders?: () => void;
 }
@@ -34,17 +38,22 @@ export async function fetchEngineMetrics(url: string, o: FetchMetricsOptions): P
   let bytes = 0;
   let res: Response;
   try {
-    res = await (o.fetch ?? fetch)(url, {
-      signal,
-      headers: { accept: "text/plain;version=0.0.4" },
-    });
+    const headers: Record<string, string> = { accept: "text/plain;version=0.0.4" };
+    if (o.apiKey !== undefined) headers.authorization = `Bearer ${o.apiKey}`;
+    res = await (o.fetch ?? fetch)(url, { signal, headers, redirect: "manual" });
   } catch (e) {
     return { ok: false, reason: failureOf(e, signal, "connect"), bytes };
   }
   o.onHeaders?.();
   if (res.status !== 200 || res.body === null) {
     await res.body?.cancel().catch(() => {});
-    return { ok: false, reason: `HTTP ${res.status}`, bytes };
+    const why =
+      res.status >= 300 && res.status < 400
+        ? ", a redirect (not followed)"
+        : res.status === 401 || res.status === 403
+          ? ", refused the gateway's credentials"
+          : "";
+    return { ok: false, reason: `HTTP ${res.status}${why}`, bytes };
   }
   const reader = new EngineMetricsReader();
   const body = res.body.getReader();

@@ -3,7 +3,8 @@
  *
  * A retry happens only before the first byte reaches the client, only on
  * another backend, at most once per request, and only while the pool's retry
- * budget allows (router/router-client.ts: the RouterDO spends it). It is tried for
+ * budget allows (router/router-client.ts: the RouterDO spends it, and holds each client key to a share of
+ * it: src/routing/retry-budget.ts KeyedRetryBudget). It is tried for
  * a refused or timed-out connection, a backend that refuses the gateway's
  * own key (a 401/403: upstream.ts, a fault of that backend), a 502/503/504, a 429 or a 503 with a
  * retry-after (busy: that backend is kept out of decisions for that long,

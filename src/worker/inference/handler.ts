@@ -21,6 +21,7 @@ export function inferenceHandler(kind: InferenceKind) {
       pool: await poolFor(config, request.model),
       req: request.route,
       armKey: request.armKey,
+      clientKey: c.get("gatewayKey").id,
       routerMs: config.deadlines.routerMs,
       reportCarryMs: config.deadlines.reportCarryMs,
       now: Date.now,

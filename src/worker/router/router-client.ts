@@ -192,6 +192,8 @@ export interface RouteCall {
   readonly req: RouteRequest;
   /** The request's A/B arm key (inference/arm-key.ts). */
   readonly armKey: number;
+  /** The client's gateway key id (RouteInput.clientKey): its share of the pool's retry budget. */
+  readonly clientKey?: string;
   readonly routerMs: number;
   /** REPORT_CARRY_MS: how long a finished request's report waits for a route call to carry it. */
   readonly reportCarryMs: number;
@@ -401,6 +403,7 @@ async function routeVia(
       ...call.req,
       ...(carried.length > 0 ? { completes: carried } : {}),
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
+      ...(call.clientKey !== undefined ? { clientKey: call.clientKey } : {}),
       ...retry,
       fleetVersion: cell.version,
       ...(withSpec ? { spec: cell.spec } : {}),

@@ -4,7 +4,8 @@
  * the dependency runs one way). Plain data only (RPC drops error classes),
  * every method returns a result union. Nothing here
  * carries a secret: backends travel with their url (the DO probes /health)
- * but never with their apiKey.
+ * but never with their apiKey (the DO reads a backend's key from its own
+ * BACKENDS, for its probes and scrapes: config.ts backendsById).
  *
  * Shard-agnostic: a RouterDO decides over the traffic it is given and never
  * assumes it sees all of a pool's requests; the Worker chooses the object
@@ -91,6 +92,11 @@ export interface RouteInput {
   readonly promptKey?: number;
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
   readonly armKey?: number;
+  /**
+   * The client's gateway key by its id (GatewayKey.id: 16 hex digits of its SHA-256, never the key): the
+   * retry budget gives each key a share of its own (src/routing/retry-budget.ts KeyedRetryBudget).
+   */
+  readonly clientKey?: string;
   /**
    * With K > 1 cells: which cell this RouterDO is (0-based), and the calling isolate's figures of every
    * cell's load (src/routing/cell-loads.ts, [inflight, ageMs] per cell). The object keeps the freshest
