@@ -41,7 +41,6 @@ export const MOONCAKE_MOE_8_TUNING: AuditRunSpec = {
   preset: "qwen3-30b-a3b-h100-vllm",
 };
 
-/** The prepared requests and the fleet of one audited run (the 32k key window and max_tokens as clients send it). */
 /** Burst 8B seed 80: the +43% collision run of fresh-seeds, the default of first-prefill's and copy-guard's audits. */
 export const BURST_8B_SEED_80: Omit<AuditRunSpec, "requests"> = {
   spec: "burst",
@@ -52,6 +51,7 @@ export const BURST_8B_SEED_80: Omit<AuditRunSpec, "requests"> = {
   preset: "llama-3.1-8b-h100-vllm",
 };
 
+/** The prepared requests and the fleet of one audited run (the 32k key window and max_tokens as clients send it). */
 export async function loadAuditRun(a: AuditRunSpec) {
   const isTrace = a.spec === "mooncake";
   const data = await loadSetData(a.spec, {
