@@ -21,6 +21,7 @@
  * Bounds: both calls within one `timeoutMs`; no body is read (each is
  * cancelled at its headers).
  */
+import { backendAuthorization, isRedirect, refusesCredentials } from "../src/worker/backend-http";
 
 export interface ProbeOptions {
   /** The whole probe (both calls) must end within this, ms. */
@@ -40,8 +41,7 @@ export type ProbeResult = { readonly healthy: true } | { readonly healthy: false
 
 export async function probeBackend(url: string, o: ProbeOptions): Promise<ProbeResult> {
   const signal = AbortSignal.timeout(o.timeoutMs);
-  const headers: Record<string, string> = {};
-  if (o.apiKey !== undefined) headers.authorization = `Bearer ${o.apiKey}`;
+  const headers = backendAuthorization(o.apiKey);
   const get = async (path: string): Promise<number> => {
     const res = await (o.fetch ?? fetch)(`${url}${path}`, { headers, signal, redirect: "manual" });
     await res.body?.cancel().catch(() => {});
@@ -49,15 +49,13 @@ export async function probeBackend(url: string, o: ProbeOptions): Promise<ProbeR
   };
   try {
     const health = await get("/health");
-    if (health >= 300 && health < 400)
-      return { healthy: false, reason: `/health answered ${health}, a redirect` };
+    if (isRedirect(health)) return { healthy: false, reason: `/health answered ${health}, a redirect` };
     if (health < 200 || health >= 300) return { healthy: false, reason: `/health answered ${health}` };
     if (o.checkCredentials !== true) return { healthy: true };
     const models = await get("/v1/models");
-    if (models === 401 || models === 403)
+    if (refusesCredentials(models))
       return { healthy: false, reason: `/v1/models refused the gateway's credentials (${models})` };
-    if (models >= 300 && models < 400)
-      return { healthy: false, reason: `/v1/models answered ${models}, a redirect` };
+    if (isRedirect(models)) return { healthy: false, reason: `/v1/models answered ${models}, a redirect` };
     return { healthy: true };
   } catch (e) {
     return {

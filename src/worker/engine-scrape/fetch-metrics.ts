@@ -14,6 +14,7 @@
  * proxy in front of them may not. A redirect is never followed (the key
  * would go to an address BACKENDS did not name): a 3xx is a failed scrape.
  */
+import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
 import { EngineMetricsReader, type EngineMetricsReading } from "./engine-metrics";
 
 export interface FetchMetricsOptions {
@@ -38,8 +39,7 @@ export async function fetchEngineMetrics(url: string, o: FetchMetricsOptions): P
   let bytes = 0;
   let res: Response;
   try {
-    const headers: Record<string, string> = { accept: "text/plain;version=0.0.4" };
-    if (o.apiKey !== undefined) headers.authorization = `Bearer ${o.apiKey}`;
+    const headers = { accept: "text/plain;version=0.0.4", ...backendAuthorization(o.apiKey) };
     res = await (o.fetch ?? fetch)(url, { signal, headers, redirect: "manual" });
   } catch (e) {
     return { ok: false, reason: failureOf(e, signal, "connect"), bytes };
@@ -47,12 +47,11 @@ export async function fetchEngineMetrics(url: string, o: FetchMetricsOptions): P
   o.onHeaders?.();
   if (res.status !== 200 || res.body === null) {
     await res.body?.cancel().catch(() => {});
-    const why =
-      res.status >= 300 && res.status < 400
-        ? ", a redirect (not followed)"
-        : res.status === 401 || res.status === 403
-          ? ", refused the gateway's credentials"
-          : "";
+    const why = isRedirect(res.status)
+      ? ", a redirect (not followed)"
+      : refusesCredentials(res.status)
+        ? ", refused the gateway's credentials"
+        : "";
     return { ok: false, reason: `HTTP ${res.status}${why}`, bytes };
   }
   const reader = new EngineMetricsReader();

@@ -13,6 +13,7 @@
  * The client's credentials never leave the gateway: the upstream request
  * carries only the backend's own key.
  */
+import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
 import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
 
@@ -80,16 +81,6 @@ function htmlPageOf(res: Response): string | undefined {
     : undefined;
 }
 
-/**
- * A 401 or 403: the backend refusing the key the gateway sent it (a wrong or missing BACKENDS apiKey, a
- * proxy's access rule). The client's own credentials never go upstream, so this is never about the client:
- * relayed, it told every client routed there that its own key was wrong (the SDKs raise AuthenticationError),
- * and the backend, never blamed, stayed in rotation. It is a fault of that backend, retried elsewhere.
- */
-function refusedCredentials(res: Response): boolean {
-  return res.status === 401 || res.status === 403;
-}
-
 export async function callBackend(
   backend: BackendConfig,
   path: string,
@@ -97,8 +88,11 @@ export async function callBackend(
   upstreamRequestId: string,
   opts: AttemptOptions,
 ): Promise<Attempt> {
-  const headers = new Headers({ "content-type": "application/json", "x-request-id": upstreamRequestId });
-  if (backend.apiKey !== undefined) headers.set("authorization", `Bearer ${backend.apiKey}`);
+  const headers = new Headers({
+    "content-type": "application/json",
+    "x-request-id": upstreamRequestId,
+    ...backendAuthorization(backend.apiKey),
+  });
   const abort = new AbortController();
   const onClientGone = () => abort.abort(new Error("client disconnected"));
   if (opts.client.aborted) onClientGone();
@@ -142,14 +136,16 @@ export async function callBackend(
     res.body?.cancel().catch(() => {});
     return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
   }
-  if (res.status >= 300 && res.status < 400) {
+  if (isRedirect(res.status)) {
     res.body?.cancel().catch(() => {});
     // Where it points is not said: the client reads this message, and backend addresses are not for clients.
     return failed(
       new Error(`answered ${res.status}, a redirect: its BACKENDS url must be the server's own address`),
     );
   }
-  if (refusedCredentials(res)) {
+  // Relayed, a refusal of the gateway's key told every client routed there that its own key was wrong (the
+  // SDKs raise AuthenticationError), and the backend, never blamed, stayed in rotation: its fault, retried.
+  if (refusesCredentials(res.status)) {
     res.body?.cancel().catch(() => {});
     return failed(
       new Error(`refused the gateway's credentials (${res.status}): check its apiKey in BACKENDS`),
