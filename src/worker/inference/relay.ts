@@ -25,6 +25,8 @@ export interface RelayHooks {
   onFirstContent(at: number): void;
   /** Called exactly once, when the relay is over for any reason. */
   onEnd(end: RelayEnd, tap: Tap): void;
+  /** Called for each chunk read from the backend (its proof of life: backend-progress.ts). */
+  onChunk?(at: number): void;
 }
 
 export interface RelaySource {
@@ -109,6 +111,7 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
               end({ kind: "done" });
               return;
             }
+            hooks.onChunk?.(Date.now());
             if (forward(value, controller)) return;
           }
         } catch (err) {
