@@ -3,8 +3,12 @@
 # run at a time (nice 10: the machine is shared), on both engine presets:
 #
 #   npm run bench:sim:all -- sweeps    the load sweeps (least_outstanding, tuning set) behind each load below
-#   npm run bench:sim:all -- tuning    every tuning-set workload: seeds 1-2, Mooncake's first half
-#   npm run bench:sim:all -- scoring   every workload on the scoring set: seeds 3-5, Mooncake's second half
+#   npm run bench:sim:all -- tuning    every tuning-set workload: seeds 1-2 (Mooncake: its first half, seeds 1-2)
+#   npm run bench:sim:all -- scoring   every workload on the scoring set: seeds 3-5 (Mooncake: its second half,
+#                                      seeds 3-5; a trace's seed draws the clients' max_tokens and the routers'
+#                                      randomness. Until after-resweep the race ran each half once, on seed 1,
+#                                      and one such run moved Mooncake MoE's p99 by up to ±10% and its hit by
+#                                      5 points: SUMMARY.md, "Mooncake over three seeds")
 #   npm run bench:sim:all -- all       the three, in that order
 #   npm run bench:sim:all -- scoring after-issue-12
 #                                      the same runs, reports under bench/results/after-issue-12/:
@@ -131,27 +135,19 @@ load_flag() { if has "$TRACES" "$1"; then echo "--speed $2"; else echo "--rate $
 tuning_one() {
   local name=$1 backends=$2 extra=$3 load=$5 preset=$6
   has "$SCORED_ONLY" "$name" && return 0
-  if has "$TRACES" "$name"; then
-    sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set tuning --preset "$preset"
-  else
-    for seed in 1 2; do
-      sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set tuning --seed $seed \
-        --preset "$preset"
-    done
-  fi
+  for seed in 1 2; do
+    sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set tuning --seed $seed \
+      --preset "$preset"
+  done
 }
 
 # shellcheck disable=SC2046,SC2086
 scoring_one() {
   local name=$1 backends=$2 extra=$3 load=$5 preset=$6
-  if has "$TRACES" "$name"; then
-    sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring --preset "$preset"
-  else
-    for seed in 3 4 5; do
-      sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring --seed $seed \
-        --preset "$preset"
-    done
-  fi
+  for seed in 3 4 5; do
+    sim --workload "$name" --backends "$backends" $extra $(load_flag "$name" "$load") --set scoring --seed $seed \
+      --preset "$preset"
+  done
 }
 
 # shellcheck disable=SC2046,SC2086

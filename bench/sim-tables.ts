@@ -254,9 +254,7 @@ function headline(set: SetName, folder?: string): string {
         label(v.key),
         load(rs[0]!),
         rs[0]!.workload === "mooncake"
-          ? set === "scoring"
-            ? "2nd half"
-            : "1st half"
+          ? `${set === "scoring" ? "2nd half" : "1st half"}${rs.length > 1 ? `, ${rs.map((r) => r.fleet.seed).join(",")}` : ""}`
           : rs.map((r) => r.fleet.seed).join(","),
         `${spread(
           col(rs, "prefix_aware", (x) => x.ttftP50Ms),

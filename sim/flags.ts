@@ -142,6 +142,21 @@ export function setFlag(v: string | undefined): SetName | undefined {
   return v;
 }
 
+/**
+ * The set and seed in a default report name: `-<set>-s<seed>` for a synthetic workload; for a trace, whose
+ * set is its half, `-<set>` and its seed only when --seed gave one (the race replays each half on the set's
+ * seeds; a command without --seed runs seed 1 and keeps the name it always had).
+ */
+export function setNameTag(
+  set: SetName | undefined,
+  isTrace: boolean,
+  seed: number,
+  seedGiven: boolean,
+): string {
+  if (set === undefined) return "";
+  return isTrace && !seedGiven ? `-${set}` : `-${set}-s${seed}`;
+}
+
 /** The run's seed: --seed, checked against --set's seeds for a synthetic workload (its first by default). */
 export function runSeed(set: SetName | undefined, workload: string, v: string | undefined): number {
   if (set === undefined || isTraceSpec(workload)) return seedFlag(v);

@@ -27,6 +27,7 @@ import {
   sampleRateFlag,
   scrapeFlag,
   secondClientFlag,
+  setNameTag,
   TRAFFIC_OPTIONS,
   TRAFFIC_USAGE,
   UsageError,
@@ -105,7 +106,7 @@ async function main(argv: string[]): Promise<void> {
   const base = workload.startsWith("file:") ? "trace" : workload;
   const traffic = `${secondClientTag(secondClient)}${scrapeMs > 0 ? `-scrape${scrapeMs}` : ""}`;
   const variant = `${sampleRate !== undefined ? `-sf${+sampleRate.toFixed(6)}` : ""}${durationS !== undefined ? `-${durationS}s` : ""}${traffic}`;
-  const inSet = set === undefined ? "" : isTrace ? `-${set}` : `-${set}-s${seed}`;
+  const inSet = setNameTag(set, isTrace, seed, values.seed !== undefined);
   const presetTag = engine.preset === DEFAULT_PRESET ? "" : `-${engine.preset}`;
   const name =
     values.name ??
