@@ -5,6 +5,8 @@
  * emulators' KV counters, and teardown — always, also on error.
  */
 
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { EngineConfig } from "../../sim/model/types";
 import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../emulator/fleet";
 import type { Emulator, EmulatorOptions } from "../emulator/server";
@@ -271,6 +273,16 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
         });
       };
     }
+    const traceDir = process.env.E2E_TRACE_DIR;
+    const statsAt = async (when: string): Promise<void> => {
+      if (traceDir === undefined || gateway === undefined || arm === PASSTHROUGH) return;
+      const res = await fetch(`${gateway.url}/admin/stats`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      await writeFile(join(traceDir, `${arm}-stats-${when}.json`), await res.text());
+    };
+    await statsAt("start");
     const before = await kvCounters(fleet);
     let done = 0;
     const run = await replayOpenLoop({
@@ -282,6 +294,27 @@ export async function runArm(arm: string, items: readonly E2eItem[], cfg: ArmCon
       },
     });
     const after = await kvCounters(fleet);
+    await statsAt("end");
+    if (traceDir !== undefined)
+      await writeFile(
+        join(traceDir, `${arm}-requests.jsonl`),
+        run.records
+          .map((r) =>
+            JSON.stringify({
+              i: r.index,
+              atMs: r.item.atMs,
+              sentMs: Math.round(r.sentMs),
+              backend: r.result.backend ?? picked.get(r.item),
+              route: r.result.route,
+              expected: r.result.expectedCachedTokens,
+              prompt: r.result.promptTokens ?? r.item.request.promptTokens,
+              cached: r.result.cachedTokens,
+              ttftMs: r.result.ttftMs,
+              outcome: r.result.outcome,
+            }),
+          )
+          .join("\n"),
+      );
     // What the RouterDO counted (ejections, expired leases, local decisions): a routing arm only.
     const pool: GatewayPoolState | undefined =
       gateway !== undefined && arm !== PASSTHROUGH

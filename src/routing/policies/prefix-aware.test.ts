@@ -497,6 +497,38 @@ describe("prefix_aware", () => {
     expect(homedOnBusy).toBe(0);
   });
 
+  it("a backend the first burst of a shared opening missed sits out while a holder of the opening is idle", () => {
+    // The e2e Mooncake replay's idle emulator (bench/results/e2e-idle-emu.md): conversations that open with
+    // the same 512 tokens (32 blocks), then 6,400 tokens of their own. A first burst of three spreads over
+    // three backends (queueing behind the home's prefill costs more than repeating 512 tokens on an idle
+    // one); the fourth backend never got the opening, so it costs one 512-token prefill more than an idle
+    // holder, past the 1 ms tie tolerance: it takes nothing until every holder has a prefill queued.
+    const { router, ctx } = setup();
+    const conversation = (k: number) => ({ ...prompt(7, 32, k, 400), outputTokens: 32 });
+    const burst = [0, 1, 2].map((k) => router.route(conversation(k), ctx(k)));
+    const holders = new Set(burst.map((r) => r.decision.backendId));
+    expect(holders.size).toBe(3);
+    expect(burst.slice(1).map((r) => r.decision.reason)).toEqual(["spill", "spill"]);
+    const idle = FLEET.find((b) => !holders.has(b.id))!.id;
+    for (const [k, r] of burst.entries())
+      router.complete(r.ticket, { ok: true, cachedTokens: 0, ttftMs: 700 }, ctx(700 + k));
+    // One new conversation at a time, each done before the next: a holder is always idle, and wins.
+    for (let k = 3; k < 40; k++) {
+      const t = 1000 * k;
+      const { decision, ticket } = router.route(conversation(k), ctx(t));
+      expect(decision.backendId).not.toBe(idle);
+      expect(decision.reason).toBe("affinity");
+      expect(decision.expectedCachedTokens).toBe(32 * 16);
+      router.complete(ticket, { ok: true, cachedTokens: 512, ttftMs: 600 }, ctx(t + 600));
+    }
+    // Once every holder has a prefill queued, the backend without the opening is the cheapest start.
+    const busy = [40, 41, 42].map((k) => router.route(conversation(k), ctx(100_000)).decision.backendId);
+    expect(new Set(busy)).toEqual(holders);
+    const next = router.route(conversation(43), ctx(100_001)).decision;
+    expect(next.backendId).toBe(idle);
+    expect(next.reason).toBe("spill");
+  });
+
   it("tenants (different chain seeds) never share affinity", () => {
     const { router, ctx } = setup();
     const a = router.route(prompt(3, 64, 0, 2), ctx(0));
