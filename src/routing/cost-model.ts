@@ -246,11 +246,6 @@ export class PrefillCostModel {
     return this.states[i]!.kvTokens;
   }
 
-  /** Backend i's configured KV capacity, tokens. */
-  capacityTokens(i: number): number {
-    return this.states[i]!.capacity;
-  }
-
   /** How long our requests decode on backend i (first token → completion), ms, as learned; 0 until seen. */
   decodeMs(i: number): number {
     return this.states[i]!.decodeMs;

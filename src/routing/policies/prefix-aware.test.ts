@@ -670,53 +670,6 @@ describe("prefix_aware", () => {
     expect(policy.learnedInflightMs(0)!).toBeCloseTo(0.5, 1);
   });
 
-  /**
-   * A conversation's first turn (prefix 1: 64 blocks, 1,024 tokens) ran on `holder` and completed; a second
-   * turn with a 70-block question of its own (1,120 tokens, 112 ms at the default rate) is still prefilling
-   * there at 1,000. The third turn comes at 1,001: the holder prefills 69 tokens behind about 111 ms of queue,
-   * the other backend its whole 1,093 tokens (109 ms) at once.
-   */
-  function turnBehindQueue(capacity: number) {
-    const fleet = ["g0", "g1"].map((id) => ({ id, weight: 1, kvCacheTokens: capacity }));
-    const policy = new PrefixAwarePolicy();
-    const router = new Router(fleet, { policy });
-    const random = seededRandom(1);
-    const first = router.route(prompt(1, 64, 0, 4), { now: 0, random });
-    router.complete(first.ticket, { ok: true, cachedTokens: 0, ttftMs: 100 }, { now: 200, random });
-    const queued = router.route(prompt(1, 64, 1, 70), { now: 1000, random });
-    expect(queued.decision.backendId).toBe(first.decision.backendId);
-    // Each candidate's second-copy charge, and the same charge from its prefill term: the 1,024 tokens it
-    // would hold a second time at its rate (its prefill term over the 1,093 tokens it prefills), in the
-    // share of its capacity it would hold (nothing of ours is in flight there: the turn's 1,093 tokens).
-    const copies = new Map<number, number>();
-    const expected = new Map<number, number>();
-    policy.costObserver = (i, t, _r, _f, _c, copyMs) => {
-      copies.set(i, copyMs);
-      expected.set(i, ((t.prefillMs * 1_024) / 1_093) * (1_093 / capacity));
-    };
-    const third = router.route(prompt(1, 64, 2, 4), { now: 1001, random });
-    const holder = fleet.findIndex((b) => b.id === first.decision.backendId);
-    return { third: third.decision, holder: first.decision, copies, expected, other: 1 - holder };
-  }
-
-  it("charges a backend without a history the prefill of its second copy again, in the share of its memory held", () => {
-    // 4,000 tokens of KV: the other backend would hold the turn's 1,093 tokens, 27% of it.
-    const tight = turnBehindQueue(4_000);
-    const holderIndex = 1 - tight.other;
-    expect(tight.copies.get(holderIndex)).toBe(0);
-    expect(tight.copies.get(tight.other)).toBeGreaterThan(25);
-    expect(tight.copies.get(tight.other)).toBeCloseTo(tight.expected.get(tight.other)!, 9);
-    // The copy's memory tips it: the turn waits for its history's holder.
-    expectJoins(tight.third, tight.holder);
-  });
-
-  it("a second copy on a backend with its memory free costs next to nothing: the turn goes where it starts at once", () => {
-    const roomy = turnBehindQueue(1_000_000);
-    expect(roomy.copies.get(roomy.other)).toBeLessThan(0.2);
-    expect(roomy.copies.get(roomy.other)).toBeCloseTo(roomy.expected.get(roomy.other)!, 9);
-    expect(roomy.third.backendId).not.toBe(roomy.holder.backendId);
-  });
-
   it("tells an observer every candidate's cost term by term, and picks the cheapest it was told", () => {
     const policy = new PrefixAwarePolicy();
     const router = new Router(FLEET, { policy });
@@ -725,8 +678,8 @@ describe("prefix_aware", () => {
       number,
       { queue: number; prefill: number; kv: number; inflight: number; cost: number }
     >();
-    policy.costObserver = (i, t, repeatMs, foreignMs, costMs, copyMs) => {
-      expect(costMs).toBe(t.total + repeatMs + foreignMs + copyMs);
+    policy.costObserver = (i, t, repeatMs, foreignMs, costMs) => {
+      expect(costMs).toBe(t.total + repeatMs + foreignMs);
       expect(t.total).toBeCloseTo(t.startMs + t.prefillMs + t.kvMs + t.inflightMs, 9);
       seen.set(i, {
         queue: t.queueWaitMs,

@@ -160,8 +160,6 @@ export type CostObserver = (
   repeatMs: number,
   foreignMs: number,
   costMs: number,
-  /** The memory of a second copy of a history the candidate does not hold (PrefixAwarePolicy.secondCopyMs). */
-  secondCopyMs: number,
 ) => void;
 
 export const DEFAULT_MIN_MATCH_TOKENS = 64;
@@ -386,10 +384,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       );
       const repeatMs = chargeRepeat ? this.model.prefillMs(i, uncached - leastUncached) : 0;
       const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
-      const copyMs = this.secondCopyMs(i, uncached - leastUncached, work[i]!);
-      const cost = terms.total + repeatMs + foreignMs + copyMs;
+      const cost = terms.total + repeatMs + foreignMs;
       costs[i] = cost;
-      this.costObserver?.(i, terms, repeatMs, foreignMs, cost, copyMs);
+      this.costObserver?.(i, terms, repeatMs, foreignMs, cost);
       candidates++;
       if (cost < bestCost) bestCost = cost;
     }
@@ -423,24 +420,6 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       }
     }
     return { index: best, reason };
-  }
-
-  /**
-   * The memory a second copy of a history costs: `extra` tokens of the prompt another candidate holds and
-   * backend i does not, which i prefills and then holds beside the holder's copy. Each block an engine
-   * allocates displaces a cached one once its memory is full, and the fuller it is with requests in flight,
-   * the more of what it still caches is somebody's live history: so the copy is charged its own prefill
-   * again, in the share of i's capacity the ledger sees held with this request on it (what we have in
-   * flight there plus this request's KV, at most all of it). No constant: the prefill at i's learned rate,
-   * and a share from the ledger and the configured capacity (bench/results/policy-work.md, "dup-history",
-   * and "copy-charge" for this term alone).
-   */
-  private secondCopyMs(i: number, extra: number, work: number): number {
-    if (!(extra > 0)) return 0;
-    const capacity = this.model.capacityTokens(i);
-    if (!(capacity > 0)) return 0;
-    const share = Math.min(1, (this.model.heldTokens(i) + work) / capacity);
-    return this.model.prefillMs(i, extra) * share;
   }
 
   /**
