@@ -480,3 +480,57 @@ describe("the usage chunk the gateway added never reaches a client that did not 
     expect((await poolStats(model)).leases).toBe(0);
   });
 });
+
+describe("a backend whose usage cannot be true", () => {
+  // The usage numbers feed the router's model of the backend (its learned prefill rate, its cache) and the
+  // pool's cumulative counters (/admin/stats, /metrics): a negative count made the counters run backwards,
+  // one past any context window (1e300) stayed in them for good, a cached count larger than the prompt gave
+  // a "hit rate" of 5,000,000 %, and a negative cached count taught the router a prefill rate 20 times the
+  // real one. Such a count is not believed; the answer itself is relayed as the backend sent it.
+  const lies: Record<string, unknown> = {
+    negative: {
+      prompt_tokens: -1000000,
+      completion_tokens: -5,
+      prompt_tokens_details: { cached_tokens: -999999999 },
+    },
+    absurd: {
+      prompt_tokens: 1e300,
+      completion_tokens: 1e300,
+      prompt_tokens_details: { cached_tokens: 1e300 },
+    },
+    fractional: { prompt_tokens: 2.5, completion_tokens: 0.5, prompt_tokens_details: { cached_tokens: 1.5 } },
+    "cached past the prompt": {
+      prompt_tokens: 3,
+      completion_tokens: 1,
+      prompt_tokens_details: { cached_tokens: 5000000 },
+    },
+  };
+
+  it.each(Object.keys(lies))("%s: relayed, never counted or learned from", async (name) => {
+    const model = `odd-usage-${name.replaceAll(" ", "-")}`;
+    const usage = lies[name];
+    for (const stream of [false, true]) {
+      // The fault server answers with the usage on the prompt's first line; the rest is worth a prefill sample.
+      const prompt = `${JSON.stringify(usage)}\n${"w ".repeat(600)}`;
+      const res = await gatewayWithEnv(
+        faultServerPool(model, "usagelie"),
+        "/v1/chat/completions",
+        ask(model, stream, prompt),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      if (!stream) expect(JSON.parse(text).usage).toEqual(usage);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.usage.completed).toBe(2);
+    // Only the believable counts are kept: the cached-past-the-prompt answer's completion_tokens (1 each).
+    const output = name === "cached past the prompt" ? 2 : 0;
+    expect(s.usage.withUsage).toBe(0);
+    expect(s.usage.cachedTokens).toBe(0);
+    expect(s.usage.promptTokens).toBe(0);
+    expect(s.usage.outputTokens).toBe(output);
+    // The prefill rate it started with (DEFAULT_PREFILL_TOKENS_PER_SEC): nothing was learned from the lie.
+    expect(s.router.backends[0]!.prefillTokensPerSec).toBe(10_000);
+  });
+});

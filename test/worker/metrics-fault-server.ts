@@ -35,9 +35,9 @@
  * - /poison/v1/chat/completions:  500 for a body holding "POISON" (a prompt every backend fails), and for one holding
  *                                  "VICTIM" the first time that body comes (a backend failing a request that its retry
  *                                  elsewhere gets served); otherwise 200 application/json.
- * - /usagelie/v1/chat/completions:  200, streamed or not as asked, whose `usage` is impossible: the numbers in the
- *                                  header `x-usage` (JSON) of the request (negative, fractional, past any context,
- *                                  cached_tokens past prompt_tokens).
+ * - /usagelie/v1/chat/completions:  200, streamed or not as asked, whose `usage` is the JSON on the first line of the
+ *                                  first message (the test's: negative, fractional, past any context, cached_tokens
+ *                                  past prompt_tokens).
  * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
@@ -274,8 +274,9 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       case "/usagelie/v1/chat/completions": {
         let body = "";
         for await (const chunk of req) body += chunk;
-        const usage = JSON.parse(String(req.headers["x-usage"] ?? "{}")) as unknown;
-        const stream = (JSON.parse(body) as { stream?: boolean }).stream === true;
+        const asked = JSON.parse(body) as { stream?: boolean; messages: { content: string }[] };
+        const usage = JSON.parse(asked.messages[0]!.content.split("\n")[0]!) as unknown;
+        const stream = asked.stream === true;
         const message = { role: "assistant", content: "ok" };
         if (!stream) {
           res.writeHead(200, { "content-type": "application/json" });

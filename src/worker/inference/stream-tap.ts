@@ -50,8 +50,16 @@ const BOUNDARY_TAIL_CHARS = 3;
 /** A non-streamed body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_CHARS = 16 << 20;
 
-function num(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+/**
+ * The most a usage count is believed at: far past any context window or answer. The counts feed the
+ * router's models of the backend (its prefill rate, its cache: prefix-aware.ts complete, affinity-index.ts)
+ * and the pool's cumulative counters (/admin/stats, /metrics), so a count that cannot be one is dropped.
+ */
+export const MAX_USAGE_TOKENS = 2 ** 30;
+
+/** A token count as the backend reported it, or undefined when it cannot be one (negative, fractional, absurd). */
+function tokenCount(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= MAX_USAGE_TOKENS ? v : undefined;
 }
 
 /** OpenAI `usage` → Usage, or undefined when absent. */
@@ -63,14 +71,15 @@ export function readUsage(obj: unknown): Usage | undefined {
   const details = r.prompt_tokens_details;
   const cached =
     typeof details === "object" && details !== null
-      ? num((details as Record<string, unknown>).cached_tokens)
+      ? tokenCount((details as Record<string, unknown>).cached_tokens)
       : undefined;
   const out: { promptTokens?: number; completionTokens?: number; cachedTokens?: number } = {};
-  const p = num(r.prompt_tokens);
-  const c = num(r.completion_tokens);
+  const p = tokenCount(r.prompt_tokens);
+  const c = tokenCount(r.completion_tokens);
   if (p !== undefined) out.promptTokens = p;
   if (c !== undefined) out.completionTokens = c;
-  if (cached !== undefined) out.cachedTokens = cached;
+  // A prompt's cached part is part of it: more than the prompt (or beside a prompt count not believed) is no hit.
+  if (cached !== undefined && p !== undefined && cached <= p) out.cachedTokens = cached;
   return out;
 }
 
