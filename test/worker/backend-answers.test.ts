@@ -534,3 +534,24 @@ describe("a backend whose usage cannot be true", () => {
     expect(s.router.backends[0]!.prefillTokensPerSec).toBe(10_000);
   });
 });
+
+describe("a backend's retry-after past what the gateway believes", () => {
+  it("is told to the client as the gateway reads it: at most 60 s, in seconds, the backend's error body relayed", async () => {
+    // Relayed as sent, `retry-after: 99999999` made the OpenAI Python SDK give up at once (it retries only
+    // within 120 s) and told a hand-written client to wait three years, while the gateway keeps that backend
+    // out for 60 s at most (MAX_THROTTLE_MS) and routes to it again after.
+    const model = "odd-ra-absurd";
+    for (const stream of [false, true]) {
+      const res = await gatewayWithEnv(
+        faultServerPool(model, "ra-absurd"),
+        "/v1/chat/completions",
+        ask(model, stream),
+      );
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("60");
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe("slow down");
+    }
+    await settle(model);
+    expect((await poolStats(model)).leases).toBe(0);
+  });
+});
