@@ -148,6 +148,49 @@ describe("RouterDO unavailable", () => {
   );
 });
 
+describe("RouterDO lost mid-traffic", () => {
+  it("a stream it granted keeps running to [DONE] while new requests are decided locally; its lease still ends", async () => {
+    expect((await send("mid-warm")).res.status).toBe(200);
+    await settle(SPARE_MODEL);
+    // A long answer, granted by the RouterDO: its headers and first event are here, the rest still to come.
+    const ctx = createExecutionContext();
+    const body = JSON.parse(
+      chatBody(longPrompt("mid-long"), "q", { stream: true, max_tokens: 200 }),
+    ) as object;
+    const running = await worker.fetch(
+      new Request("https://gateway.test/v1/chat/completions", {
+        method: "POST",
+        headers: authHeaders(),
+        body: JSON.stringify({ ...body, model: SPARE_MODEL }),
+      }),
+      { ...env, ...DEPLOYED_ROUTER_DEADLINE, BACKENDS: FLEET(), ROUTER: faultyRouter() },
+      ctx,
+    );
+    expect(running.status).toBe(200);
+    expect(running.headers.get("x-prefix-gateway-route")).not.toBe("local");
+    // Now every route call fails: new requests, streamed and not, are still answered.
+    mode = "throw";
+    for (let i = 0; i < 4; i++) {
+      const { res, text } = await send(`mid-new-${i}`, i % 2 === 0, DEPLOYED_ROUTER_DEADLINE);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-route")).toBe("local");
+      if (i % 2 === 0) expect(text).toContain("data: [DONE]");
+    }
+    const text = await running.text();
+    await waitOnExecutionContext(ctx);
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(text).not.toContain('"error"');
+    // Its end was reported while route() failed (the report is not a route call): no lease is left behind.
+    mode = "ok";
+    await sleep(ROUTER_BACKOFF_MS + 350);
+    expect((await send("mid-back")).res.headers.get("x-prefix-gateway-route")).not.toBe("local");
+    await settle(SPARE_MODEL);
+    const after = await stats();
+    expect(after.leases).toBe(0);
+    expect(after.router.totalInflight).toBe(0);
+  });
+});
+
 describe("the isolate's own retry budget while the RouterDO is out of reach, shared out by client key", () => {
   // Two backends on the fault server's /poison: a body holding "POISON" fails on both (a prompt that fails
   // everywhere: each new one is retried once), one holding "VICTIM" fails the first time only (a backend
