@@ -555,3 +555,31 @@ describe("a backend's retry-after past what the gateway believes", () => {
     expect((await poolStats(model)).leases).toBe(0);
   });
 });
+
+describe("a backend that trickles bytes but never an event", () => {
+  it("is cut at the idle deadline counted from the last event relayed, with the error event, not relayed for ever", async () => {
+    // One byte every 200 ms is never idle for 1 s, so the deadline between reads never passed: a client whose
+    // usage chunk the gateway strips (it holds an event until its end) got nothing more, for as long as the
+    // backend went on, and the connection and the backend's slot were held as long (seen live: a client that
+    // left was not noticed, as nothing was written to it).
+    const model = "odd-trickle";
+    const started = Date.now();
+    const res = await gatewayWithEnv(
+      { ...faultServerPool(model, "trickle"), UPSTREAM_IDLE_TIMEOUT_MS: "1000" },
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    expect(res.status).toBe(200);
+    const text = await Promise.race([
+      res.text(),
+      new Promise<string>((r) => setTimeout(() => r("(still running after 8 s)"), 8000)),
+    ]);
+    expect(text).toContain('"content":"Hi"');
+    expect(text).toContain('"code":"upstream_idle_timeout"');
+    expect(Date.now() - started).toBeLessThan(6000);
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.usage.failed).toBe(1);
+  });
+});

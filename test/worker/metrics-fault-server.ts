@@ -39,6 +39,8 @@
  *                                  first message (the test's: negative, fractional, past any context, cached_tokens
  *                                  past prompt_tokens).
  * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
+ * - /trickle/v1/chat/completions:  200 text/event-stream: a token, then the next event one byte every 200 ms, without
+ *                                  end (never idle for long, never an event).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -52,6 +54,8 @@ const HOLD_MS = 30_000;
 /** /longevent's long event: past the stream tap's 1 MiB bound (stream-tap.ts MAX_PENDING_CHARS). */
 const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
+/** /trickle's pace: one byte per this many ms. */
+const TRICKLE_MS = 200;
 /** How long /cutjson waits after its half body before it drops the connection. */
 const CUT_MS = 50;
 
@@ -301,6 +305,22 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
             event({ id: "x", object: "chat.completion.chunk", choices: [], usage }) +
             "data: [DONE]\n\n",
         );
+        return;
+      }
+      case "/trickle/v1/chat/completions": {
+        req.resume();
+        const event = (content: string) =>
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(event("Hi"));
+        const next = event(" there");
+        let at = 0;
+        const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
+        timers.add(t);
+        res.on("close", () => {
+          clearInterval(t);
+          timers.delete(t);
+        });
         return;
       }
       case "/ra-absurd/v1/chat/completions":
