@@ -583,3 +583,38 @@ describe("a backend that trickles bytes but never an event", () => {
     expect(s.usage.failed).toBe(1);
   });
 });
+
+describe("a backend whose event stream ends cleanly inside an event", () => {
+  it("is a cut stream: the error event after the cut one, counted failed; a [DONE] without its blank line is not", async () => {
+    // A client's SSE parser drops an unfinished event without a word (the SSE rule): relayed as it was, the
+    // answer came out shorter and looked complete (seen live: a 50 MB event with no end, counted a success).
+    for (const stream of [false, true]) {
+      const model = `odd-cutevent-${stream}`;
+      const res = await gatewayWithEnv(
+        faultServerPool(model, "cutevent"),
+        "/v1/chat/completions",
+        ask(model, stream),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('"content":"Hi"');
+      expect(text).toContain('{"content":" th\n\ndata: {"error"');
+      expect(text).toContain('"code":"upstream_stream_error"');
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.usage.failed).toBe(1);
+      expect(s.leases).toBe(0);
+    }
+    const model = "odd-lastnl";
+    const res = await gatewayWithEnv(
+      faultServerPool(model, "lastnl"),
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    const text = await res.text();
+    expect(text).not.toContain('"error"');
+    expect(text.endsWith("data: [DONE]\n")).toBe(true);
+    await settle(model);
+    expect((await poolStats(model)).usage.completed).toBe(1);
+  });
+});

@@ -39,6 +39,9 @@
  *                                  first message (the test's: negative, fractional, past any context, cached_tokens
  *                                  past prompt_tokens).
  * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
+ * - /cutevent/v1/chat/completions: 200 text/event-stream: a token, then half an event (its JSON cut), and a clean end.
+ * - /lastnl/v1/chat/completions:   200 text/event-stream: a token, then `data: [DONE]` with one line break, and a clean
+ *                                  end (a server that leaves out the last blank line).
  * - /trickle/v1/chat/completions:  200 text/event-stream: a token, then the next event one byte every 200 ms, without
  *                                  end (never idle for long, never an event).
  * Everything it holds is let go at close(), so the test run ends promptly.
@@ -304,6 +307,19 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           }) +
             event({ id: "x", object: "chat.completion.chunk", choices: [], usage }) +
             "data: [DONE]\n\n",
+        );
+        return;
+      }
+      case "/cutevent/v1/chat/completions":
+      case "/lastnl/v1/chat/completions": {
+        req.resume();
+        const token = `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          token +
+            (req.url.startsWith("/cutevent")
+              ? 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" th'
+              : "data: [DONE]\n"),
         );
         return;
       }

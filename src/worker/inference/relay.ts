@@ -109,6 +109,16 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
             if (done) {
               const rest = tap.end();
               if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
+              if (source.eventStream && tap.endedInsideEvent) {
+                // A clean end inside a cut event is a cut stream: the client's parser would drop the event
+                // silently, so it is told, and the request counts as broken off.
+                const message = "the body ended inside an event";
+                const text = "The backend's stream ended inside an event; the answer is incomplete.";
+                controller.enqueue(sseErrorEvent("upstream_stream_error", text, true));
+                controller.close();
+                end({ kind: "stream_error", message });
+                return;
+              }
               controller.close();
               end({ kind: "done" });
               return;
