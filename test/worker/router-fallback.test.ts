@@ -173,6 +173,15 @@ describe("RouterDO lost mid-traffic", () => {
     for (let i = 0; i < 4; i++) {
       const { res, text } = await send(`mid-new-${i}`, i % 2 === 0, DEPLOYED_ROUTER_DEADLINE);
       expect(res.status).toBe(200);
+      if (res.headers.get("x-prefix-gateway-route") !== "local")
+        console.log(
+          "DEBUG",
+          res.status,
+          await res
+            .clone()
+            .text()
+            .catch(() => ""),
+        );
       expect(res.headers.get("x-prefix-gateway-route")).toBe("local");
       if (i % 2 === 0) expect(text).toContain("data: [DONE]");
     }
@@ -196,26 +205,34 @@ describe("the isolate's own retry budget while the RouterDO is out of reach, sha
   // everywhere: each new one is retried once), one holding "VICTIM" fails the first time only (a backend
   // failing a request that its retry elsewhere gets served).
   const model = "local-share";
-  const backends = JSON.stringify(
-    ["a", "b"].map((x) => ({
-      id: `ls-${x}`,
-      url: `${faultServerUrl()}/poison`,
-      models: [model],
-      apiKey: BACKEND_KEY,
-      weight: 1,
-      kvCacheTokens: 65536,
-    })),
-  );
+  const poolOf = (m: string, idPrefix: string) =>
+    JSON.stringify(
+      ["a", "b"].map((x) => ({
+        id: `${idPrefix}-${x}`,
+        url: `${faultServerUrl()}/poison`,
+        models: [m],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 65536,
+      })),
+    );
 
-  async function ask(key: string, content: string) {
+  async function ask(key: string, content: string, m = model) {
     const ctx = createExecutionContext();
     const res = await worker.fetch(
       new Request("https://gateway.test/v1/chat/completions", {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model, messages: [{ role: "user", content }], max_tokens: 4 }),
+        body: JSON.stringify({ model: m, messages: [{ role: "user", content }], max_tokens: 4 }),
       }),
-      { ...env, ...DEPLOYED_ROUTER_DEADLINE, BACKENDS: backends, ROUTER: faultyRouter() },
+      {
+        ...env,
+        ...DEPLOYED_ROUTER_DEADLINE,
+        BACKENDS: poolOf(m, m === model ? "ls" : m),
+        ROUTER: faultyRouter(),
+        // One client key configured: the first of the test env's keys.
+        ...(m === model ? {} : { GATEWAY_API_KEYS: CLIENT_KEY }),
+      },
       ctx,
     );
     await res.text();
@@ -233,5 +250,13 @@ describe("the isolate's own retry budget while the RouterDO is out of reach, sha
     // Its share refills from its own requests: after three more of them, another retry.
     for (let i = 0; i < 3; i++) expect(await ask(SECOND_KEY, `plain ${i} ${"q".repeat(40)}`)).toBe(200);
     expect(await ask(SECOND_KEY, `VICTIM 2 ${"v".repeat(40)}`)).toBe(200);
+  });
+
+  it("with one client key configured there is no other client to keep retries for: the whole budget is its", async () => {
+    mode = "throw";
+    // Three requests whose first backend fails them: the isolate's budget (3) retries each on the other.
+    // A key's share (1.5, refilled 0.2 a request) would have retried the first only.
+    for (let i = 0; i < 3; i++)
+      expect(await ask(CLIENT_KEY, `VICTIM one-key ${i} ${"w".repeat(40)}`, "local-one-key")).toBe(200);
   });
 });
