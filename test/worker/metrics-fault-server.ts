@@ -32,6 +32,18 @@
  * - /redirect/v1/chat/completions:  307 to /echo/v1/chat/completions (a backend url that is not the server's own address).
  * - /longevent/v1/chat/completions: 200 text/event-stream: a token, one event of 1.5 MiB (past what the tap holds),
  *                                  a token, a usage-only chunk, [DONE]; written in 64 KiB pieces.
+ * - /poison/v1/chat/completions:  500 for a body holding "POISON" (a prompt every backend fails), and for one holding
+ *                                  "VICTIM" the first time that body comes (a backend failing a request that its retry
+ *                                  elsewhere gets served); otherwise 200 application/json.
+ * - /usagelie/v1/chat/completions:  200, streamed or not as asked, whose `usage` is the JSON on the first line of the
+ *                                  first message (the test's: negative, fractional, past any context, cached_tokens
+ *                                  past prompt_tokens).
+ * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
+ * - /cutevent/v1/chat/completions: 200 text/event-stream: a token, then half an event (its JSON cut), and a clean end.
+ * - /lastnl/v1/chat/completions:   200 text/event-stream: a token, then `data: [DONE]` with one line break, and a clean
+ *                                  end (a server that leaves out the last blank line).
+ * - /trickle/v1/chat/completions:  200 text/event-stream: a token, then the next event one byte every 200 ms, without
+ *                                  end (never idle for long, never an event).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -45,6 +57,8 @@ const HOLD_MS = 30_000;
 /** /longevent's long event: past the stream tap's 1 MiB bound (stream-tap.ts MAX_PENDING_CHARS). */
 const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
+/** /trickle's pace: one byte per this many ms. */
+const TRICKLE_MS = 200;
 /** How long /cutjson waits after its half body before it drops the connection. */
 const CUT_MS = 50;
 
@@ -79,6 +93,8 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       timers.delete(t);
     });
   };
+  /** /poison's VICTIM bodies already failed once. */
+  const victims = new Set<string>();
   const server = createServer(async (req, res) => {
     res.on("error", () => {});
     const ok = () => res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
@@ -243,6 +259,91 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.end();
         return;
       }
+      case "/poison/v1/chat/completions": {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        const victim = body.includes("VICTIM") && !victims.has(body);
+        if (victim) victims.add(body);
+        const fails = body.includes("POISON") || victim;
+        res.writeHead(fails ? 500 : 200, { "content-type": "application/json" });
+        res.end(
+          fails
+            ? JSON.stringify({ error: { message: "boom", type: "InternalServerError", code: 500 } })
+            : JSON.stringify({
+                id: "x",
+                object: "chat.completion",
+                choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+                usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+              }),
+        );
+        return;
+      }
+      case "/usagelie/v1/chat/completions": {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        const asked = JSON.parse(body) as { stream?: boolean; messages: { content: string }[] };
+        const usage = JSON.parse(asked.messages[0]!.content.split("\n")[0]!) as unknown;
+        const stream = asked.stream === true;
+        const message = { role: "assistant", content: "ok" };
+        if (!stream) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({
+              id: "x",
+              object: "chat.completion",
+              choices: [{ index: 0, message, finish_reason: "stop" }],
+              usage,
+            }),
+          );
+          return;
+        }
+        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          event({
+            id: "x",
+            object: "chat.completion.chunk",
+            choices: [{ index: 0, delta: { content: "ok" } }],
+          }) +
+            event({ id: "x", object: "chat.completion.chunk", choices: [], usage }) +
+            "data: [DONE]\n\n",
+        );
+        return;
+      }
+      case "/cutevent/v1/chat/completions":
+      case "/lastnl/v1/chat/completions": {
+        req.resume();
+        const token = `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          token +
+            (req.url.startsWith("/cutevent")
+              ? 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" th'
+              : "data: [DONE]\n"),
+        );
+        return;
+      }
+      case "/trickle/v1/chat/completions": {
+        req.resume();
+        const event = (content: string) =>
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(event("Hi"));
+        const next = event(" there");
+        let at = 0;
+        const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
+        timers.add(t);
+        res.on("close", () => {
+          clearInterval(t);
+          timers.delete(t);
+        });
+        return;
+      }
+      case "/ra-absurd/v1/chat/completions":
+        req.resume();
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "99999999" });
+        res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", code: 429 } }));
+        return;
       case "/nocontent/v1/chat/completions":
         res.writeHead(204);
         res.end();
