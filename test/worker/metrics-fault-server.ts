@@ -75,6 +75,9 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
   });
 }
 
+/** One server-sent event carrying `o` as JSON. */
+const event = (o: unknown): string => `data: ${JSON.stringify(o)}\n\n`;
+
 export interface MetricsFaultServer {
   readonly url: string;
   close(): Promise<void>;
@@ -197,7 +200,6 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const parts: Buffer[] = [];
         for await (const part of req) parts.push(part as Buffer);
         const received = Buffer.concat(parts).toString("utf8");
-        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(
           event({
@@ -236,7 +238,6 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       case "/ssejson/v1/chat/completions":
       case "/longevent/v1/chat/completions": {
         req.resume();
-        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
         const token = (content: string) =>
           event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         const usage = event({
@@ -297,7 +298,6 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           );
           return;
         }
-        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(
           event({
@@ -325,11 +325,11 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       }
       case "/trickle/v1/chat/completions": {
         req.resume();
-        const event = (content: string) =>
-          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+        const chunk = (content: string) =>
+          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(event("Hi"));
-        const next = event(" there");
+        res.write(chunk("Hi"));
+        const next = chunk(" there");
         let at = 0;
         const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
         timers.add(t);
