@@ -229,3 +229,17 @@ describe("BackendAffinity follows the engine's whole cache (kv-footprint.ts)", (
     expect(a.blocks.anonymous).toBe(3);
   });
 });
+
+describe("BackendAffinity's pinned entries (the memory our requests in flight hold)", () => {
+  it("counts the blocks of the requests in flight, a shared history once, and frees them as they end", () => {
+    const a = new BackendAffinity(1000);
+    const sys = chain(1000, 4);
+    const first = a.record([...sys, ...chain(2000, 6)], 0);
+    const second = a.record([...sys, ...chain(3000, 3)], 4);
+    expect(a.pinnedEntries()).toBe(4 + 6 + 3);
+    a.settle(first, { ok: true, cachedTokens: 0 }, BT, 10 * BT);
+    expect(a.pinnedEntries()).toBe(4 + 3);
+    a.settle(second, { ok: true, cachedTokens: 4 * BT }, BT, 7 * BT);
+    expect(a.pinnedEntries()).toBe(0);
+  });
+});

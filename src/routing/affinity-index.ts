@@ -97,6 +97,15 @@ export class BackendAffinity {
     this.blocks = new LruBlockSet(capacityBlocks);
   }
 
+  /**
+   * Entries the requests in flight here pin, each once however many requests hold it: their keyed blocks,
+   * cached history and new alike (vLLM V1 keeps a block out of its free queue while any running request
+   * holds it: block_pool.py touch / free_blocks).
+   */
+  pinnedEntries(): number {
+    return this.blocks.pinnedEntries;
+  }
+
   /** Longest prefix of `blocks` we believe is cached here, in blocks. */
   matched(blocks: readonly BlockKey[]): number {
     return this.blocks.longestPrefix(blocks);

@@ -156,6 +156,35 @@ describe("PrefillCostModel", () => {
     expect(memoryWait(20_000, 17_500)).toBeCloseTo(2_000, 6);
   });
 
+  it("counts the cached history our requests pin as held memory: the index's pinned entries less the keyed blocks they added", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 3_000, 1_000); // 2 s of decode
+    // 10k new keyed tokens on top of 50k of cached history it matched: prefill until 11,000, done at 13,000.
+    m.routed(0, 10_000, 0, 0, 10_000, 0, 10_000, 50_000);
+    // Without the index's count the ledger sees its 10k input only: 45k more fits the 100k.
+    expect(m.memoryWaitForMs(0, 45_000, 10_000)).toBe(0);
+    // The index pins 60k (the 50k history and the 10k it added): 10k + 50k + 45k is 5k over until it ends.
+    expect(m.memoryWaitForMs(0, 45_000, 10_000, 60_000)).toBeCloseTo(3_000, 6);
+    // A history shared with a request that ended is pinned once: the index's count, not the slots', decides.
+    expect(m.memoryWaitForMs(0, 45_000, 10_000, 40_000)).toBe(0);
+  });
+
+  it("counts an answer at the mean the engines reported, never more than its max_tokens hint", () => {
+    const m = model();
+    const warm = m.routed(0, 1_000, 0, 0, 0);
+    m.released(0, warm, 3_000, 1_000); // 2 s of decode
+    m.observeOutput(1_000);
+    expect(m.expectedAnswer(40_000)).toBe(1_000);
+    expect(m.expectedAnswer(0)).toBe(1_000); // no hint: the mean
+    expect(m.expectedAnswer(500)).toBe(500); // the hint bounds it
+    // 50k of input with a 40k hint, past its expected end: it holds 50k + 1k, not 50k + 40k.
+    const slot = m.routed(0, 50_000, 40_000, 0, 10_000);
+    expect(slot.answerTokens).toBe(1_000);
+    expect(m.heldTokens(0)).toBe(90_000); // the work bound and the KV term still count the hint
+    expect(m.memoryWaitForMs(0, 40_000, 17_500)).toBe(0);
+  });
+
   it("counts the later of queue and memory waits, not their sum: memory is freed while the queue drains", () => {
     const m = model();
     const warm = m.routed(0, 1_000, 0, 0, 0);

@@ -24,7 +24,15 @@
  *   expected output). An engine admits a request only when its input's blocks
  *   fit (vLLM V1; its output's blocks come one decode step at a time, so the
  *   memory wait counts an in-flight request's output as decoded so far),
- *   so past capacity a request waits for memory (memoryWait_i): until the
+ *   so past capacity a request waits for memory (memoryWait_i). The memory
+ *   held is not kv_i: a running request also pins the cached history it
+ *   matched (vLLM V1 BlockPool.touch takes a hit block out of the free queue
+ *   until no running request holds it), shared blocks once, which the
+ *   affinity index counts (FleetView pinnedTokens: its pinned entries, less
+ *   the keyed blocks our requests added, already in kv_i); and an answer
+ *   takes what the pool's engines report answers to be
+ *   (usage.completion_tokens, observeOutput), never more than its max_tokens
+ *   hint, which clients overstate or omit. The wait lasts until the
  *   in-flight requests expected to finish first have freed the overflow, each
  *   expected at its predicted prefill end plus the decode time observed on i
  *   (first token → completion). Memory comes back a whole request at a time:
@@ -78,6 +86,12 @@ interface BackendCostState {
   busyUntil: number;
   /** KV tokens our in-flight requests hold here: uncached prompt + expected output. */
   kvTokens: number;
+  /** Σ over the open slots of input + answerTokens: what the memory wait counts before the pinned history. */
+  memTokens: number;
+  /** Σ keyedTokens of the open slots: the index entries they added, already in their input. */
+  keyedTokens: number;
+  /** Σ cachedTokens of the open slots: the history they matched, shared blocks once per holder. */
+  cachedTokens: number;
   /** weight / mean weight: a weight-2 backend is assumed to prefill twice as fast until measured. */
   share: number;
   /** Configured KV capacity, tokens. */
@@ -129,6 +143,12 @@ export interface PrefillSlot {
   readonly kvTokens: number;
   /** The expected output part of kvTokens: blocks the engine gives it one decode step at a time, not at admission. */
   readonly outputTokens: number;
+  /** The KV its answer is expected to take by its end, as the memory wait counts it (expectedAnswer). */
+  readonly answerTokens: number;
+  /** Keyed prompt tokens it added to the affinity index (its uncached blocks in the key window). */
+  readonly keyedTokens: number;
+  /** Keyed prompt tokens it matched there: the cached history it pins while it runs. */
+  readonly cachedTokens: number;
   /** The backend's in-flight area (request·ms) when it was sent: with the area at its end, the mean number of our requests it ran with. */
   readonly area: number;
 }
@@ -146,6 +166,8 @@ export class PrefillCostModel {
    * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
+  /** EWMA of the answers' length the engines reported (usage.completion_tokens); 0 until one is seen. */
+  private answerPerRequest = 0;
   /**
    * What one more request in flight adds to an engine step, per unit of share (a weight-2 backend's steps
    * are taken as twice as fast): one estimate for the pool like the rate, so every backend has a figure
@@ -192,6 +214,9 @@ export class PrefillCostModel {
       const s = this.byId.get(b.id) ?? {
         busyUntil: 0,
         kvTokens: 0,
+        memTokens: 0,
+        keyedTokens: 0,
+        cachedTokens: 0,
         share,
         capacity: b.kvCacheTokens,
         residenceMs: 0,
@@ -316,8 +341,25 @@ export class PrefillCostModel {
    * How long a request needing `needTokens` of KV waits on backend i, ms, until its blocks fit (the
    * memory wait of the header alone, without the queue): ./admission-view.ts holds back a backend where it is positive.
    */
-  memoryWaitForMs(i: number, needTokens: number, now: number): number {
-    return this.memoryWaitMs(this.states[i]!, needTokens, now);
+  memoryWaitForMs(i: number, needTokens: number, now: number, pinnedTokens?: number): number {
+    return this.memoryWaitMs(this.states[i]!, needTokens, now, pinnedTokens);
+  }
+
+  /**
+   * The KV a request's answer is expected to take: the mean answer the pool's engines reported, never
+   * more than its max_tokens hint (an upper bound); the hint alone until an answer's length is known.
+   */
+  expectedAnswer(hint: number): number {
+    const mean = this.answerPerRequest;
+    if (mean === 0) return hint;
+    return hint > 0 ? Math.min(hint, mean) : mean;
+  }
+
+  /** An answer of `tokens` tokens ended (usage.completion_tokens): its length joins the pool's mean. */
+  observeOutput(tokens: number): void {
+    if (!(tokens >= 0) || !Number.isFinite(tokens)) return;
+    const m = this.answerPerRequest;
+    this.answerPerRequest = m === 0 ? Math.max(tokens, Number.MIN_VALUE) : m + this.alpha * (tokens - m);
   }
 
   /**
@@ -335,16 +377,21 @@ export class PrefillCostModel {
    * finish first have freed the overflow, each expected one decode time
    * (observed here: first token → completion) after its predicted prefill
    * end, or after now once that end has passed, not a smooth drain of the
-   * total.
+   * total. `pinnedTokens` (the index's pinned entries, FleetView pinnedTokens) adds the cached history
+   * our requests pin, each block once; each request is taken to free a share of it in proportion to the
+   * history it matched (a block another running request shares stays held: optimistic there).
    */
-  private memoryWaitMs(s: BackendCostState, needTokens: number, now: number): number {
+  private memoryWaitMs(s: BackendCostState, needTokens: number, now: number, pinnedTokens?: number): number {
     const open = s.open;
-    // kvTokens bounds what is held now: below capacity with it, no walk.
-    if (s.kvTokens + needTokens <= s.capacity || s.residenceMs === 0 || open.length === 0) return 0;
+    const history = pinnedTokens === undefined ? 0 : Math.max(0, pinnedTokens - s.keyedTokens);
+    // memTokens + history bounds what is held now: below capacity with it, no walk.
+    if (s.memTokens + history + needTokens <= s.capacity || s.residenceMs === 0 || open.length === 0)
+      return 0;
     const decode = this.expectedDecodeMs(s);
-    // What our requests hold NOW, as vLLM V1 allocates (KVCacheManager.allocate_slots): their input, and of
-    // their output only what they have decoded so far, not their whole expected output from admission.
-    const heldAt = (k: number) => heldNow(open[k]!, decode, now);
+    const perCached = s.cachedTokens > 0 ? history / s.cachedTokens : 0;
+    // What our requests hold NOW, as vLLM V1 allocates (KVCacheManager.allocate_slots): their input, the
+    // history they pin, and of their answer only what they have decoded so far, not all of it from admission.
+    const heldAt = (k: number) => heldNow(open[k]!, decode, now) + open[k]!.cachedTokens * perCached;
     let held = 0;
     for (let k = 0; k < open.length; k++) held += heldAt(k);
     const overflow = held + needTokens - s.capacity;
@@ -355,7 +402,7 @@ export class PrefillCostModel {
     // [a, b) (prefill ended less than a decode ago: ends before now + decode, in order), then the
     // overdue [0, a) (all at now + decode: endFromNow's test, end <= now − decode, is k < a), then
     // [b, n) (in order). The wait ends when the requests expected first have freed the overflow. Walk
-    // from the shorter side (what is freed, or what is kept: at most kvTokens − overflow), so a decision
+    // from the shorter side (what is freed, or what is kept: at most what is held − overflow), so a decision
     // costs about a backend's capacity in requests at most, never its whole ledger.
     const n = open.length;
     const a = searchEnd(open, now - decode, true);
@@ -394,6 +441,8 @@ export class PrefillCostModel {
     inflightBefore: number,
     now: number,
     pastTokens = 0,
+    keyedTokens = 0,
+    cachedTokens = 0,
   ): PrefillSlot {
     const s = this.states[i]!;
     advanceArea(s, now);
@@ -404,6 +453,10 @@ export class PrefillCostModel {
     const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
     s.kvTokens += kvTokens;
+    const answerTokens = this.expectedAnswer(outputTokens);
+    s.memTokens += kvTokens - outputTokens + answerTokens;
+    s.keyedTokens += keyedTokens;
+    s.cachedTokens += cachedTokens;
     const slot: PrefillSlot = {
       at: now,
       wait,
@@ -412,6 +465,9 @@ export class PrefillCostModel {
       alone: inflightBefore === 0 && wait === 0,
       kvTokens,
       outputTokens,
+      answerTokens,
+      keyedTokens,
+      cachedTokens,
       area: s.inflightArea,
     };
     insertByEnd(s.open, slot);
@@ -434,6 +490,9 @@ export class PrefillCostModel {
     const left = Math.max(0, slot.end - Math.max(now, start));
     s.busyUntil = Math.max(now, s.busyUntil - left);
     s.kvTokens = Math.max(0, s.kvTokens - slot.kvTokens);
+    s.memTokens = Math.max(0, s.memTokens - (slot.kvTokens - slot.outputTokens + slot.answerTokens));
+    s.keyedTokens = Math.max(0, s.keyedTokens - slot.keyedTokens);
+    s.cachedTokens = Math.max(0, s.cachedTokens - slot.cachedTokens);
     const stay = now - slot.at;
     s.residenceMs = s.residenceMs === 0 ? stay : s.residenceMs + this.alpha * (stay - s.residenceMs);
     if (ttftMs !== undefined && ttftMs >= 0 && ttftMs <= stay) {
@@ -479,12 +538,13 @@ function endFromNow(end: number, decode: number, now: number): number {
 
 /**
  * The KV tokens a request of ours holds at `now`, as vLLM V1 allocates: its input from admission, and its
- * output as decoded so far, at the pace of the decode learned on its backend (its expected output over one
- * decode time after its predicted prefill end; all of it once that has passed).
+ * answer as decoded so far, at the pace of the decode learned on its backend (its expected answer over one
+ * decode time after its predicted prefill end; all of it once that has passed). Its cached history is the
+ * caller's (memoryWaitMs).
  */
 function heldNow(slot: PrefillSlot, decode: number, now: number): number {
   const decoded = decode > 0 ? Math.min(1, Math.max(0, (now - slot.end) / decode)) : 1;
-  return slot.kvTokens - slot.outputTokens * (1 - decoded);
+  return slot.kvTokens - slot.outputTokens + slot.answerTokens * decoded;
 }
 
 /**

@@ -42,6 +42,10 @@ export class FleetState implements FleetView {
     return boundedCap(this.backends[i]!.weight, this.healthyWeight, this.totalInflight, this.balanceFactor);
   }
 
+  pinnedTokens(i: number): number {
+    return this.affinity[i]!.pinnedEntries() * this.blockTokens * this.indexStride;
+  }
+
   matchedBlocks(blocks: readonly BlockKey[]): Int32Array {
     if (blocks === this.memoBlocks) return this.memo;
     const out = new Int32Array(this.backends.length);

@@ -92,6 +92,14 @@ export class LruBlockSet {
     return this.held;
   }
 
+  /**
+   * Entries pinned by requests in flight, each once however many pin it: the distinct keyed blocks the
+   * engine keeps out of its free queue for its running requests (vLLM's block pool ref counts).
+   */
+  get pinnedEntries(): number {
+    return this.pinned;
+  }
+
   /** Entries held by `occupy` (anonymous), included in `size`. */
   get anonymous(): number {
     return this.anon;

@@ -160,6 +160,12 @@ export interface FleetView {
   cap(i: number): number;
   /** c of the bounded-load cap; prefix_aware applies it to work (work-bound.ts), the others to requests. */
   readonly balanceFactor: number;
+  /**
+   * Keyed prompt tokens the requests this router has in flight on backend i pin in its KV cache, shared
+   * blocks once (affinity-index.ts pinnedEntries): memory the engine cannot free until one of them ends.
+   * Absent when the router keeps no affinity index.
+   */
+  pinnedTokens?(i: number): number;
   /** Longest prefix of `blocks` (in blocks) that the affinity index believes each backend holds. */
   matchedBlocks(blocks: readonly BlockKey[]): Int32Array;
   /**

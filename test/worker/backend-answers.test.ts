@@ -480,3 +480,141 @@ describe("the usage chunk the gateway added never reaches a client that did not 
     expect((await poolStats(model)).leases).toBe(0);
   });
 });
+
+describe("a backend whose usage cannot be true", () => {
+  // The usage numbers feed the router's model of the backend (its learned prefill rate, its cache) and the
+  // pool's cumulative counters (/admin/stats, /metrics): a negative count made the counters run backwards,
+  // one past any context window (1e300) stayed in them for good, a cached count larger than the prompt gave
+  // a "hit rate" of 5,000,000 %, and a negative cached count taught the router a prefill rate 20 times the
+  // real one. Such a count is not believed; the answer itself is relayed as the backend sent it.
+  const lies: Record<string, unknown> = {
+    negative: {
+      prompt_tokens: -1000000,
+      completion_tokens: -5,
+      prompt_tokens_details: { cached_tokens: -999999999 },
+    },
+    absurd: {
+      prompt_tokens: 1e300,
+      completion_tokens: 1e300,
+      prompt_tokens_details: { cached_tokens: 1e300 },
+    },
+    fractional: { prompt_tokens: 2.5, completion_tokens: 0.5, prompt_tokens_details: { cached_tokens: 1.5 } },
+    "cached past the prompt": {
+      prompt_tokens: 3,
+      completion_tokens: 1,
+      prompt_tokens_details: { cached_tokens: 5000000 },
+    },
+  };
+
+  it.each(Object.keys(lies))("%s: relayed, never counted or learned from", async (name) => {
+    const model = `odd-usage-${name.replaceAll(" ", "-")}`;
+    const usage = lies[name];
+    for (const stream of [false, true]) {
+      // The fault server answers with the usage on the prompt's first line; the rest is worth a prefill sample.
+      const prompt = `${JSON.stringify(usage)}\n${"w ".repeat(600)}`;
+      const res = await gatewayWithEnv(
+        faultServerPool(model, "usagelie"),
+        "/v1/chat/completions",
+        ask(model, stream, prompt),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      if (!stream) expect(JSON.parse(text).usage).toEqual(usage);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.usage.completed).toBe(2);
+    // Only the believable counts are kept: the cached-past-the-prompt answer's completion_tokens (1 each).
+    const output = name === "cached past the prompt" ? 2 : 0;
+    expect(s.usage.withUsage).toBe(0);
+    expect(s.usage.cachedTokens).toBe(0);
+    expect(s.usage.promptTokens).toBe(0);
+    expect(s.usage.outputTokens).toBe(output);
+    // The prefill rate it started with (DEFAULT_PREFILL_TOKENS_PER_SEC): nothing was learned from the lie.
+    expect(s.router.backends[0]!.prefillTokensPerSec).toBe(10_000);
+  });
+});
+
+describe("a backend's retry-after past what the gateway believes", () => {
+  it("is told to the client as the gateway reads it: at most 60 s, in seconds, the backend's error body relayed", async () => {
+    // Relayed as sent, `retry-after: 99999999` made the OpenAI Python SDK give up at once (it retries only
+    // within 120 s) and told a hand-written client to wait three years, while the gateway keeps that backend
+    // out for 60 s at most (MAX_THROTTLE_MS) and routes to it again after.
+    const model = "odd-ra-absurd";
+    for (const stream of [false, true]) {
+      const res = await gatewayWithEnv(
+        faultServerPool(model, "ra-absurd"),
+        "/v1/chat/completions",
+        ask(model, stream),
+      );
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("60");
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe("slow down");
+    }
+    await settle(model);
+    expect((await poolStats(model)).leases).toBe(0);
+  });
+});
+
+describe("a backend that trickles bytes but never an event", () => {
+  it("is cut at the idle deadline counted from the last event relayed, with the error event, not relayed for ever", async () => {
+    // One byte every 200 ms is never idle for 1 s, so the deadline between reads never passed: a client whose
+    // usage chunk the gateway strips (it holds an event until its end) got nothing more, for as long as the
+    // backend went on, and the connection and the backend's slot were held as long (seen live: a client that
+    // left was not noticed, as nothing was written to it).
+    const model = "odd-trickle";
+    const started = Date.now();
+    const res = await gatewayWithEnv(
+      { ...faultServerPool(model, "trickle"), UPSTREAM_IDLE_TIMEOUT_MS: "1000" },
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    expect(res.status).toBe(200);
+    const text = await Promise.race([
+      res.text(),
+      new Promise<string>((r) => setTimeout(() => r("(still running after 8 s)"), 8000)),
+    ]);
+    expect(text).toContain('"content":"Hi"');
+    expect(text).toContain('"code":"upstream_idle_timeout"');
+    expect(Date.now() - started).toBeLessThan(6000);
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.usage.failed).toBe(1);
+  });
+});
+
+describe("a backend whose event stream ends cleanly inside an event", () => {
+  it("is a cut stream: the error event after the cut one, counted failed; a [DONE] without its blank line is not", async () => {
+    // A client's SSE parser drops an unfinished event without a word (the SSE rule): relayed as it was, the
+    // answer came out shorter and looked complete (seen live: a 50 MB event with no end, counted a success).
+    for (const stream of [false, true]) {
+      const model = `odd-cutevent-${stream}`;
+      const res = await gatewayWithEnv(
+        faultServerPool(model, "cutevent"),
+        "/v1/chat/completions",
+        ask(model, stream),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('"content":"Hi"');
+      expect(text).toContain('{"content":" th\n\ndata: {"error"');
+      expect(text).toContain('"code":"upstream_stream_error"');
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.usage.failed).toBe(1);
+      expect(s.leases).toBe(0);
+    }
+    const model = "odd-lastnl";
+    const res = await gatewayWithEnv(
+      faultServerPool(model, "lastnl"),
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    const text = await res.text();
+    expect(text).not.toContain('"error"');
+    expect(text.endsWith("data: [DONE]\n")).toBe(true);
+    await settle(model);
+    expect((await poolStats(model)).usage.completed).toBe(1);
+  });
+});

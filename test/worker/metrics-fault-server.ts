@@ -34,6 +34,18 @@
  * - /redirect/v1/chat/completions:  307 to /echo/v1/chat/completions (a backend url that is not the server's own address).
  * - /longevent/v1/chat/completions: 200 text/event-stream: a token, one event of 1.5 MiB (past what the tap holds),
  *                                  a token, a usage-only chunk, [DONE]; written in 64 KiB pieces.
+ * - /poison/v1/chat/completions:  500 for a body holding "POISON" (a prompt every backend fails), and for one holding
+ *                                  "VICTIM" the first time that body comes (a backend failing a request that its retry
+ *                                  elsewhere gets served); otherwise 200 application/json.
+ * - /usagelie/v1/chat/completions:  200, streamed or not as asked, whose `usage` is the JSON on the first line of the
+ *                                  first message (the test's: negative, fractional, past any context, cached_tokens
+ *                                  past prompt_tokens).
+ * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
+ * - /cutevent/v1/chat/completions: 200 text/event-stream: a token, then half an event (its JSON cut), and a clean end.
+ * - /lastnl/v1/chat/completions:   200 text/event-stream: a token, then `data: [DONE]` with one line break, and a clean
+ *                                  end (a server that leaves out the last blank line).
+ * - /trickle/v1/chat/completions:  200 text/event-stream: a token, then the next event one byte every 200 ms, without
+ *                                  end (never idle for long, never an event).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -47,6 +59,8 @@ const HOLD_MS = 30_000;
 /** /longevent's long event: past the stream tap's 1 MiB bound (stream-tap.ts MAX_PENDING_CHARS). */
 const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
+/** /trickle's pace: one byte per this many ms. */
+const TRICKLE_MS = 200;
 /** /busy: how long a queued request waits for its first event, and how the running ones stream. */
 const BUSY_QUEUE_MS = 2500;
 const BUSY_TOKEN_MS = 200;
@@ -67,6 +81,9 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
   });
 }
 
+/** One server-sent event carrying `o` as JSON. */
+const event = (o: unknown): string => `data: ${JSON.stringify(o)}\n\n`;
+
 export interface MetricsFaultServer {
   readonly url: string;
   close(): Promise<void>;
@@ -85,6 +102,8 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       timers.delete(t);
     });
   };
+  /** /poison's VICTIM bodies already failed once. */
+  const victims = new Set<string>();
   const server = createServer(async (req, res) => {
     res.on("error", () => {});
     const ok = () => res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
@@ -187,7 +206,6 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const parts: Buffer[] = [];
         for await (const part of req) parts.push(part as Buffer);
         const received = Buffer.concat(parts).toString("utf8");
-        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(
           event({
@@ -226,7 +244,6 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       case "/ssejson/v1/chat/completions":
       case "/longevent/v1/chat/completions": {
         req.resume();
-        const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
         const token = (content: string) =>
           event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         const usage = event({
@@ -249,6 +266,85 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.end();
         return;
       }
+      case "/poison/v1/chat/completions": {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        const victim = body.includes("VICTIM") && !victims.has(body);
+        if (victim) victims.add(body);
+        const fails = body.includes("POISON") || victim;
+        res.writeHead(fails ? 500 : 200, { "content-type": "application/json" });
+        res.end(
+          fails
+            ? JSON.stringify({ error: { message: "boom", type: "InternalServerError", code: 500 } })
+            : JSON.stringify({
+                id: "x",
+                object: "chat.completion",
+                choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+                usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+              }),
+        );
+        return;
+      }
+      case "/usagelie/v1/chat/completions": {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        const asked = JSON.parse(body) as { stream?: boolean; messages: { content: string }[] };
+        const usage = JSON.parse(asked.messages[0]!.content.split("\n")[0]!) as unknown;
+        const stream = asked.stream === true;
+        const message = { role: "assistant", content: "ok" };
+        if (!stream) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({
+              id: "x",
+              object: "chat.completion",
+              choices: [{ index: 0, message, finish_reason: "stop" }],
+              usage,
+            }),
+          );
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          event({
+            id: "x",
+            object: "chat.completion.chunk",
+            choices: [{ index: 0, delta: { content: "ok" } }],
+          }) +
+            event({ id: "x", object: "chat.completion.chunk", choices: [], usage }) +
+            "data: [DONE]\n\n",
+        );
+        return;
+      }
+      case "/cutevent/v1/chat/completions":
+      case "/lastnl/v1/chat/completions": {
+        req.resume();
+        const token = `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          token +
+            (req.url.startsWith("/cutevent")
+              ? 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" th'
+              : "data: [DONE]\n"),
+        );
+        return;
+      }
+      case "/trickle/v1/chat/completions": {
+        req.resume();
+        const chunk = (content: string) =>
+          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(chunk("Hi"));
+        const next = chunk(" there");
+        let at = 0;
+        const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
+        timers.add(t);
+        res.on("close", () => {
+          clearInterval(t);
+          timers.delete(t);
+        });
+        return;
+      }
       case "/busy/v1/chat/completions": {
         // An engine under a spike: every request's headers at once (vLLM sends them on accepting it); a prompt
         // holding "queued" gets its first event only after BUSY_QUEUE_MS (its turn in the queue), any other
@@ -257,7 +353,7 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         for await (const part of req) parts.push(part as Buffer);
         const queued = Buffer.concat(parts).toString("utf8").includes("queued");
         const token = (content: string) =>
-          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.flushHeaders();
         if (queued) {
@@ -278,6 +374,11 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         });
         return;
       }
+      case "/ra-absurd/v1/chat/completions":
+        req.resume();
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "99999999" });
+        res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", code: 429 } }));
+        return;
       case "/nocontent/v1/chat/completions":
         res.writeHead(204);
         res.end();

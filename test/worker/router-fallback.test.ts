@@ -21,14 +21,19 @@ import { ROUTER_BACKOFF_MS } from "../../src/worker/router/router-client";
 import {
   authHeaders,
   BACKEND_KEY,
+  CLIENT_KEY,
   chatBody,
   DEPLOYED_ROUTER_DEADLINE,
+  faultServerUrl,
   interceptRoute,
   longPrompt,
   SPARE_MODEL,
   settle,
   spareUrls,
 } from "./helpers";
+
+/** The suite's second client key (vitest.config.ts GATEWAY_API_KEYS). */
+const SECOND_KEY = "test-key-beta";
 
 type Mode = "ok" | "throw" | "hang" | "overloaded";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -141,4 +146,117 @@ describe("RouterDO unavailable", () => {
       expect(after.usage.observed).toBeGreaterThan(before.usage.observed);
     },
   );
+});
+
+describe("RouterDO lost mid-traffic", () => {
+  it("a stream it granted keeps running to [DONE] while new requests are decided locally; its lease still ends", async () => {
+    expect((await send("mid-warm")).res.status).toBe(200);
+    await settle(SPARE_MODEL);
+    // A long answer, granted by the RouterDO: its headers and first event are here, the rest still to come.
+    const ctx = createExecutionContext();
+    const body = JSON.parse(
+      chatBody(longPrompt("mid-long"), "q", { stream: true, max_tokens: 200 }),
+    ) as object;
+    const running = await worker.fetch(
+      new Request("https://gateway.test/v1/chat/completions", {
+        method: "POST",
+        headers: authHeaders(),
+        body: JSON.stringify({ ...body, model: SPARE_MODEL }),
+      }),
+      { ...env, ...DEPLOYED_ROUTER_DEADLINE, BACKENDS: FLEET(), ROUTER: faultyRouter() },
+      ctx,
+    );
+    expect(running.status).toBe(200);
+    expect(running.headers.get("x-prefix-gateway-route")).not.toBe("local");
+    // Now every route call fails: new requests, streamed and not, are still answered.
+    mode = "throw";
+    for (let i = 0; i < 4; i++) {
+      const { res, text } = await send(`mid-new-${i}`, i % 2 === 0, DEPLOYED_ROUTER_DEADLINE);
+      expect(res.status).toBe(200);
+      if (res.headers.get("x-prefix-gateway-route") !== "local")
+        console.log(
+          "DEBUG",
+          res.status,
+          await res
+            .clone()
+            .text()
+            .catch(() => ""),
+        );
+      expect(res.headers.get("x-prefix-gateway-route")).toBe("local");
+      if (i % 2 === 0) expect(text).toContain("data: [DONE]");
+    }
+    const text = await running.text();
+    await waitOnExecutionContext(ctx);
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(text).not.toContain('"error"');
+    // Its end was reported while route() failed (the report is not a route call): no lease is left behind.
+    mode = "ok";
+    await sleep(ROUTER_BACKOFF_MS + 350);
+    expect((await send("mid-back")).res.headers.get("x-prefix-gateway-route")).not.toBe("local");
+    await settle(SPARE_MODEL);
+    const after = await stats();
+    expect(after.leases).toBe(0);
+    expect(after.router.totalInflight).toBe(0);
+  });
+});
+
+describe("the isolate's own retry budget while the RouterDO is out of reach, shared out by client key", () => {
+  // Two backends on the fault server's /poison: a body holding "POISON" fails on both (a prompt that fails
+  // everywhere: each new one is retried once), one holding "VICTIM" fails the first time only (a backend
+  // failing a request that its retry elsewhere gets served).
+  const model = "local-share";
+  const poolOf = (m: string, idPrefix: string) =>
+    JSON.stringify(
+      ["a", "b"].map((x) => ({
+        id: `${idPrefix}-${x}`,
+        url: `${faultServerUrl()}/poison`,
+        models: [m],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 65536,
+      })),
+    );
+
+  async function ask(key: string, content: string, m = model) {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://gateway.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: m, messages: [{ role: "user", content }], max_tokens: 4 }),
+      }),
+      {
+        ...env,
+        ...DEPLOYED_ROUTER_DEADLINE,
+        BACKENDS: poolOf(m, m === model ? "ls" : m),
+        ROUTER: faultyRouter(),
+        // One client key configured: the first of the test env's keys.
+        ...(m === model ? {} : { GATEWAY_API_KEYS: CLIENT_KEY }),
+      },
+      ctx,
+    );
+    await res.text();
+    await waitOnExecutionContext(ctx);
+    expect(res.headers.get("x-prefix-gateway-route")).toBe("local");
+    return res.status;
+  }
+
+  it("one key whose every request fails everywhere cannot take the retries another key needs", async () => {
+    mode = "throw";
+    // The flood: 21 new poison bodies, each tried on both backends (one retry each while any is left), all 500.
+    for (let i = 0; i < 21; i++) expect(await ask(CLIENT_KEY, `POISON ${i} ${"p".repeat(40)}`)).toBe(500);
+    // Another key's request that its first backend fails is still retried on the other, and served.
+    expect(await ask(SECOND_KEY, `VICTIM 1 ${"v".repeat(40)}`)).toBe(200);
+    // Its share refills from its own requests: after three more of them, another retry.
+    for (let i = 0; i < 3; i++) expect(await ask(SECOND_KEY, `plain ${i} ${"q".repeat(40)}`)).toBe(200);
+    expect(await ask(SECOND_KEY, `VICTIM 2 ${"v".repeat(40)}`)).toBe(200);
+  });
+
+  it("with one client key configured there is no other client to keep retries for: the whole budget is its", async () => {
+    mode = "throw";
+    // Three requests whose first backend fails them: the isolate's budget (3) retries each on the other.
+    // A key's share (1.5, refilled 0.2 a request) would have retried the first only.
+    for (let i = 0; i < 3; i++)
+      expect(await ask(CLIENT_KEY, `VICTIM one-key ${i} ${"w".repeat(40)}`, "local-one-key")).toBe(200);
+  });
 });

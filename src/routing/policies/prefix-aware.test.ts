@@ -601,6 +601,23 @@ describe("prefix_aware", () => {
     expect(waits).toEqual([0]);
   });
 
+  it("places a fallback (no backend within its work bound) by cost, not least work: a short queue beats less KV held", () => {
+    // Four backends of 100,000 tokens of KV. At 0 a 12,000-token prompt goes to one (prefilled by 1,200 ms at
+    // the default 10,000 tok/s); at 2,000 three 10,000-token prompts take the other three, each queued until
+    // 3,000. At 2,001 a 60,000-token prompt fits no backend's bound (held + 60k > 1.25/4 · (W + 60k) + 25k
+    // everywhere): least work per weight sends it behind a 10k prefill (a 999 ms wait), the cost to the
+    // backend whose queue is empty.
+    const fleet = ["g0", "g1", "g2", "g3"].map((id) => ({ id, weight: 1, kvCacheTokens: 100_000 }));
+    const { router, ctx } = setup(fleet);
+    const tokens = (n: number, id: number) => prompt(id, n / 16, 0, 0);
+    const first = router.route(tokens(12_000, 1), ctx(0)).decision.backendId;
+    const queued = [2, 3, 4].map((id) => router.route(tokens(10_000, id), ctx(2_000)).decision.backendId);
+    expect(new Set([first, ...queued]).size).toBe(4);
+    const big = router.route(tokens(60_000, 5), ctx(2_001)).decision;
+    expect(big.reason).toBe("fallback");
+    expect(big.backendId).toBe(first);
+  });
+
   it("learns a slower prefill rate from observed TTFTs", () => {
     const policy = new PrefixAwarePolicy();
     const router = new Router(FLEET, { policy });

@@ -100,7 +100,13 @@
  * the chosen backend holds nothing useful while others do (their queues made
  * them costlier); for a new prefix `ring`, or `spill` when its ring home was
  * at its bound; `fallback` when no healthy backend can take the request
- * within its bound (it goes to the least work per weight).
+ * within its bound: every healthy backend is then priced as above (cost and
+ * admission view) and the request goes to the cheapest, since the bound holds
+ * nowhere (a prompt near a backend's whole KV on a busy fleet). Going to the
+ * least work per weight instead ignored the prefill queued ahead: on Mooncake
+ * MoE 16 ×4 (tuning) 55 of 73 fallbacks landed behind a queue while another
+ * engine could start them at once on 41 (bench/results/policy-work.md,
+ * "Mooncake MoE 16's tail").
  */
 import { holdBack } from "../admission-view";
 import { boundedCap } from "../bounded-load";
@@ -315,6 +321,18 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         leastAt = i;
       }
     }
+    // No healthy backend within its bound (a prompt larger than a backend's slack on a busy fleet): the
+    // bound cannot hold anywhere, so every healthy backend is priced as a candidate, with the admission
+    // view, and the request goes where its first token is expected soonest (see `fallback` above).
+    let fallback = leastAt < 0;
+    if (fallback) {
+      fallback = false;
+      for (let i = 0; i < size; i++)
+        if (fleet.healthy[i]) {
+          costs[i] = 0;
+          fallback = true;
+        }
+    }
     // While the home still computes the prefix, the other backends are charged the prefill they would
     // repeat (see the header).
     const homeComputing =
@@ -331,13 +349,15 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       if (costs[i] === Number.POSITIVE_INFINITY) continue;
       // vLLM V1 admits a request when its input fits (scheduler_reserve_full_isl): its output is not asked.
       const input = work[i]! - output;
-      this.memoryWaits[i] = this.model.memoryWaitForMs(i, input, ctx.now);
+      // The cached history our requests pin there counts as held memory (the index's pinned entries).
+      const pinned = fleet.pinnedTokens?.(i);
+      this.memoryWaits[i] = this.model.memoryWaitForMs(i, input, ctx.now, pinned);
       const margin = this.margin.marginTokens(i, ownTail);
       // The hold back asks only "any wait?", and more tokens never wait less: a second walk only when the
       // ledger alone admits it now.
       this.admitWaits[i] =
         margin > 0 && !(this.memoryWaits[i]! > 0)
-          ? this.model.memoryWaitForMs(i, input + margin, ctx.now)
+          ? this.model.memoryWaitForMs(i, input + margin, ctx.now, pinned)
           : this.memoryWaits[i]!;
     }
     holdBack(costs, this.admitWaits);
@@ -385,6 +405,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       return costs[i]! <= limit;
     });
     const best = found.index;
+    if (fallback) return { index: best, reason: "fallback" };
 
     let reason: RouteReason;
     const full = (i: number) => fleet.healthy[i] === true && costs[i] === Number.POSITIVE_INFINITY;
@@ -515,6 +536,9 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fleet.inflight[index]! - 1,
       ctx.now,
       past,
+      // The keyed blocks it adds to the index (in its input already) and the history it matched and pins.
+      Math.max(0, req.blocks.length - from) * bt,
+      from * bt,
     );
     // A request that reuses a prefix its backend still computes joins that prefill's batch (../burst-split.ts).
     if (from > 0) this.pending.joined(index, req.blocks[from - 1]!, ctx.now);
@@ -552,6 +576,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (key !== undefined && routed.sharedGeneration !== undefined)
       this.shared.remove(index, key, routed.sharedGeneration);
     if (!outcome.ok) return;
+    // The answer's length the engine reported: the memory wait's expected answer (cost-model.ts expectedAnswer).
+    if (outcome.outputTokens !== undefined) this.model.observeOutput(outcome.outputTokens);
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
     if (outcome.promptTokens !== undefined && routed.tail > 0)

@@ -7,8 +7,9 @@
  * alive: its waiting request is queued, not lost. A hung engine sends nothing to anyone, so its requests still
  * time out at UPSTREAM_FIRST_BYTE_TIMEOUT_MS.
  *
- * Only body bytes of 2xx answers count: response headers prove nothing (vLLM sends them on accepting a request,
- * before its engine has done any work), nor do error answers. One entry per configured backend id: bounded by
+ * Only 2xx answers count, when something of them is relayed (a first chunk, an event): response headers prove
+ * nothing (vLLM sends them on accepting a request, before its engine has done any work), nor do error answers,
+ * nor bytes that complete nothing (a trickle: the idle deadline does not count those either). One entry per configured backend id: bounded by
  * BACKENDS.
  */
 const lastProgress = new Map<string, number>();

@@ -25,8 +25,11 @@ export interface RelayHooks {
   onFirstContent(at: number): void;
   /** Called exactly once, when the relay is over for any reason. */
   onEnd(end: RelayEnd, tap: Tap): void;
-  /** Called for each chunk read from the backend (its proof of life: backend-progress.ts). */
-  onChunk?(at: number): void;
+  /**
+   * Called each time the backend's bytes are relayed (its proof of life: backend-progress.ts); as with the idle
+   * deadline, bytes that complete nothing to relay (a trickle) do not count.
+   */
+  onRelayed?(at: number): void;
 }
 
 export interface RelaySource {
@@ -62,12 +65,14 @@ class IdleTimeout extends Error {
   override readonly name = "IdleTimeout";
 }
 
+/** The next chunk within `ms` (what is left of the idle deadline `idleMs`), or IdleTimeout. */
 function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   ms: number,
+  idleMs: number,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
   return deadline(reader.read(), ms, () => {
-    throw new IdleTimeout(`no data from the backend for ${ms} ms`);
+    throw new IdleTimeout(`nothing to relay from the backend for ${idleMs} ms`);
   });
 }
 
@@ -98,21 +103,35 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
             pendingFirst = undefined;
             if (forward(chunk, controller)) return;
           }
-          // Loop until something is forwarded: in strip mode a chunk may hold only half an event.
+          // Loop until something is forwarded: in strip mode a chunk may hold only half an event. The idle
+          // deadline counts from the last thing forwarded, not from the last byte read: a backend trickling an
+          // event a byte at a time, never idle between reads, is otherwise relayed (or rather not) for ever.
+          const since = Date.now();
           for (;;) {
-            const { done, value } = await readWithin(
-              reader,
-              tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs,
-            );
+            const waitMs = tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
+            const left = Math.max(1, waitMs - (Date.now() - since));
+            const { done, value } = await readWithin(reader, left, waitMs);
             if (done) {
               const rest = tap.end();
               if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
+              if (source.eventStream && tap.endedInsideEvent) {
+                // A clean end inside a cut event is a cut stream: the client's parser would drop the event
+                // silently, so it is told, and the request counts as broken off.
+                const message = "the body ended inside an event";
+                const text = "The backend's stream ended inside an event; the answer is incomplete.";
+                controller.enqueue(sseErrorEvent("upstream_stream_error", text, true));
+                controller.close();
+                end({ kind: "stream_error", message });
+                return;
+              }
               controller.close();
               end({ kind: "done" });
               return;
             }
-            hooks.onChunk?.(Date.now());
-            if (forward(value, controller)) return;
+            if (forward(value, controller)) {
+              hooks.onRelayed?.(Date.now());
+              return;
+            }
           }
         } catch (err) {
           if (ended) return;

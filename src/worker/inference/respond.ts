@@ -7,6 +7,7 @@
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
+import { MAX_THROTTLE_MS } from "../router/outcomes";
 import { type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
@@ -18,13 +19,22 @@ import { startsLikeEventStream } from "./sniff-event-stream";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";
 import { isEventStream } from "./upstream";
 
-/** Headers of the backend's response that the client gets (others — cookies, server, lengths — do not pass). */
-const PASSED_HEADERS = [
-  "content-type",
-  "openai-processing-ms",
-  "x-ratelimit-remaining-requests",
-  "retry-after",
-];
+/**
+ * Headers of the backend's response that the client gets (others — cookies, server, lengths — do not pass).
+ * A `retry-after` is told as the gateway reads it (retryAfterHeader), not as sent.
+ */
+const PASSED_HEADERS = ["content-type", "openai-processing-ms", "x-ratelimit-remaining-requests"];
+
+/**
+ * The backend's retry-after as the client is told it: delta-seconds, at most what the gateway itself believes
+ * (MAX_THROTTLE_MS, the longest it keeps a backend out for one); none when it was absent or unreadable.
+ * Relayed as sent, `retry-after: 99999999` (a proxy's) made the OpenAI Python SDK give up at once (it does not
+ * retry past 120 s, `_should_retry`) while the gateway would route to that backend again within a minute.
+ */
+export function retryAfterHeader(retryAfterMs: number | undefined): string | undefined {
+  if (retryAfterMs === undefined) return undefined;
+  return String(Math.ceil(Math.min(Math.max(0, retryAfterMs), MAX_THROTTLE_MS) / 1000));
+}
 
 /** Status for a client that left before its answer (nginx's "client closed request"); nobody reads it. */
 const CLIENT_CLOSED = 499;
@@ -76,6 +86,8 @@ export function respond(
     const v = res.headers.get(h);
     if (v !== null) headers.set(h, v);
   }
+  const retryAfterValue = retryAfterHeader(attempt.retryAfterMs);
+  if (retryAfterValue !== undefined) headers.set("retry-after", retryAfterValue);
   headers.set("x-prefix-gateway-backend", decision.backendId);
   headers.set("x-prefix-gateway-route", decision.reason);
   headers.set("x-prefix-gateway-cached-tokens-expected", String(decision.expectedCachedTokens));
@@ -173,7 +185,7 @@ export function respond(
       },
       onEnd,
       // A 2xx body's bytes prove the engine is working (an error body proves nothing of the kind).
-      ...(res.ok ? { onChunk: (at: number) => noteProgress(decision.backendId, at) } : {}),
+      ...(res.ok ? { onRelayed: (at: number) => noteProgress(decision.backendId, at) } : {}),
     },
   );
   return new Response(body, { status: res.status, headers });

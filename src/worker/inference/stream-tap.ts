@@ -31,6 +31,11 @@ export interface Tap {
   readonly sawError: boolean;
   /** The event stream's `data: [DONE]` has been seen: the answer is complete (the body should end now). */
   readonly sawDone: boolean;
+  /**
+   * Set by end(): the body ended inside an event whose data is cut (neither [DONE] nor JSON; or one longer
+   * than the tap holds, never finished). A client's SSE parser drops an unfinished event without a word.
+   */
+  readonly endedInsideEvent: boolean;
 }
 
 /** An OpenAI error object at the top level of a parsed event or body. */
@@ -50,8 +55,16 @@ const BOUNDARY_TAIL_CHARS = 3;
 /** A non-streamed body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_CHARS = 16 << 20;
 
-function num(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+/**
+ * The most a usage count is believed at: far past any context window or answer. The counts feed the
+ * router's models of the backend (its prefill rate, its cache: prefix-aware.ts complete, affinity-index.ts)
+ * and the pool's cumulative counters (/admin/stats, /metrics), so a count that cannot be one is dropped.
+ */
+export const MAX_USAGE_TOKENS = 2 ** 30;
+
+/** A token count as the backend reported it, or undefined when it cannot be one (negative, fractional, absurd). */
+function tokenCount(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= MAX_USAGE_TOKENS ? v : undefined;
 }
 
 /** OpenAI `usage` → Usage, or undefined when absent. */
@@ -63,14 +76,15 @@ export function readUsage(obj: unknown): Usage | undefined {
   const details = r.prompt_tokens_details;
   const cached =
     typeof details === "object" && details !== null
-      ? num((details as Record<string, unknown>).cached_tokens)
+      ? tokenCount((details as Record<string, unknown>).cached_tokens)
       : undefined;
   const out: { promptTokens?: number; completionTokens?: number; cachedTokens?: number } = {};
-  const p = num(r.prompt_tokens);
-  const c = num(r.completion_tokens);
+  const p = tokenCount(r.prompt_tokens);
+  const c = tokenCount(r.completion_tokens);
   if (p !== undefined) out.promptTokens = p;
   if (c !== undefined) out.completionTokens = c;
-  if (cached !== undefined) out.cachedTokens = cached;
+  // A prompt's cached part is part of it: more than the prompt (or beside a prompt count not believed) is no hit.
+  if (cached !== undefined && p !== undefined && cached <= p) out.cachedTokens = cached;
   return out;
 }
 
@@ -106,6 +120,25 @@ function isUsageOnly(obj: unknown): boolean {
 
 const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
 
+/** An event's data: its `data:` lines joined by line breaks (SSE). */
+function dataOf(event: string): string {
+  let data = "";
+  for (const line of event.split(/\r\n|\n|\r/)) {
+    if (line.startsWith("data:"))
+      data += (data === "" ? "" : "\n") + line.slice(line.startsWith("data: ") ? 6 : 5);
+  }
+  return data;
+}
+
+function parses(json: string): boolean {
+  try {
+    JSON.parse(json);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Encoding keeps no state: one for every tap. (Decoding a stream does, so each tap has its own decoder.) */
 const UTF8_ENCODER = new TextEncoder();
 
@@ -114,6 +147,7 @@ export class SseTap implements Tap {
   sawContent = false;
   sawError = false;
   sawDone = false;
+  endedInsideEvent = false;
   private readonly decoder = new TextDecoder();
   /**
    * The text after the last event boundary, in the pieces it came in: joined only when a boundary arrives,
@@ -218,7 +252,14 @@ export class SseTap implements Tap {
   end(): Uint8Array | null {
     const rest = this.pendingParts.join("") + this.decoder.decode();
     this.hold("");
-    if (this.passing) return this.strip && rest !== "" ? UTF8_ENCODER.encode(rest) : null;
+    if (this.passing) {
+      this.endedInsideEvent = true;
+      return this.strip && rest !== "" ? UTF8_ENCODER.encode(rest) : null;
+    }
+    // An event the body did not end (no blank line after it): whole if its data is [DONE] or JSON (a server
+    // that left out the last blank line), cut otherwise.
+    const data = dataOf(rest);
+    if (data !== "" && data !== "[DONE]" && !parses(data)) this.endedInsideEvent = true;
     const drop = rest !== "" && this.inspect(rest);
     if (!this.strip || rest === "" || drop) return null;
     return UTF8_ENCODER.encode(rest);
@@ -226,11 +267,7 @@ export class SseTap implements Tap {
 
   /** Parses one event's data; returns true when it is a usage-only event (strippable). */
   private inspect(event: string): boolean {
-    let data = "";
-    for (const line of event.split(/\r\n|\n|\r/)) {
-      if (line.startsWith("data:"))
-        data += (data === "" ? "" : "\n") + line.slice(line.startsWith("data: ") ? 6 : 5);
-    }
+    const data = dataOf(event);
     if (data === "[DONE]") this.sawDone = true;
     if (data === "" || data === "[DONE]") return false;
     // Once content was seen only usage and an error matter, and an event without either word cannot carry
@@ -256,6 +293,7 @@ export class JsonTap implements Tap {
   sawError = false;
   readonly sawDone = false;
   readonly midEvent = false;
+  readonly endedInsideEvent = false;
   private readonly decoder = new TextDecoder();
   private text = "";
   private overflow = false;

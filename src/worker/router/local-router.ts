@@ -10,7 +10,7 @@
  * (outlier detection runs here too, with the pool's settings).
  */
 
-import { RetryBudget, Router, type RouteTicket } from "../../routing";
+import { KeyedRetryBudget, RetryBudget, Router, type RouteTicket } from "../../routing";
 import type { RouteContext, RouteDecision, RouteRequest } from "../../routing/types";
 import { throttledUntil, toRouteOutcome } from "./outcomes";
 import { backendSpecs, routerOptions } from "./pool-settings";
@@ -18,10 +18,18 @@ import type { CompleteInput, PoolSpec } from "./router-rpc";
 
 /** Retries a fresh isolate may spend before its own traffic has earned any. */
 const LOCAL_RETRY_BURST = 3;
+/**
+ * Of those, at most this many for one client key beyond what its own first attempts earn, as the RouterDO
+ * shares its own (KeyedRetryBudget): while the RouterDO is out of reach, a key whose every request fails
+ * everywhere must not take the retries another key needs to get away from a backend that just failed.
+ */
+const LOCAL_KEY_RETRY_BURST = LOCAL_RETRY_BURST / 2;
+/** Client keys whose local retry share is remembered (least recently used first out), as in the RouterDO. */
+const LOCAL_KEY_RETRY_KEYS = 1024;
 
 export class LocalRouter {
   private readonly router: Router;
-  readonly budget: RetryBudget;
+  readonly budget: KeyedRetryBudget;
   /** Backends held out because the RouterDO said they were ejected. */
   private heldOut = new Set<string>();
   private lastView = "";
@@ -30,7 +38,11 @@ export class LocalRouter {
   constructor(spec: PoolSpec) {
     this.ids = new Set(spec.backends.map((b) => b.id));
     this.router = new Router(backendSpecs(spec), routerOptions(spec, "consistent_hash"));
-    this.budget = new RetryBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST);
+    this.budget = new KeyedRetryBudget(
+      new RetryBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST),
+      LOCAL_KEY_RETRY_BURST,
+      LOCAL_KEY_RETRY_KEYS,
+    );
   }
 
   /** Adopts the RouterDO's latest view of which backends are out of rotation. */

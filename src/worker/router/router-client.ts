@@ -339,9 +339,9 @@ function decideLocally(
     avoid = retryOf.decision.backendId;
     if (retryOf.decision.via === "local")
       retryOf.decision.local.finish(retryOf.decision.ticket, failedReport(retryOf), ctx);
-    if (!local.budget.tryWithdraw()) return RETRY_REFUSED;
+    if (!local.budget.tryWithdraw(call.clientKey)) return RETRY_REFUSED;
   } else {
-    local.budget.deposit();
+    local.budget.deposit(call.clientKey);
   }
   const { decision, ticket } = local.decide(call.req, ctx, avoid);
   return {
