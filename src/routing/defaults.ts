@@ -63,8 +63,10 @@ export const SETTINGS = {
   UPSTREAM_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000, "ms"),
   /**
    * The first event of a streamed response must arrive within this after its
-   * headers: queueing plus the prefill of the whole prompt. Non-streamed
-   * responses (headers come with the whole answer) are bounded by LEASE_TTL_SECONDS.
+   * headers: queueing plus the prefill of the whole prompt. Past it the wait goes
+   * on, window after window, while the backend is seen streaming to other
+   * requests (busy, not hung: src/worker/inference/backend-progress.ts), up to
+   * LEASE_TTL_SECONDS, which bounds non-streamed responses too.
    */
   UPSTREAM_FIRST_BYTE_TIMEOUT_MS: int(60_000, 100, 3_600_000, "ms"),
   /**

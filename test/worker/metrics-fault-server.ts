@@ -17,6 +17,8 @@
  *                                  of failing a request mid-stream);
  * - /err200/v1/chat/completions:   200 application/json whose body is an OpenAI error object;
  * - /nocontent/v1/chat/completions: 204, no body at all;
+ * - /busy/v1/chat/completions:     an engine under a spike: headers at once; a prompt with "queued" in it gets its
+ *                                  first event 2.5 s later, any other streams a token every 200 ms for 4 s.
  * - /e400/v1/chat/completions:     400 with vLLM's OpenAI error body for a prompt past the context length;
  * - /stall503/v1/chat/completions: 503 headers and the start of a body, then nothing (held);
  * - /busy503/v1/chat/completions:  the same with a retry-after that is an HTTP date 1 to 2 s ahead (a proxy
@@ -59,6 +61,10 @@ const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
 /** /trickle's pace: one byte per this many ms. */
 const TRICKLE_MS = 200;
+/** /busy: how long a queued request waits for its first event, and how the running ones stream. */
+const BUSY_QUEUE_MS = 2500;
+const BUSY_TOKEN_MS = 200;
+const BUSY_TOKENS = 20;
 /** How long /cutjson waits after its half body before it drops the connection. */
 const CUT_MS = 50;
 
@@ -332,6 +338,35 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const next = chunk(" there");
         let at = 0;
         const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
+        timers.add(t);
+        res.on("close", () => {
+          clearInterval(t);
+          timers.delete(t);
+        });
+        return;
+      }
+      case "/busy/v1/chat/completions": {
+        // An engine under a spike: every request's headers at once (vLLM sends them on accepting it); a prompt
+        // holding "queued" gets its first event only after BUSY_QUEUE_MS (its turn in the queue), any other
+        // prompt streams a token every BUSY_TOKEN_MS for BUSY_TOKENS tokens (requests already running).
+        const parts: Buffer[] = [];
+        for await (const part of req) parts.push(part as Buffer);
+        const queued = Buffer.concat(parts).toString("utf8").includes("queued");
+        const token = (content: string) =>
+          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.flushHeaders();
+        if (queued) {
+          hold(res, () => res.end(`${token("late")}data: [DONE]\n\n`), BUSY_QUEUE_MS);
+          return;
+        }
+        let sent = 0;
+        res.write(token("t"));
+        const t = setInterval(() => {
+          if (res.destroyed) return;
+          if (++sent === BUSY_TOKENS) res.end("data: [DONE]\n\n");
+          else res.write(token("t"));
+        }, BUSY_TOKEN_MS);
         timers.add(t);
         res.on("close", () => {
           clearInterval(t);

@@ -25,6 +25,11 @@ export interface RelayHooks {
   onFirstContent(at: number): void;
   /** Called exactly once, when the relay is over for any reason. */
   onEnd(end: RelayEnd, tap: Tap): void;
+  /**
+   * Called each time the backend's bytes are relayed (its proof of life: backend-progress.ts); as with the idle
+   * deadline, bytes that complete nothing to relay (a trickle) do not count.
+   */
+  onRelayed?(at: number): void;
 }
 
 export interface RelaySource {
@@ -123,7 +128,10 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
               end({ kind: "done" });
               return;
             }
-            if (forward(value, controller)) return;
+            if (forward(value, controller)) {
+              hooks.onRelayed?.(Date.now());
+              return;
+            }
           }
         } catch (err) {
           if (ended) return;

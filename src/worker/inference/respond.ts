@@ -12,6 +12,7 @@ import { type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
+import { noteProgress } from "./backend-progress";
 import type { InferenceRequest } from "./inference-request";
 import { type RelayEnd, relay } from "./relay";
 import { startsLikeEventStream } from "./sniff-event-stream";
@@ -183,6 +184,8 @@ export function respond(
         firstContentAt = at;
       },
       onEnd,
+      // A 2xx body's bytes prove the engine is working (an error body proves nothing of the kind).
+      ...(res.ok ? { onRelayed: (at: number) => noteProgress(decision.backendId, at) } : {}),
     },
   );
   return new Response(body, { status: res.status, headers });

@@ -16,6 +16,7 @@
 import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
 import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
+import { noteProgress, progressedSince } from "./backend-progress";
 
 /** Why an attempt produced no usable response. */
 export type AttemptFailure = "connect_error" | "timeout" | "client_abort";
@@ -63,6 +64,46 @@ function within<T>(p: Promise<T>, ms: number, abort: AbortController, what: stri
     abort.abort(e);
     throw e;
   });
+}
+
+const STILL_WAITING = Symbol("still waiting");
+
+/**
+ * A 2xx answer's first bytes (a stream's first event: queueing plus prefill) within `firstByteMs`, or later
+ * while the backend is seen answering other requests: each time the deadline passes, the wait goes on for
+ * another `firstByteMs` if answer bytes came from this backend during the last one (busy, not hung:
+ * backend-progress.ts), and never past `endAt` (the request's whole budget, LEASE_TTL_SECONDS, which also
+ * bounds a non-streamed answer). A backend that sent nothing to anyone for `firstByteMs` is timed out, as
+ * before.
+ */
+async function firstBytes<T>(
+  read: Promise<T>,
+  backendId: string,
+  firstByteMs: number,
+  endAt: number,
+  abort: AbortController,
+  what: string,
+): Promise<T> {
+  const waitStart = Date.now();
+  let waitedFrom = waitStart;
+  for (;;) {
+    const ms = Math.max(0, Math.min(firstByteMs, endAt - waitedFrom));
+    const r = await deadline(read, ms, () => STILL_WAITING);
+    if (r !== STILL_WAITING) return r as T;
+    const now = Date.now();
+    if (now >= endAt || !progressedSince(backendId, waitedFrom)) {
+      const e = new DeadlineExceeded(
+        now >= endAt
+          ? `${what} did not come before the request's deadline (LEASE_TTL_SECONDS)`
+          : waitedFrom > waitStart
+            ? `${what} took longer than ${now - waitStart} ms, the last ${firstByteMs} ms with nothing from the backend for any request`
+            : `${what} took longer than ${firstByteMs} ms`,
+      );
+      abort.abort(e);
+      throw e;
+    }
+    waitedFrom = now;
+  }
 }
 
 export function isEventStream(res: Response): boolean {
@@ -162,15 +203,18 @@ export async function callBackend(
   if (!res.ok) return { kind: "response", ...answered, reader, first: undefined };
   const eventStream = isEventStream(res);
   try {
-    const { done, value } = await within(
+    const { done, value } = await firstBytes(
       reader.read(),
+      backend.id,
       firstByteMs,
+      startedAt + responseMs,
       abort,
       eventStream ? "the first event" : "the first bytes of the body",
     );
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
+    noteProgress(backend.id, Date.now());
     return { kind: "response", ...answered, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});

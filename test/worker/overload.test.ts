@@ -1,0 +1,85 @@
+/**
+ * A fleet that is slow, not broken (bench/results/red-team.md "Overload: a slow fleet"): under a traffic spike
+ * every engine is alive and its queue makes first tokens late. A streamed request whose first event comes past
+ * UPSTREAM_FIRST_BYTE_TIMEOUT_MS, on a backend that is streaming tokens to other requests meanwhile, is queued,
+ * not lost: the gateway waits for it (up to the request's LEASE_TTL_SECONDS budget) instead of a 504, a retry
+ * onto the saturated fleet and a fault towards ejecting a busy backend. A backend that sends nothing to anyone
+ * is still timed out at the first-event deadline. Against test/worker/metrics-fault-server.ts /busy.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  authHeaders,
+  BACKEND_KEY,
+  expectOpenAIError,
+  faultServerUrl,
+  gatewayWithEnv,
+  openWithEnv,
+  poolStats,
+  settle,
+} from "./helpers";
+
+/** The first event must come within 1.5 s; /busy's queued request gets it after 2.5 s. */
+const FIRST_BYTE_MS = "1500";
+
+function pool(model: string): { BACKENDS: string; UPSTREAM_FIRST_BYTE_TIMEOUT_MS: string } {
+  return {
+    BACKENDS: JSON.stringify([
+      {
+        id: `${model}-1`,
+        url: `${faultServerUrl()}/busy`,
+        models: [model],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 65536,
+      },
+    ]),
+    UPSTREAM_FIRST_BYTE_TIMEOUT_MS: FIRST_BYTE_MS,
+  };
+}
+
+function ask(model: string, content: string): RequestInit {
+  return {
+    method: "POST",
+    headers: authHeaders(),
+    body: JSON.stringify({ model, stream: true, max_tokens: 8, messages: [{ role: "user", content }] }),
+  };
+}
+
+describe("overload: a slow fleet", () => {
+  it("a first event late past the deadline, on a backend streaming to others meanwhile, is waited for: 200, no fault", async () => {
+    const model = "ovl-busy";
+    // A request already running on the backend: a token every 200 ms for 4 s.
+    const running = await openWithEnv(pool(model), "/v1/chat/completions", ask(model, "running"));
+    expect(running.res.status).toBe(200);
+    const runningText = running.res.text();
+    const started = Date.now();
+    const res = await gatewayWithEnv(pool(model), "/v1/chat/completions", ask(model, "queued"));
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(Date.now() - started).toBeGreaterThan(2000);
+    expect(text).toContain('"late"');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(text).not.toContain("error");
+    expect(await runningText).toContain("data: [DONE]");
+    await running.settled();
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.backends[0]!.healthy).toBe(true);
+    expect(s.usage.failed).toBe(0);
+  });
+
+  it("a first event late past the deadline on a backend that sends nothing to anyone is still a 504 at the deadline", async () => {
+    const model = "ovl-silent";
+    const started = Date.now();
+    const res = await gatewayWithEnv(pool(model), "/v1/chat/completions", ask(model, "queued"));
+    const message = await expectOpenAIError(res, 504, "backend_timeout");
+    expect(message).toMatch(/the first event took longer than 1500 ms/);
+    expect(Date.now() - started).toBeLessThan(2400);
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(1);
+  });
+});
