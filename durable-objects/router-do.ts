@@ -70,6 +70,7 @@ import type {
   ObserveInput,
   ObserveResult,
   PoolSpec,
+  ProgressResult,
   ReopenedLease,
   ReopenResult,
   RouteInput,
@@ -145,6 +146,11 @@ export class RouterDO extends DurableObject<Env> {
   private readonly foreign = new ForeignLeases(FOREIGN_LEASES_REMEMBERED);
   private readonly scraper = new EngineScraper();
   private readonly verdicts = new Map<string, PendingVerdict>();
+  /**
+   * When (our clock) each backend last finished a request with an answer, as any isolate reported it
+   * (progress()). One entry per backend of the spec; in memory only: a restarted object knows none.
+   */
+  private readonly lastSuccess = new Map<string, number>();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
   private budget: KeyedRetryBudget | undefined;
@@ -233,9 +239,14 @@ export class RouterDO extends DurableObject<Env> {
       const urls = new Map(previous.backends.map((b) => [b.id, b.url]));
       for (const b of spec.backends) {
         const was = urls.get(b.id);
-        if (was !== undefined && was !== b.url) this.router.resetHealth(b.id);
+        if (was !== undefined && was !== b.url) {
+          this.router.resetHealth(b.id);
+          this.lastSuccess.delete(b.id);
+        }
       }
     }
+    const kept = new Set(spec.backends.map((b) => b.id));
+    for (const id of [...this.lastSuccess.keys()]) if (!kept.has(id)) this.lastSuccess.delete(id);
     this.scraper.configure(
       spec.engineScrapeMs,
       spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
@@ -441,6 +452,7 @@ export class RouterDO extends DurableObject<Env> {
       return { ok: false, code: "unknown_backend", message: `backend ${input.backendId} is not in the pool` };
     const ctx = this.context();
     const outcome = this.outcomeOf(input.backendId, input.outcome, ctx);
+    this.noteSuccess(input.backendId, input.outcome, ctx.now);
     const change = router.observe(
       input.backendId,
       { blocks: input.blocks, promptTokens: input.promptTokens },
@@ -482,6 +494,7 @@ export class RouterDO extends DurableObject<Env> {
         );
     }
     const outcome = this.outcomeOf(lease.backendId, input, ctx);
+    this.noteSuccess(lease.backendId, input, ctx.now);
     const reopened = lease.ticket.figures === undefined;
     if (reopened) this.foreign.markEnded(leaseId);
     // A reopened lease's blocks were never recorded here: only its health verdict applies.
@@ -510,6 +523,7 @@ export class RouterDO extends DurableObject<Env> {
     if (!this.spec!.backends.some((b) => b.id === held.backendId)) return undefined;
     this.foreign.markEnded(leaseId);
     const outcome = this.outcomeOf(held.backendId, input, ctx);
+    this.noteSuccess(held.backendId, input, ctx.now);
     const routedAt = this.foreignRoutedAt(held, ctx.now);
     this.healthChanged(
       router.observe(held.backendId, { blocks: [], promptTokens: 0 }, verdictOnly(outcome), routedAt, ctx),
@@ -517,6 +531,27 @@ export class RouterDO extends DurableObject<Env> {
     this.count(input, outcome);
     this.stats_?.ended(armIndex(held.arm), undefined, input);
     return held.backendId;
+  }
+
+  /**
+   * A request on `backendId` ended with an answer (`ok`: tokens came, even if an error event followed them):
+   * that engine was working when the report came (progress()).
+   */
+  private noteSuccess(backendId: string, input: CompleteInput, now: number): void {
+    if (input.ok) this.lastSuccess.set(backendId, now);
+  }
+
+  /**
+   * How long ago each backend last finished a request with an answer, as every isolate reported it:
+   * read-only, for a Worker whose streamed request waits past its first-event deadline and that relayed
+   * nothing from that backend itself lately (src/worker/inference/upstream.ts firstBytes). An isolate sees
+   * only its own streams; this object hears every isolate's lease ends (carried on route calls or sent
+   * within REPORT_CARRY_MS), so a busy backend is told from a hung one whichever isolate waits.
+   */
+  async progress(): Promise<ProgressResult> {
+    const now = Date.now();
+    const backends = [...this.lastSuccess].map(([id, at]) => ({ id, ageMs: Math.max(0, now - at) }));
+    return { ok: true, backends };
   }
 
   /** The routing core's outcome of a report; a 429 also throttles its backend for its retry-after. */

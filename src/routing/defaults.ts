@@ -64,9 +64,11 @@ export const SETTINGS = {
   /**
    * The first event of a streamed response must arrive within this after its
    * headers: queueing plus the prefill of the whole prompt. Past it the wait goes
-   * on, window after window, while the backend is seen streaming to other
-   * requests (busy, not hung: src/worker/inference/backend-progress.ts), up to
-   * LEASE_TTL_SECONDS, which bounds non-streamed responses too.
+   * on, window after window, while the backend is seen answering other
+   * requests — streams this isolate relays, or, asked ROUTER_TIMEOUT_MS before
+   * the deadline, requests any isolate saw finish there (the RouterDO's
+   * progress()) — busy, not hung (src/worker/inference/backend-progress.ts), up
+   * to LEASE_TTL_SECONDS, which bounds non-streamed responses too.
    */
   UPSTREAM_FIRST_BYTE_TIMEOUT_MS: int(60_000, 100, 3_600_000, "ms"),
   /**

@@ -5,7 +5,13 @@
  * not lost: the gateway waits for it (up to the request's LEASE_TTL_SECONDS budget) instead of a 504, a retry
  * onto the saturated fleet and a fault towards ejecting a busy backend. A backend that sends nothing to anyone
  * is still timed out at the first-event deadline. Against test/worker/metrics-fault-server.ts /busy.
+ *
+ * Deployed, requests are spread over many isolates: the one waiting may have relayed nothing from that backend
+ * itself. The RouterDO hears every isolate's lease ends, and is asked (RouterDO.progress()) before the deadline;
+ * here "another isolate" is the test, routing and completing leases on the pool's RouterDO directly while the
+ * queued request waits, so this isolate relays nothing from that backend but the waiting request.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   authHeaders,
@@ -20,6 +26,8 @@ import {
 
 /** The first event must come within 1.5 s; /busy's queued request gets it after 2.5 s. */
 const FIRST_BYTE_MS = "1500";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pool(model: string): { BACKENDS: string; UPSTREAM_FIRST_BYTE_TIMEOUT_MS: string } {
   return {
@@ -82,4 +90,100 @@ describe("overload: a slow fleet", () => {
     expect(s.leases).toBe(0);
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
   });
+
+  it("a first event late past the deadline, on a backend only other isolates are seen answering (the RouterDO), is waited for: 200, no fault", async () => {
+    const model = "ovl-remote";
+    const others = otherIsolates(model);
+    try {
+      const started = Date.now();
+      const res = await gatewayWithEnv(pool(model), "/v1/chat/completions", ask(model, "queued"));
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(Date.now() - started).toBeGreaterThan(2000);
+      expect(text).toContain('"late"');
+      expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    } finally {
+      expect(await others.stop()).toBeGreaterThan(0);
+    }
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+  });
+
+  for (const mode of ["throws", "hangs"] as const) {
+    it(`a RouterDO whose progress() ${mode} changes nothing: the 504 comes at the deadline, as without it`, async () => {
+      const model = `ovl-remote-${mode}`;
+      const others = otherIsolates(model);
+      try {
+        const started = Date.now();
+        const res = await gatewayWithEnv(
+          { ...pool(model), ROUTER: failingProgress(mode) },
+          "/v1/chat/completions",
+          ask(model, "queued"),
+        );
+        const message = await expectOpenAIError(res, 504, "backend_timeout");
+        expect(message).toMatch(/the first event took longer than 1500 ms/);
+        expect(Date.now() - started).toBeLessThan(2400);
+      } finally {
+        expect(await others.stop()).toBeGreaterThan(0);
+      }
+      await settle(model);
+      // Counted as the failure it is (its fault may already be cleared by the other isolates' next success).
+      expect((await poolStats(model)).usage.failed).toBe(1);
+    });
+  }
 });
+
+/**
+ * Another isolate's traffic on `model`'s only backend, as its RouterDO hears it: every 100 ms, once the pool's
+ * object knows its fleet (the gateway's first route call), a lease routed and completed with an answer.
+ * `stop()` ends it and says how many it completed.
+ */
+function otherIsolates(model: string): { stop(): Promise<number> } {
+  let running = true;
+  let completed = 0;
+  const loop = (async () => {
+    const stub = env.ROUTER.getByName(model);
+    while (running) {
+      const s = await stub.stats();
+      if (s.ok) {
+        const r = await stub.route({ fleetVersion: s.fleetVersion, blocks: [], promptTokens: 16 });
+        if (r.ok) {
+          await stub.complete(r.leaseId, { ok: true, status: 200, outputTokens: 8 });
+          completed++;
+        }
+      }
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return completed;
+    },
+  };
+}
+
+/** The real ROUTER namespace whose stubs' progress() throws, or answers only after 3 s (past every deadline here). */
+function failingProgress(mode: "throws" | "hangs"): Env["ROUTER"] {
+  const real = env.ROUTER;
+  return {
+    ...real,
+    getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions) {
+      const stub = real.getByName(name, options);
+      return new Proxy(stub, {
+        get(target, prop, receiver) {
+          if (prop !== "progress") return Reflect.get(target, prop, receiver);
+          return async () => {
+            if (mode === "throws") throw new Error("Durable Object reset because its code was updated.");
+            await sleep(3000);
+            return target.progress();
+          };
+        },
+      });
+    },
+  } as Env["ROUTER"];
+}

@@ -322,3 +322,69 @@ describe("the pool's retry budget, shared out by client key", () => {
     expect(s.usage.retriesRefused).toBe(60 - flooded);
   });
 });
+
+describe("progress(): when each backend last finished a request with an answer, as every isolate reported it", () => {
+  it("counts answered lease ends (carried, sent alone, observed, of an earlier instance), not failures; forgets departed backends", async () => {
+    const stub = env.ROUTER.getByName("progress-pool");
+    const spec = testPoolSpec([
+      { id: "pg-a", url: "http://127.0.0.1:9" },
+      { id: "pg-b", url: "http://127.0.0.1:9" },
+      { id: "pg-c", url: "http://127.0.0.1:9" },
+    ]);
+    const ages = async () => new Map((await stub.progress()).backends.map((b) => [b.id, b.ageMs] as const));
+    expect((await stub.progress()).backends).toEqual([]); // before anything: nobody is known to answer
+    const on = async (id: string, i: number) => {
+      for (let j = 0; j < 100; j++) {
+        const r = await stub.route({ fleetVersion: "pg-1", spec, blocks: [i * 7919 + j], promptTokens: 16 });
+        if (!r.ok) throw new Error(r.message);
+        if (r.backendId === id) return r.leaseId;
+        await stub.complete(r.leaseId, { ok: false, failure: "unused" });
+      }
+      throw new Error(`never routed to ${id}`);
+    };
+    // A failure is no evidence of an engine working; a timeout neither.
+    await stub.complete(await on("pg-a", 1), { ok: false, failure: "timeout" });
+    await stub.complete(await on("pg-b", 2), { ok: false, failure: "client_abort" });
+    expect(await ages()).toEqual(new Map());
+    // An answer, alone or carried on another isolate's route call.
+    await stub.complete(await on("pg-a", 3), { ok: true, status: 200 });
+    const carried = await on("pg-b", 4);
+    await stub.route({
+      fleetVersion: "pg-1",
+      blocks: [99],
+      promptTokens: 16,
+      completes: [{ leaseId: carried, outcome: { ok: true, status: 200 } }],
+    });
+    // A decision an isolate took alone (the object was unreachable), reported afterwards.
+    await stub.observe({
+      fleetVersion: "pg-1",
+      backendId: "pg-c",
+      blocks: [],
+      promptTokens: 16,
+      routedAt: Date.now(),
+      outcome: { ok: true, status: 200 },
+    });
+    const seen = await ages();
+    expect([...seen.keys()].sort()).toEqual(["pg-a", "pg-b", "pg-c"]);
+    for (const age of seen.values()) expect(age).toBeGreaterThanOrEqual(0);
+    for (const age of seen.values()) expect(age).toBeLessThan(5000);
+    await sleep(300);
+    const before = (await ages()).get("pg-a")!;
+    expect(before).toBeGreaterThanOrEqual(seen.get("pg-a")! + 250); // an age, growing
+    // The end of a lease an earlier instance granted counts too.
+    await stub.complete(
+      "lease-of-an-earlier-instance",
+      { ok: true, status: 200 },
+      { backendId: "pg-a", instance: "an-earlier-instance", arm: "a", ageMs: 1000 },
+    );
+    expect((await ages()).get("pg-a")!).toBeLessThan(before);
+    // A backend that left the pool, or whose id now names another address, has no history.
+    const moved = testPoolSpec([
+      { id: "pg-a", url: "http://127.0.0.1:9" },
+      { id: "pg-b", url: "http://127.0.0.1:10" },
+    ]);
+    const r = await stub.route({ fleetVersion: "pg-2", spec: moved, blocks: [7], promptTokens: 16 });
+    if (r.ok) await stub.complete(r.leaseId, { ok: false, failure: "unused" });
+    expect([...(await ages()).keys()]).toEqual(["pg-a"]);
+  });
+});

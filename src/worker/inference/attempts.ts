@@ -23,11 +23,13 @@ import { deadline } from "../deadline";
 import { GatewayError } from "../errors";
 import { concat } from "../request/read-body";
 import { isJudgedByRetry } from "../router/outcomes";
-import { type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
+import type { Cell } from "../router/pool-cells";
+import { askProgress, type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
+import { learnProgress } from "./backend-progress";
 import type { InferenceRequest } from "./inference-request";
-import { type Attempt, callBackend } from "./upstream";
+import { type Attempt, callBackend, type ProgressSource } from "./upstream";
 
 export interface Leg {
   readonly decision: Decision;
@@ -138,9 +140,26 @@ async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
       stream: ctx.request.stream,
       deadlines: ctx.config.deadlines,
       client: ctx.client,
+      progress: progressOf(ctx.call, decision.cell),
     },
   );
   return { decision, backend, attempt, reported: false };
+}
+
+/**
+ * The cell's RouterDO as a second view of its backends' progress (upstream.ts firstBytes): what it says is
+ * kept in this isolate's map (backend-progress.ts), for the cell's backends only.
+ */
+function progressOf(call: RouteCall, cell: Cell): ProgressSource {
+  return {
+    leadMs: call.routerMs,
+    async refresh() {
+      const askedAt = call.now();
+      const backends = await askProgress(call, cell);
+      if (backends !== undefined)
+        learnProgress(backends, askedAt, new Set(cell.spec.backends.map((b) => b.id)));
+    },
+  };
 }
 
 export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {

@@ -51,6 +51,20 @@ export interface AttemptOptions {
   readonly deadlines: Deadlines;
   /** The client's signal: it left, so the backend should stop working for it. */
   readonly client: AbortSignal;
+  /** Where to ask whether the backend is answering other isolates' requests (firstBytes); absent: ask nobody. */
+  readonly progress?: ProgressSource;
+}
+
+/**
+ * Another view of a backend's progress than this isolate's own: the pool's RouterDO, which hears every
+ * isolate's lease ends (attempts.ts wires it: router-client.ts askProgress). `refresh` brings what it knows
+ * into backend-progress.ts (learnProgress) and must never reject; it is asked `leadMs` before a first-bytes
+ * deadline, so its answer is in by then or not used: it never moves a deadline.
+ */
+export interface ProgressSource {
+  refresh(backendId: string): Promise<void>;
+  /** How long before the deadline to ask (ROUTER_TIMEOUT_MS), at most half the window. */
+  readonly leadMs: number;
 }
 
 class DeadlineExceeded extends Error {
@@ -75,21 +89,35 @@ const STILL_WAITING = Symbol("still waiting");
  * backend-progress.ts), and never past `endAt` (the request's whole budget, LEASE_TTL_SECONDS, which also
  * bounds a non-streamed answer). A backend that sent nothing to anyone for `firstByteMs` is timed out, as
  * before.
+ *
+ * This isolate sees only the streams it relays. When it has seen nothing from the backend in a window,
+ * `progress` (the RouterDO) is asked `leadMs` before the window ends, once, whether another isolate's request
+ * there finished meanwhile; what it says by the deadline counts like what this isolate saw. An answer that is
+ * late, or none (slow, down, throwing), changes nothing: the deadline is the same as without it.
  */
-async function firstBytes<T>(
+export async function firstBytes<T>(
   read: Promise<T>,
   backendId: string,
   firstByteMs: number,
   endAt: number,
   abort: AbortController,
   what: string,
+  progress?: ProgressSource,
 ): Promise<T> {
   const waitStart = Date.now();
   let waitedFrom = waitStart;
   for (;;) {
     const ms = Math.max(0, Math.min(firstByteMs, endAt - waitedFrom));
-    const r = await deadline(read, ms, () => STILL_WAITING);
+    const lead = progress === undefined ? 0 : Math.max(0, Math.min(progress.leadMs, ms / 2));
+    let r = await deadline(read, ms - lead, () => STILL_WAITING);
     if (r !== STILL_WAITING) return r as T;
+    if (lead > 0) {
+      // Not awaited: the answer lands in backend-progress.ts if it comes before the deadline, unused if later.
+      if (!progressedSince(backendId, waitedFrom))
+        void (async () => progress!.refresh(backendId))().catch(() => {});
+      r = await deadline(read, Math.max(0, waitedFrom + ms - Date.now()), () => STILL_WAITING);
+      if (r !== STILL_WAITING) return r as T;
+    }
     const now = Date.now();
     if (now >= endAt || !progressedSince(backendId, waitedFrom)) {
       const e = new DeadlineExceeded(
@@ -210,6 +238,7 @@ export async function callBackend(
       startedAt + responseMs,
       abort,
       eventStream ? "the first event" : "the first bytes of the body",
+      opts.progress,
     );
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.

@@ -50,6 +50,7 @@ import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import { type Cell, poolCells, specVersion } from "./pool-cells";
 import type {
+  BackendProgress,
   CarriedComplete,
   CompleteInput,
   FailureKind,
@@ -438,6 +439,26 @@ async function routeVia(
     carried = [];
     if (res.ok) confirmed.add(key);
     if (res.ok || res.code !== "fleet_stale" || withSpec) return res;
+  }
+}
+
+/**
+ * How long ago each backend of `cell` last finished a request with an answer, as its RouterDO heard it from
+ * every isolate (RouterDO.progress()); undefined when the object does not answer within ROUTER_TIMEOUT_MS,
+ * throws, or this isolate is deciding alone for now (its route calls failed: ROUTER_BACKOFF_MS). Never
+ * throws, and never opens that breaker: the caller falls back on what it saw itself (upstream.ts firstBytes).
+ */
+export async function askProgress(
+  call: RouteCall,
+  cell: Cell,
+): Promise<readonly BackendProgress[] | undefined> {
+  if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) return undefined;
+  try {
+    const stub = routerStub(call.router, cell, call.locationHint);
+    const res = await withinRouterDeadline((async () => stub.progress())(), call.routerMs);
+    return res.ok && Array.isArray(res.backends) ? res.backends : undefined;
+  } catch {
+    return undefined;
   }
 }
 

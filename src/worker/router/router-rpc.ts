@@ -268,6 +268,27 @@ export interface CompleteAllResult {
   readonly ended: number;
 }
 
+/**
+ * How long ago a backend of the cell last finished a request with an answer (a lease ended, or a local
+ * decision observed, with `ok`: tokens came), as the RouterDO heard it from every isolate: the evidence
+ * that a backend is busy, not hung, when the asking isolate relayed nothing from it lately
+ * (src/worker/inference/backend-progress.ts). An age, not a time: the two clocks need not agree.
+ */
+export interface BackendProgress {
+  readonly id: string;
+  /** Ms between that report's arrival and this answer, by the RouterDO's clock. */
+  readonly ageMs: number;
+}
+
+/**
+ * progress(): read-only, every backend of the cell with a known success (none before the first one, nor
+ * after the object restarted: it keeps them in memory).
+ */
+export interface ProgressResult {
+  readonly ok: true;
+  readonly backends: readonly BackendProgress[];
+}
+
 export type CompleteResult =
   | { readonly ok: true; readonly backendId: string }
   | { readonly ok: false; readonly code: "unknown_lease"; readonly message: string };
