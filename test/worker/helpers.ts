@@ -32,6 +32,20 @@ export function authHeaders(extra: Record<string, string> = {}): Record<string, 
 export function interceptRoute(
   route: (input: RouteInput, real: (input: RouteInput) => Promise<unknown>) => Promise<unknown>,
 ): Env["ROUTER"] {
+  return interceptRouterMethod(
+    "route",
+    (target) => (input: RouteInput) => route(input, (i) => target.route(i)),
+  );
+}
+
+/**
+ * The real ROUTER namespace, except that every stub's `method` is the function `replace` makes from the
+ * real stub; every other method is the real one.
+ */
+export function interceptRouterMethod(
+  method: string,
+  replace: (target: ReturnType<Env["ROUTER"]["getByName"]>) => unknown,
+): Env["ROUTER"] {
   const real = env.ROUTER;
   return {
     ...real,
@@ -39,8 +53,8 @@ export function interceptRoute(
       const stub = real.getByName(name, options);
       return new Proxy(stub, {
         get(target, prop, receiver) {
-          if (prop !== "route") return Reflect.get(target, prop, receiver);
-          return (input: RouteInput) => route(input, (i) => target.route(i));
+          if (prop !== method) return Reflect.get(target, prop, receiver);
+          return replace(target);
         },
       });
     },

@@ -19,6 +19,7 @@ import {
   expectOpenAIError,
   faultServerUrl,
   gatewayWithEnv,
+  interceptRouterMethod,
   openWithEnv,
   poolStats,
   settle,
@@ -53,6 +54,17 @@ function ask(model: string, content: string): RequestInit {
   };
 }
 
+/** The queued request on /busy, answered past its first-event deadline: a 200 whose stream is whole. */
+async function lateAnswer(model: string, started: number): Promise<string> {
+  const res = await gatewayWithEnv(pool(model), "/v1/chat/completions", ask(model, "queued"));
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(Date.now() - started).toBeGreaterThan(2000);
+  expect(text).toContain('"late"');
+  expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+  return text;
+}
+
 describe("overload: a slow fleet", () => {
   it("a first event late past the deadline, on a backend streaming to others meanwhile, is waited for: 200, no fault", async () => {
     const model = "ovl-busy";
@@ -61,12 +73,7 @@ describe("overload: a slow fleet", () => {
     expect(running.res.status).toBe(200);
     const runningText = running.res.text();
     const started = Date.now();
-    const res = await gatewayWithEnv(pool(model), "/v1/chat/completions", ask(model, "queued"));
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(Date.now() - started).toBeGreaterThan(2000);
-    expect(text).toContain('"late"');
-    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    const text = await lateAnswer(model, started);
     expect(text).not.toContain("error");
     expect(await runningText).toContain("data: [DONE]");
     await running.settled();
@@ -96,12 +103,7 @@ describe("overload: a slow fleet", () => {
     const others = otherIsolates(model);
     try {
       const started = Date.now();
-      const res = await gatewayWithEnv(pool(model), "/v1/chat/completions", ask(model, "queued"));
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      expect(Date.now() - started).toBeGreaterThan(2000);
-      expect(text).toContain('"late"');
-      expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+      await lateAnswer(model, started);
     } finally {
       expect(await others.stop()).toBeGreaterThan(0);
     }
@@ -169,21 +171,9 @@ function otherIsolates(model: string): { stop(): Promise<number> } {
 
 /** The real ROUTER namespace whose stubs' progress() throws, or answers only after 3 s (past every deadline here). */
 function failingProgress(mode: "throws" | "hangs"): Env["ROUTER"] {
-  const real = env.ROUTER;
-  return {
-    ...real,
-    getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions) {
-      const stub = real.getByName(name, options);
-      return new Proxy(stub, {
-        get(target, prop, receiver) {
-          if (prop !== "progress") return Reflect.get(target, prop, receiver);
-          return async () => {
-            if (mode === "throws") throw new Error("Durable Object reset because its code was updated.");
-            await sleep(3000);
-            return target.progress();
-          };
-        },
-      });
-    },
-  } as Env["ROUTER"];
+  return interceptRouterMethod("progress", (target) => async () => {
+    if (mode === "throws") throw new Error("Durable Object reset because its code was updated.");
+    await sleep(3000);
+    return target.progress();
+  });
 }
