@@ -34,10 +34,10 @@
 import { DurableObject } from "cloudflare:workers";
 import {
   type HealthChange,
-  KeyedRetryBudget,
+  type KeyedRetryBudget,
+  keyedPoolBudget,
   PoolRouter,
   type PoolTicket,
-  RetryBudget,
 } from "../src/routing";
 import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
@@ -99,15 +99,8 @@ const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 
 /** A backend's probe (/health, then /v1/models: health-probe.ts) must end within this, or it counts as a failure. */
 const PROBE_TIMEOUT_MS = 2000;
-/** Retries the budget holds when the pool is idle (the bucket's size). */
+/** Retries the budget holds when the pool is idle (the bucket's size); one client key takes at most half. */
 const RETRY_BURST = 10;
-/**
- * Of those, at most this many for one client key beyond what its own first attempts earn (KeyedRetryBudget):
- * a key whose every request fails everywhere can never take the others' retries.
- */
-const KEY_RETRY_BURST = RETRY_BURST / 2;
-/** Client keys whose retry share is remembered (least recently used first out). */
-const KEY_RETRY_KEYS = 1024;
 
 /**
  * A spec with the settings added after specs were first stored, at their
@@ -252,11 +245,7 @@ export class RouterDO extends DurableObject<Env> {
       spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
     );
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
-      this.budget = new KeyedRetryBudget(
-        new RetryBudget(spec.retryBudgetPercent / 100, RETRY_BURST),
-        KEY_RETRY_BURST,
-        KEY_RETRY_KEYS,
-      );
+      this.budget = keyedPoolBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
     this.spec = spec;
     this.version = version;
     if (persist) {

@@ -45,7 +45,7 @@ export {
   type ShadowDecision,
 } from "./pool-router";
 export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
-export { KeyedRetryBudget, RetryBudget } from "./retry-budget";
+export { KeyedRetryBudget, keyedPoolBudget, RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";
 export {
   NoHealthyBackendError,

@@ -113,3 +113,15 @@ export class KeyedRetryBudget {
     if (this.keys.size > this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
   }
 }
+
+/** Client keys whose retry share a pool's budget remembers (least recently used first out). */
+export const KEY_SHARES_REMEMBERED = 1024;
+
+/**
+ * A pool's budget shared out by client key, as the RouterDO and the isolate's fallback both keep one: the
+ * pool's bucket of `burst` filled at `ratio` per first attempt, and at most half of `burst` for one key beyond
+ * what its own first attempts earn (a key whose every request fails everywhere leaves the other half).
+ */
+export function keyedPoolBudget(ratio: number, burst: number): KeyedRetryBudget {
+  return new KeyedRetryBudget(new RetryBudget(ratio, burst), burst / 2, KEY_SHARES_REMEMBERED);
+}

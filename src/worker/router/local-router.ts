@@ -10,22 +10,18 @@
  * (outlier detection runs here too, with the pool's settings).
  */
 
-import { KeyedRetryBudget, RetryBudget, Router, type RouteTicket } from "../../routing";
+import { type KeyedRetryBudget, keyedPoolBudget, Router, type RouteTicket } from "../../routing";
 import type { RouteContext, RouteDecision, RouteRequest } from "../../routing/types";
 import { throttledUntil, toRouteOutcome } from "./outcomes";
 import { backendSpecs, routerOptions } from "./pool-settings";
 import type { CompleteInput, PoolSpec } from "./router-rpc";
 
-/** Retries a fresh isolate may spend before its own traffic has earned any. */
-const LOCAL_RETRY_BURST = 3;
 /**
- * Of those, at most this many for one client key beyond what its own first attempts earn, as the RouterDO
- * shares its own (KeyedRetryBudget): while the RouterDO is out of reach, a key whose every request fails
- * everywhere must not take the retries another key needs to get away from a backend that just failed.
+ * Retries a fresh isolate may spend before its own traffic has earned any; shared out by client key as the
+ * RouterDO shares its own (keyedPoolBudget): while the RouterDO is out of reach, a key whose every request
+ * fails everywhere must not take the retries another key needs to get away from a backend that just failed.
  */
-const LOCAL_KEY_RETRY_BURST = LOCAL_RETRY_BURST / 2;
-/** Client keys whose local retry share is remembered (least recently used first out), as in the RouterDO. */
-const LOCAL_KEY_RETRY_KEYS = 1024;
+const LOCAL_RETRY_BURST = 3;
 
 export class LocalRouter {
   private readonly router: Router;
@@ -38,11 +34,7 @@ export class LocalRouter {
   constructor(spec: PoolSpec) {
     this.ids = new Set(spec.backends.map((b) => b.id));
     this.router = new Router(backendSpecs(spec), routerOptions(spec, "consistent_hash"));
-    this.budget = new KeyedRetryBudget(
-      new RetryBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST),
-      LOCAL_KEY_RETRY_BURST,
-      LOCAL_KEY_RETRY_KEYS,
-    );
+    this.budget = keyedPoolBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST);
   }
 
   /** Adopts the RouterDO's latest view of which backends are out of rotation. */
