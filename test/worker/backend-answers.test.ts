@@ -398,16 +398,7 @@ describe("an error answer whose body a refused retry could not keep", () => {
     // beyond the burst: once it is spent, a retry is refused after the body was given up.
     const overrides = {
       RETRY_BUDGET_PERCENT: "0",
-      BACKENDS: JSON.stringify(
-        [1, 2].map((i) => ({
-          id: `${model}-${i}`,
-          url: `${faultServerUrl()}/bigerr`,
-          models: [model],
-          apiKey: BACKEND_KEY,
-          weight: 1,
-          kvCacheTokens: 65536,
-        })),
-      ),
+      ...faultServerPool(model, "bigerr", 2),
     };
     let refused = 0;
     for (let i = 0; i < 16 && refused === 0; i++) {

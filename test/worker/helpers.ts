@@ -195,21 +195,22 @@ export function faultServerUrl(): string {
 }
 
 /**
- * A pool of its own (a model only the calling case uses) whose one backend is the fake backend under `path`
- * (metrics-fault-server.ts: `${url}/${path}/v1/chat/completions` answers the way that path names).
+ * A pool of its own (a model only the calling case uses) whose `backends` backends (one by default, ids
+ * `<model>-1`, `<model>-2`, …) are the fake backend under `path` (metrics-fault-server.ts:
+ * `${url}/${path}/v1/chat/completions` answers the way that path names).
  */
-export function faultServerPool(model: string, path: string): { BACKENDS: string } {
+export function faultServerPool(model: string, path: string, backends = 1): { BACKENDS: string } {
   return {
-    BACKENDS: JSON.stringify([
-      {
-        id: `${model}-1`,
+    BACKENDS: JSON.stringify(
+      Array.from({ length: backends }, (_, i) => ({
+        id: `${model}-${i + 1}`,
         url: `${faultServerUrl()}/${path}`,
         models: [model],
         apiKey: BACKEND_KEY,
         weight: 1,
         kvCacheTokens: 65536,
-      },
-    ]),
+      })),
+    ),
   };
 }
 

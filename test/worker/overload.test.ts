@@ -15,9 +15,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   authHeaders,
-  BACKEND_KEY,
   expectOpenAIError,
-  faultServerUrl,
+  faultServerPool,
   gatewayWithEnv,
   interceptRouterMethod,
   openWithEnv,
@@ -31,19 +30,7 @@ const FIRST_BYTE_MS = "1500";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pool(model: string): { BACKENDS: string; UPSTREAM_FIRST_BYTE_TIMEOUT_MS: string } {
-  return {
-    BACKENDS: JSON.stringify([
-      {
-        id: `${model}-1`,
-        url: `${faultServerUrl()}/busy`,
-        models: [model],
-        apiKey: BACKEND_KEY,
-        weight: 1,
-        kvCacheTokens: 65536,
-      },
-    ]),
-    UPSTREAM_FIRST_BYTE_TIMEOUT_MS: FIRST_BYTE_MS,
-  };
+  return { ...faultServerPool(model, "busy"), UPSTREAM_FIRST_BYTE_TIMEOUT_MS: FIRST_BYTE_MS };
 }
 
 function ask(model: string, content: string): RequestInit {

@@ -24,7 +24,7 @@ import {
   CLIENT_KEY,
   chatBody,
   DEPLOYED_ROUTER_DEADLINE,
-  faultServerUrl,
+  faultServerPool,
   interceptRoute,
   longPrompt,
   SPARE_MODEL,
@@ -205,17 +205,6 @@ describe("the isolate's own retry budget while the RouterDO is out of reach, sha
   // everywhere: each new one is retried once), one holding "VICTIM" fails the first time only (a backend
   // failing a request that its retry elsewhere gets served).
   const model = "local-share";
-  const poolOf = (m: string, idPrefix: string) =>
-    JSON.stringify(
-      ["a", "b"].map((x) => ({
-        id: `${idPrefix}-${x}`,
-        url: `${faultServerUrl()}/poison`,
-        models: [m],
-        apiKey: BACKEND_KEY,
-        weight: 1,
-        kvCacheTokens: 65536,
-      })),
-    );
 
   async function ask(key: string, content: string, m = model) {
     const ctx = createExecutionContext();
@@ -228,7 +217,7 @@ describe("the isolate's own retry budget while the RouterDO is out of reach, sha
       {
         ...env,
         ...DEPLOYED_ROUTER_DEADLINE,
-        BACKENDS: poolOf(m, m === model ? "ls" : m),
+        ...faultServerPool(m, "poison", 2),
         ROUTER: faultyRouter(),
         // One client key configured: the first of the test env's keys.
         ...(m === model ? {} : { GATEWAY_API_KEYS: CLIENT_KEY }),
