@@ -19,8 +19,10 @@ import {
   backendState,
   backendUrl,
   clearBackendFault,
+  faultServerPool,
   longPrompt,
   MODEL,
+  openWithEnv,
   poolStats,
   setBackendFault,
 } from "./helpers";
@@ -174,5 +176,28 @@ describe("a client that leaves: request.signal fires and no cancel reaches the b
       expect(await waiting).toBe("failed");
       await waitOnExecutionContext(ctx);
     });
+  });
+});
+
+describe("a client that leaves while a failed answer is read before its retry", () => {
+  it("gets no retry: the budget is not spent on an answer nobody reads", async () => {
+    // Both backends answer 503 and stall inside its body: the retry would be asked for once the body is read.
+    const model = "client-gone-retry";
+    const { res, settled } = await openWithEnv(
+      { ...faultServerPool(model, "stall503", 2), UPSTREAM_IDLE_TIMEOUT_MS: "3000" },
+      "/v1/chat/completions",
+      {
+        method: "POST",
+        headers: authHeaders(),
+        body: JSON.stringify({ model, max_tokens: 4, messages: [{ role: "user", content: "anyone there?" }] }),
+        signal: AbortSignal.timeout(300),
+      },
+    );
+    expect(res.status).toBe(499);
+    await settled();
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBe(0);
+    expect(s.usage.retriesRefused).toBe(0);
+    expect(s.leases).toBe(0);
   });
 });
