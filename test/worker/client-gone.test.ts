@@ -19,7 +19,9 @@ import {
   backendState,
   backendUrl,
   clearBackendFault,
+  expectOpenAIError,
   faultServerPool,
+  keyLimiterStats,
   longPrompt,
   MODEL,
   openWithEnv,
@@ -189,7 +191,11 @@ describe("a client that leaves while a failed answer is read before its retry", 
       {
         method: "POST",
         headers: authHeaders(),
-        body: JSON.stringify({ model, max_tokens: 4, messages: [{ role: "user", content: "anyone there?" }] }),
+        body: JSON.stringify({
+          model,
+          max_tokens: 4,
+          messages: [{ role: "user", content: "anyone there?" }],
+        }),
         signal: AbortSignal.timeout(300),
       },
     );
@@ -199,5 +205,55 @@ describe("a client that leaves while a failed answer is read before its retry", 
     expect(s.usage.retried).toBe(0);
     expect(s.usage.retriesRefused).toBe(0);
     expect(s.leases).toBe(0);
+  });
+});
+
+describe("a client that trickles its request body", () => {
+  it("is answered 408 at REQUEST_BODY_TIMEOUT_MS, holding no lease while it sends, and its key's slot is freed", async () => {
+    const key = "client-gone-trickle-key";
+    const enc = new TextEncoder();
+    const text = JSON.stringify({
+      model: MODEL,
+      max_tokens: 4,
+      messages: [{ role: "user", content: "x".repeat(4000) }],
+    });
+    let sent = 0;
+    // A byte every 50 ms: each gap far inside the 30 s between pieces, the whole body 200 s away.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        await sleep(50);
+        if (sent < text.length) ctl.enqueue(enc.encode(text[sent++]!));
+        else ctl.close();
+      },
+    });
+    const t0 = Date.now();
+    const answer = openWithEnv(
+      { GATEWAY_API_KEYS: `${key} max_concurrent=1`, REQUEST_BODY_TIMEOUT_MS: "1500" },
+      "/v1/chat/completions",
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body,
+      },
+    );
+    // While it sends: its key's slot is held, nothing in the RouterDO is.
+    await sleep(700);
+    expect((await keyLimiterStats(key)).inflight).toBe(1);
+    // (A pool no request has reached yet holds nothing either: run alone, this case is the first.)
+    const during = await env.ROUTER.getByName(MODEL).stats();
+    if (during.ok) {
+      expect(during.leases).toBe(0);
+      expect(during.backends.every((b) => b.inflight === 0)).toBe(true);
+    } else expect(during.message).toContain("no request has reached this pool yet");
+    const { res, settled } = await answer;
+    const took = Date.now() - t0;
+    expect(await expectOpenAIError(res, 408, "request_timeout")).toContain(
+      "did not arrive whole within 1500 ms",
+    );
+    expect(took).toBeGreaterThanOrEqual(1400);
+    expect(took).toBeLessThan(5000);
+    await settled();
+    expect((await keyLimiterStats(key)).inflight).toBe(0);
+    expect(sent).toBeLessThan(text.length);
   });
 });
