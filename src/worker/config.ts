@@ -207,6 +207,7 @@ const envSchema = z
     UPSTREAM_CONNECT_TIMEOUT_MS: numericVar("UPSTREAM_CONNECT_TIMEOUT_MS"),
     UPSTREAM_FIRST_BYTE_TIMEOUT_MS: numericVar("UPSTREAM_FIRST_BYTE_TIMEOUT_MS"),
     UPSTREAM_IDLE_TIMEOUT_MS: numericVar("UPSTREAM_IDLE_TIMEOUT_MS"),
+    REQUEST_BODY_TIMEOUT_MS: numericVar("REQUEST_BODY_TIMEOUT_MS"),
     ROUTER_TIMEOUT_MS: numericVar("ROUTER_TIMEOUT_MS"),
     REPORT_CARRY_MS: numericVar("REPORT_CARRY_MS"),
     KEY_RATE_LIMIT: z
@@ -306,6 +307,8 @@ export interface Deadlines {
   readonly idleMs: number;
   /** A non-streamed request's whole response (its headers come with it). */
   readonly responseMs: number;
+  /** The client's whole request body (REQUEST_BODY_TIMEOUT_MS). */
+  readonly bodyMs: number;
   /** The RouterDO's answer to a route call. */
   readonly routerMs: number;
   /** A finished request's report waits this long for a route call to carry it (REPORT_CARRY_MS); 0: sent at once. */
@@ -411,6 +414,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         firstByteMs: e.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
         idleMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
         responseMs: e.LEASE_TTL_SECONDS * 1000,
+        bodyMs: e.REQUEST_BODY_TIMEOUT_MS,
         routerMs: e.ROUTER_TIMEOUT_MS,
         reportCarryMs: e.REPORT_CARRY_MS,
       },

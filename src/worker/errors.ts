@@ -71,6 +71,19 @@ export const requestTimeout = (idleMs: number) =>
     `The request body stopped arriving: nothing for ${idleMs} ms.`,
   );
 
+/**
+ * The request body did not arrive whole within the edge's total deadline (REQUEST_BODY_TIMEOUT_MS): 408, as
+ * for a body that stops (RFC 9110 §15.5.9: the server did not receive a complete request in the time it was
+ * prepared to wait; Node's requestTimeout and nginx's client_body_timeout answer the same).
+ */
+export const requestBodyTimeout = (totalMs: number) =>
+  new GatewayError(
+    408,
+    "invalid_request_error",
+    "request_timeout",
+    `The request body did not arrive whole within ${totalMs} ms.`,
+  );
+
 /** A compressed body: we read JSON as sent and do not decompress (a decompressor is a zip-bomb amplifier). */
 export const unsupportedContentEncoding = (encoding: string) =>
   new GatewayError(

@@ -272,4 +272,26 @@ describe("a body that does not arrive whole", () => {
       "ababababab",
     );
   });
+
+  it("a body trickled within the idle deadline but not whole within the total one is a 408 at the total deadline", async () => {
+    const enc = new TextEncoder();
+    let i = 0;
+    // A byte every 20 ms, 100 of them (2 s): each gap far inside the idle deadline (1 s here).
+    const trickle = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        await new Promise((r) => setTimeout(r, 20));
+        if (i++ < 100) ctl.enqueue(enc.encode(" "));
+        else ctl.close();
+      },
+    });
+    const t0 = Date.now();
+    const read = readBodyBytes(request(trickle), MAX_BODY_BYTES, undefined, 1000, 300);
+    await expect(read).rejects.toMatchObject({ status: 408, code: "request_timeout" });
+    await expect(read).rejects.toThrow("did not arrive whole within 300 ms");
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(1500);
+    // Stopped: what was still coming is not read.
+    expect(i).toBeLessThan(60);
+  });
 });

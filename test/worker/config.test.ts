@@ -41,6 +41,7 @@ describe("parseConfig", () => {
       firstByteMs: 60_000,
       idleMs: 20_000,
       responseMs: 600_000,
+      bodyMs: 300_000,
       routerMs: 50,
       reportCarryMs: 20,
     });
@@ -187,6 +188,11 @@ describe("parseConfig", () => {
   it("takes ENGINE_SCRAPE_MS into the pool's settings", async () => {
     const r = await parseConfig({ ...base, ENGINE_SCRAPE_MS: "1000" });
     expect(r.ok && r.config.router.engineScrapeMs).toBe(1000);
+  });
+
+  it("takes REQUEST_BODY_TIMEOUT_MS into the Worker's deadlines", async () => {
+    const r = await parseConfig({ ...base, REQUEST_BODY_TIMEOUT_MS: "45000" });
+    expect(r.ok && r.config.deadlines.bodyMs).toBe(45_000);
   });
 
   it("never echoes a secret value into an error", async () => {

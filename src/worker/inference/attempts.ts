@@ -178,6 +178,9 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
   const buffered = await buffer(one.attempt, ctx.config.deadlines.idleMs);
+  // The client left while the error body was read (the read ends at once then: upstream.ts aborts the fetch):
+  // a retry would spend the pool's budget, and a lease, on an answer nobody reads.
+  if (ctx.client.aborted) return { final: { ...one, ...(buffered !== undefined ? { buffered } : {}) } };
   // The wait as read when the headers came (the verdict's own), not after the buffer's wait: reported
   // as is, it keeps the backend out a little longer than asked (by that wait), never for 0 ms when busy.
   const retryAfter = one.attempt.kind === "response" ? one.attempt.retryAfterMs : undefined;

@@ -41,7 +41,7 @@ export async function readInferenceRequest(
 ): Promise<InferenceRequest> {
   const config = c.get("config");
   const log = c.get("log");
-  const { body, raw, text } = await readInferenceBody(c.req.raw, kind);
+  const { body, raw, text } = await readInferenceBody(c.req.raw, kind, config.deadlines.bodyMs);
   const model = body.model;
   const stream = body.stream === true;
   log.set({ model, stream });

@@ -42,6 +42,13 @@ export interface RelaySource {
   readonly eventStream: boolean;
   /** Longest wait for the next chunk, ms. */
   readonly idleMs: number;
+  /**
+   * The client's signal (request.signal, enable_request_signal): it left. workerd does not always cancel a
+   * JS-stream body when its client disconnects (cloudflare/workerd#6832), while the signal fires; without
+   * this, the upstream was aborted (upstream.ts listens too) but the relay never ended: the lease was held
+   * until LEASE_TTL_SECONDS, or a read pending at that moment failed and was blamed on the backend.
+   */
+  readonly client?: AbortSignal;
 }
 
 const UTF8 = new TextEncoder();
@@ -80,11 +87,20 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
   const { reader, abort, idleMs } = source;
   let pendingFirst = source.first;
   let ended = false;
+  const onClientGone = () => {
+    const reason = new Error("client disconnected");
+    abort.abort(reason);
+    reader.cancel(reason).catch(() => {});
+    end({ kind: "client_abort" });
+  };
   const end = (e: RelayEnd) => {
     if (ended) return;
     ended = true;
+    source.client?.removeEventListener("abort", onClientGone);
     hooks.onEnd(e, tap);
   };
+  if (source.client?.aborted === true) onClientGone();
+  else source.client?.addEventListener("abort", onClientGone, { once: true });
   /** Hands one upstream chunk through the tap; true when something was enqueued. */
   const forward = (chunk: Uint8Array, controller: ReadableStreamDefaultController<Uint8Array>): boolean => {
     const seen = tap.sawContent;
@@ -111,6 +127,8 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
             const waitMs = tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
             const left = Math.max(1, waitMs - (Date.now() - since));
             const { done, value } = await readWithin(reader, left, waitMs);
+            // The client left while this read waited: its cancel resolved the read as done, and that is no end.
+            if (ended) throw new Error("client disconnected");
             if (done) {
               const rest = tap.end();
               if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
@@ -134,7 +152,13 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
             }
           }
         } catch (err) {
-          if (ended) return;
+          if (ended) {
+            // The client left while this read waited (the abort above failed it): nobody to tell.
+            try {
+              controller.error(err);
+            } catch {}
+            return;
+          }
           const idle = err instanceof IdleTimeout;
           if (idle && tap.sawDone) {
             abort.abort(err);

@@ -177,6 +177,7 @@ export function respond(
       abort: attempt.abort,
       eventStream,
       idleMs: c.get("config").deadlines.idleMs,
+      client,
     },
     tap,
     {

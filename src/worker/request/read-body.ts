@@ -7,10 +7,19 @@
  * body can also be refused for what its first bytes hold. A stream that
  * fails before its end (the client left mid-upload, or sent less than its
  * content-length) is the request's fault: 400 incomplete_body; one that
- * stops arriving, with nothing for `idleMs`, a 408 request_timeout.
+ * stops arriving, with nothing for `idleMs`, a 408 request_timeout; so does
+ * one not whole within `totalMs` however its pieces are spaced (a trickle).
  */
+
+import { SETTINGS } from "../../routing/defaults";
 import { deadline } from "../deadline";
-import { incompleteBody, requestTimeout, requestTooLarge } from "../errors";
+import {
+  type GatewayError,
+  incompleteBody,
+  requestBodyTimeout,
+  requestTimeout,
+  requestTooLarge,
+} from "../errors";
 import { BODY_IDLE_MS } from "./request-limits";
 
 export async function readBodyBytes(
@@ -18,7 +27,9 @@ export async function readBodyBytes(
   maxBytes: number,
   onChunk?: (chunk: Uint8Array) => void,
   idleMs: number = BODY_IDLE_MS,
+  totalMs: number = SETTINGS.REQUEST_BODY_TIMEOUT_MS.default,
 ): Promise<Uint8Array> {
+  const endAt = Date.now() + totalMs;
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw requestTooLarge(maxBytes);
   if (req.body === null) return new Uint8Array(0);
@@ -27,7 +38,12 @@ export async function readBodyBytes(
   let total = 0;
   try {
     for (;;) {
-      const { done, value } = await readWithin(reader, idleMs);
+      // Each wait is the idle deadline, or what is left of the total one when that ends first.
+      const left = Math.max(0, endAt - Date.now());
+      const { done, value } =
+        left <= idleMs
+          ? await readWithin(reader, left, () => requestBodyTimeout(totalMs))
+          : await readWithin(reader, idleMs, () => requestTimeout(idleMs));
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) throw requestTooLarge(maxBytes);
@@ -54,16 +70,17 @@ export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array
   return out;
 }
 
-/** The next chunk; incomplete_body if the stream fails, request_timeout if nothing comes for `ms`. */
+/** The next chunk; incomplete_body if the stream fails, `late()` if nothing comes for `ms`. */
 function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   ms: number,
+  late: () => GatewayError,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
   return deadline(
     reader.read().catch(() => Promise.reject(incompleteBody())),
     ms,
     () => {
-      throw requestTimeout(ms);
+      throw late();
     },
   );
 }

@@ -49,10 +49,15 @@ function refuseEncodedBody(req: Request): void {
     throw unsupportedContentEncoding(encoding);
 }
 
-export async function readInferenceBody(req: Request, kind: InferenceKind): Promise<ParsedBody> {
+/** `totalMs`: the whole body's deadline (REQUEST_BODY_TIMEOUT_MS; its default when not given). */
+export async function readInferenceBody(
+  req: Request,
+  kind: InferenceKind,
+  totalMs?: number,
+): Promise<ParsedBody> {
   refuseEncodedBody(req);
   const meter = new JsonShapeMeter(SHAPE_LIMITS);
-  const bytes = await readBodyBytes(req, MAX_BODY_BYTES, (chunk) => meter.feed(chunk));
+  const bytes = await readBodyBytes(req, MAX_BODY_BYTES, (chunk) => meter.feed(chunk), undefined, totalMs);
   const text = UTF8.decode(bytes);
   let raw: unknown;
   try {
