@@ -142,7 +142,7 @@ const MAX_COMMENTS_BYTES = 64 * 1024;
 /**
  * An event stream's first event: the first read, and as many more as it takes while what came holds only
  * comments. Many SSE servers and proxies send a keep-alive comment on their own every few seconds
- * (sse-starlette, axum's KeepAlive) whether or not the engine behind them works: that is not a first event,
+ * (mistral.rs every 10 s by default, sse-starlette, axum's KeepAlive) whether or not the engine behind them works: that is not a first event,
  * and taken as one it met the first-event deadline of a request on a hung engine and let the idle deadline
  * run from there. What came is handed on whole; a body that ends with no event is done (an empty answer).
  */
