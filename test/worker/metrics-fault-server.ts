@@ -51,7 +51,8 @@
  *                                  and axum's KeepAlive send; a prompt with "queued" in it never gets an event, one with
  *                                  "stalled" gets a token and then only comments, one with "quiet" gets nothing at all
  *                                  (no keep-alive), one with "reject" is failed at once in the stream (an error event
- *                                  and [DONE] in a 200, vLLM's way).
+ *                                  and [DONE] in a 200, vLLM's way); with "asjson" too, the stream is sent as
+ *                                  application/json.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -357,7 +358,10 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const parts: Buffer[] = [];
         for await (const part of req) parts.push(part as Buffer);
         const prompt = Buffer.concat(parts).toString("utf8");
-        res.writeHead(200, { "content-type": "text/event-stream" });
+        // "asjson": the same stream under application/json (a proxy that rewrote the content-type).
+        res.writeHead(200, {
+          "content-type": prompt.includes("asjson") ? "application/json" : "text/event-stream",
+        });
         if (prompt.includes("reject")) {
           const error = {
             message: "rejected by the front end",

@@ -115,22 +115,27 @@ describe("overload: a slow fleet", () => {
     expect(s.usage.failed).toBe(0);
   });
 
-  it("keep-alive comments from a hung engine's front end are no first event: a 504 at the deadline, one fault", async () => {
-    const model = "ovl-ping";
-    const started = Date.now();
-    const res = await within(
-      4000,
-      openWithEnv(hungPool(model), "/v1/chat/completions", ask(model, "queued")),
-    );
-    const message = await expectOpenAIError(res.res, 504, "backend_timeout");
-    expect(message).toMatch(/the first event took longer than 1500 ms/);
-    expect(Date.now() - started).toBeLessThan(2400);
-    await res.settled();
-    await settle(model);
-    const s = await poolStats(model);
-    expect(s.leases).toBe(0);
-    expect(s.backends[0]!.consecutiveFailures).toBe(1);
-  });
+  for (const [label, prompt] of [
+    ["", "queued"],
+    [" (sent as application/json)", "queued asjson"],
+  ] as const)
+    it(`keep-alive comments from a hung engine's front end are no first event${label}: a 504 at the deadline, one fault`, async () => {
+      const model = label === "" ? "ovl-ping" : "ovl-ping-json";
+      const started = Date.now();
+      const res = await within(
+        4000,
+        openWithEnv(hungPool(model), "/v1/chat/completions", ask(model, prompt)),
+      );
+      const message = await expectOpenAIError(res.res, 504, "backend_timeout");
+      // Under application/json the gateway cannot know before the first bytes that a stream is coming.
+      expect(message).toMatch(/the first (event|bytes of the body) took longer than 1500 ms/);
+      expect(Date.now() - started).toBeLessThan(2400);
+      await res.settled();
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.leases).toBe(0);
+      expect(s.backends[0]!.consecutiveFailures).toBe(1);
+    });
 
   it("another client's requests failed in-stream at once by a hung engine's front end are no proof of life: the waiting one is a 504 at the deadline", async () => {
     const model = "ovl-infail";

@@ -273,7 +273,8 @@ export async function callBackend(
   const eventStream = isEventStream(res);
   try {
     const { done, value } = await firstBytes(
-      eventStream ? firstEvent(reader) : reader.read(),
+      // A streamed request's answer may be an event stream under another content-type (respond.ts sniffs it).
+      eventStream || opts.stream ? firstEvent(reader) : reader.read(),
       backend.id,
       firstByteMs,
       startedAt + responseMs,
