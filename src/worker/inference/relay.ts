@@ -86,11 +86,11 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
     hooks.onEnd(e, tap);
   };
   /**
-   * Where the idle deadline counts from while the last pulls forwarded only keep-alive comments (no event with
-   * data): undefined when the last forward carried an event, so the next pull counts from its own start (the
-   * time the client took to read is not the backend's).
+   * How long the relay has waited on the backend since the last event with data went out (ms): the idle
+   * deadline's clock. Only time spent in reads counts, so a client that is slow to read is not the backend's
+   * silence, and it runs on across pulls that forwarded only keep-alive comments or part of an event.
    */
-  let idleFrom: number | undefined;
+  let waited = 0;
   /**
    * Hands one upstream chunk through the tap: "event" when something was enqueued that holds an event with
    * data, "comment" when only other bytes were (keep-alive comments, blank lines), "none" when nothing was.
@@ -123,12 +123,14 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
           // event a byte at a time, never idle between reads, is otherwise relayed (or rather not) for ever;
           // nor from a keep-alive comment, which a proxy or an SSE server sends on its own while the engine
           // behind it is hung.
-          const since = idleFrom ?? Date.now();
-          idleFrom = since;
           for (;;) {
             const waitMs = tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
-            const left = Math.max(1, waitMs - (Date.now() - since));
-            const { done, value } = await readWithin(reader, left, waitMs);
+            const readAt = Date.now();
+            const { done, value } = await readWithin(reader, Math.max(1, waitMs - waited), waitMs).finally(
+              () => {
+                waited += Date.now() - readAt;
+              },
+            );
             if (done) {
               const rest = tap.end();
               if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
@@ -147,7 +149,7 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
               return;
             }
             const forwarded = forward(value, controller);
-            if (forwarded === "event") idleFrom = undefined;
+            if (forwarded === "event") waited = 0;
             if (forwarded !== "none") return;
           }
         } catch (err) {
