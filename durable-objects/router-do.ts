@@ -524,10 +524,12 @@ export class RouterDO extends DurableObject<Env> {
 
   /**
    * A request on `backendId` ended with an answer (`ok`: tokens came, even if an error event followed them):
-   * that engine was working when the report came (progress()).
+   * that engine was working when the report came (progress()). A 2xx that carried an error object
+   * (`backendError`) proves nothing of the kind: a front end still answers so, at once, while its engine is hung,
+   * and counted, another client's requests there kept other clients waiting up to LEASE_TTL_SECONDS.
    */
   private noteSuccess(backendId: string, input: CompleteInput, now: number): void {
-    if (input.ok) this.lastSuccess.set(backendId, now);
+    if (input.ok && input.backendError !== true) this.lastSuccess.set(backendId, now);
   }
 
   /**

@@ -119,6 +119,15 @@ const backendSchema = z.strictObject(
         (s) => !/\/v1\/*$/i.test(URL.parse(s)?.pathname ?? ""),
         "must be the server's base URL without /v1 (the gateway appends /v1/...)",
       )
+      // An endpoint's url pasted whole (http://x:8000/v1/chat/completions) likewise sends every request to
+      // .../v1/chat/completions/v1/chat/completions: a 404 everywhere, relayed, while /healthz says ok.
+      .refine(
+        (s) =>
+          !/\/v1\/(?:chat\/completions|completions|models|embeddings|responses)\/*$/i.test(
+            URL.parse(s)?.pathname ?? "",
+          ),
+        "must be the server's base URL, not an endpoint's (the gateway appends /v1/...)",
+      )
       // A trailing slash would double the one the gateway appends.
       .transform((s) => s.replace(/\/+$/, "")),
     models: z.array(z.string().min(1, "must be non-empty")).min(1, "must list at least one model"),

@@ -65,6 +65,16 @@ describe("parseConfig", () => {
         "BACKENDS[0].url: must be the server's base URL without /v1 (the gateway appends /v1/...)",
       ],
     ),
+    // An endpoint's url pasted whole: every request would go to .../v1/chat/completions/v1/chat/completions.
+    ...[
+      "http://x:8000/v1/chat/completions",
+      "http://x:8000/v1/completions/",
+      "https://x/proxy/V1/Models",
+      "http://x/v1/responses",
+    ].map((url): [{ BACKENDS: string }, string] => [
+      { BACKENDS: JSON.stringify([{ id: "a", url, models: ["m"], kvCacheTokens: 1 }]) },
+      "BACKENDS[0].url: must be the server's base URL, not an endpoint's (the gateway appends /v1/...)",
+    ]),
     // A query or fragment would swallow the path the gateway appends (http://x?k=1/v1/chat/completions).
     ...["http://x:8000?token=1", "http://x:8000/#a", "http://x/?"].map(
       (url): [{ BACKENDS: string }, string] => [

@@ -46,6 +46,13 @@
  *                                  end (a server that leaves out the last blank line).
  * - /trickle/v1/chat/completions:  200 text/event-stream: a token, then the next event one byte every 200 ms, without
  *                                  end (never idle for long, never an event).
+ * - /hungping/v1/chat/completions: an engine that is hung behind a front end that still answers: headers at once and
+ *                                  a keep-alive comment (`: ping`) every 200 ms on every open stream, as sse-starlette
+ *                                  and axum's KeepAlive send; a prompt with "queued" in it never gets an event, one with
+ *                                  "stalled" gets a token and then only comments, one with "quiet" gets nothing at all
+ *                                  (no keep-alive), one with "reject" is failed at once in the stream (an error event
+ *                                  and [DONE] in a 200, vLLM's way); with "asjson" too, the stream is sent as
+ *                                  application/json.
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -61,6 +68,8 @@ const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
 /** /trickle's pace: one byte per this many ms. */
 const TRICKLE_MS = 200;
+/** /hungping: the keep-alive comment's period. */
+const PING_MS = 200;
 /** /busy: how long a queued request waits for its first event, and how the running ones stream. */
 const BUSY_QUEUE_MS = 2500;
 const BUSY_TOKEN_MS = 200;
@@ -338,6 +347,48 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const next = chunk(" there");
         let at = 0;
         const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
+        timers.add(t);
+        res.on("close", () => {
+          clearInterval(t);
+          timers.delete(t);
+        });
+        return;
+      }
+      case "/hungping/v1/chat/completions": {
+        const parts: Buffer[] = [];
+        for await (const part of req) parts.push(part as Buffer);
+        const prompt = Buffer.concat(parts).toString("utf8");
+        // "asjson": the same stream under application/json (a proxy that rewrote the content-type).
+        res.writeHead(200, {
+          "content-type": prompt.includes("asjson") ? "application/json" : "text/event-stream",
+        });
+        if (prompt.includes("reject")) {
+          const error = {
+            message: "rejected by the front end",
+            type: "BadRequestError",
+            param: null,
+            code: 400,
+          };
+          res.end(`${event({ error })}data: [DONE]\n\n`);
+          return;
+        }
+        res.flushHeaders();
+        // No keep-alive at all: the front end only holds the request.
+        if (prompt.includes("quiet")) {
+          hold(res, () => res.end(), HOLD_MS);
+          return;
+        }
+        if (prompt.includes("stalled"))
+          res.write(
+            event({
+              id: "x",
+              object: "chat.completion.chunk",
+              choices: [{ index: 0, delta: { content: "Hi" } }],
+            }),
+          );
+        const t = setInterval(() => {
+          if (!res.destroyed) res.write(": ping\n\n");
+        }, PING_MS);
         timers.add(t);
         res.on("close", () => {
           clearInterval(t);

@@ -33,6 +33,20 @@ function pool(model: string): { BACKENDS: string; UPSTREAM_FIRST_BYTE_TIMEOUT_MS
   return { ...faultServerPool(model, "busy"), UPSTREAM_FIRST_BYTE_TIMEOUT_MS: FIRST_BYTE_MS };
 }
 
+/** /hungping: an engine hung behind a front end that sends keep-alive comments and fails some requests at once. */
+function hungPool(model: string): { BACKENDS: string; UPSTREAM_FIRST_BYTE_TIMEOUT_MS: string } {
+  return { ...faultServerPool(model, "hungping"), UPSTREAM_FIRST_BYTE_TIMEOUT_MS: FIRST_BYTE_MS };
+}
+
+/** `p`, or a failure after `ms` (so a test of something that hangs fails instead of waiting out its timeout). */
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 function ask(model: string, content: string): RequestInit {
   return {
     method: "POST",
@@ -99,6 +113,83 @@ describe("overload: a slow fleet", () => {
     expect(s.leases).toBe(0);
     expect(s.backends[0]!.consecutiveFailures).toBe(0);
     expect(s.usage.failed).toBe(0);
+  });
+
+  for (const [label, prompt] of [
+    ["", "queued"],
+    [" (sent as application/json)", "queued asjson"],
+  ] as const)
+    it(`keep-alive comments from a hung engine's front end are no first event${label}: a 504 at the deadline, one fault`, async () => {
+      const model = label === "" ? "ovl-ping" : "ovl-ping-json";
+      const started = Date.now();
+      const res = await within(
+        4000,
+        openWithEnv(hungPool(model), "/v1/chat/completions", ask(model, prompt)),
+      );
+      const message = await expectOpenAIError(res.res, 504, "backend_timeout");
+      // Under application/json the gateway cannot know before the first bytes that a stream is coming.
+      expect(message).toMatch(/the first (event|bytes of the body) took longer than 1500 ms/);
+      expect(Date.now() - started).toBeLessThan(2400);
+      await res.settled();
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.leases).toBe(0);
+      expect(s.backends[0]!.consecutiveFailures).toBe(1);
+    });
+
+  it("another client's requests failed in-stream at once by a hung engine's front end are no proof of life: the waiting one is a 504 at the deadline", async () => {
+    const model = "ovl-infail";
+    // Another client, every 100 ms: a 200 whose stream is an error event and [DONE] (its lease ends `ok` with
+    // backendError; the RouterDO hears it too).
+    let rejecting = true;
+    let rejected = 0;
+    const others = (async () => {
+      while (rejecting) {
+        const r = await gatewayWithEnv(hungPool(model), "/v1/chat/completions", ask(model, "reject"));
+        expect(r.status).toBe(200);
+        expect(await r.text()).toContain("rejected by the front end");
+        rejected++;
+        await sleep(100);
+      }
+    })();
+    try {
+      await sleep(300);
+      const started = Date.now();
+      // Held with nothing sent, not even a keep-alive: only the other client's answers could extend its wait.
+      const res = await within(
+        4000,
+        openWithEnv(hungPool(model), "/v1/chat/completions", ask(model, "quiet")),
+      );
+      const message = await expectOpenAIError(res.res, 504, "backend_timeout");
+      expect(message).toMatch(/the first event took longer than 1500 ms/);
+      expect(Date.now() - started).toBeLessThan(2400);
+      await res.settled();
+    } finally {
+      rejecting = false;
+      await others;
+    }
+    expect(rejected).toBeGreaterThan(5);
+  });
+
+  it("a stream whose engine stops after a token while keep-alive comments go on ends with upstream_idle_timeout", async () => {
+    const model = "ovl-idle";
+    const started = Date.now();
+    const res = await within(
+      4000,
+      openWithEnv(
+        { ...hungPool(model), UPSTREAM_IDLE_TIMEOUT_MS: "1000" },
+        "/v1/chat/completions",
+        ask(model, "stalled"),
+      ),
+    );
+    expect(res.res.status).toBe(200);
+    const text = await within(4000, res.res.text());
+    expect(text).toContain('"Hi"');
+    expect(text).toContain("upstream_idle_timeout");
+    expect(Date.now() - started).toBeLessThan(3000);
+    await res.settled();
+    await settle(model);
+    expect((await poolStats(model)).usage.failed).toBe(1);
   });
 
   for (const mode of ["throws", "hangs"] as const) {

@@ -26,8 +26,8 @@ export interface RelayHooks {
   /** Called exactly once, when the relay is over for any reason. */
   onEnd(end: RelayEnd, tap: Tap): void;
   /**
-   * Called each time the backend's bytes are relayed (its proof of life: backend-progress.ts); as with the idle
-   * deadline, bytes that complete nothing to relay (a trickle) do not count.
+   * Called each time an answer's event is relayed (the backend's proof of life: backend-progress.ts, Tap.answers).
+   * Bytes that complete no event (a trickle), keep-alive comments and error events do not count.
    */
   onRelayed?(at: number): void;
 }
@@ -101,14 +101,29 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
   };
   if (source.client?.aborted === true) onClientGone();
   else source.client?.addEventListener("abort", onClientGone, { once: true });
-  /** Hands one upstream chunk through the tap; true when something was enqueued. */
-  const forward = (chunk: Uint8Array, controller: ReadableStreamDefaultController<Uint8Array>): boolean => {
+  /**
+   * How long the relay has waited on the backend since the last event with data went out (ms): the idle
+   * deadline's clock. Only time spent in reads counts, so a client that is slow to read is not the backend's
+   * silence, and it runs on across pulls that forwarded only keep-alive comments or part of an event.
+   */
+  let waited = 0;
+  /**
+   * Hands one upstream chunk through the tap: "event" when something was enqueued that holds an event with
+   * data, "comment" when only other bytes were (keep-alive comments, blank lines), "none" when nothing was.
+   */
+  const forward = (
+    chunk: Uint8Array,
+    controller: ReadableStreamDefaultController<Uint8Array>,
+  ): "event" | "comment" | "none" => {
     const seen = tap.sawContent;
+    const events = tap.events;
+    const answers = tap.answers;
     const out = tap.push(chunk);
     if (!seen && tap.sawContent) hooks.onFirstContent(Date.now());
-    if (out === null || out.byteLength === 0) return false;
+    if (tap.answers > answers) hooks.onRelayed?.(Date.now());
+    if (out === null || out.byteLength === 0) return "none";
     controller.enqueue(out);
-    return true;
+    return tap.events > events ? "event" : "comment";
   };
   return new ReadableStream<Uint8Array>(
     {
@@ -117,16 +132,21 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
           if (pendingFirst !== undefined) {
             const chunk = pendingFirst;
             pendingFirst = undefined;
-            if (forward(chunk, controller)) return;
+            if (forward(chunk, controller) !== "none") return;
           }
           // Loop until something is forwarded: in strip mode a chunk may hold only half an event. The idle
-          // deadline counts from the last thing forwarded, not from the last byte read: a backend trickling an
-          // event a byte at a time, never idle between reads, is otherwise relayed (or rather not) for ever.
-          const since = Date.now();
+          // deadline counts from the last event forwarded, not from the last byte read: a backend trickling an
+          // event a byte at a time, never idle between reads, is otherwise relayed (or rather not) for ever;
+          // nor from a keep-alive comment, which a proxy or an SSE server sends on its own while the engine
+          // behind it is hung.
           for (;;) {
             const waitMs = tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
-            const left = Math.max(1, waitMs - (Date.now() - since));
-            const { done, value } = await readWithin(reader, left, waitMs);
+            const readAt = Date.now();
+            const { done, value } = await readWithin(reader, Math.max(1, waitMs - waited), waitMs).finally(
+              () => {
+                waited += Date.now() - readAt;
+              },
+            );
             // The client left while this read waited: its cancel resolved the read as done, and that is no end.
             if (ended) throw new Error("client disconnected");
             if (done) {
@@ -146,10 +166,9 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
               end({ kind: "done" });
               return;
             }
-            if (forward(value, controller)) {
-              hooks.onRelayed?.(Date.now());
-              return;
-            }
+            const forwarded = forward(value, controller);
+            if (forwarded === "event") waited = 0;
+            if (forwarded !== "none") return;
           }
         } catch (err) {
           if (ended) {

@@ -125,6 +125,8 @@ export function respond(
     // (An error answer's own body is an error object too: that is its status, not this flag.)
     const backendError = res.ok && t.sawError;
     const now = Date.now();
+    // A whole JSON answer proves the engine is working (an event stream's answers were noted as relayed).
+    if (!eventStream && ok && !backendError) noteProgress(decision.backendId, now);
     report({
       ok,
       ...(backendError ? { backendError: true as const } : {}),
@@ -185,7 +187,8 @@ export function respond(
         firstContentAt = at;
       },
       onEnd,
-      // A 2xx body's bytes prove the engine is working (an error body proves nothing of the kind).
+      // A 2xx answer's events prove the engine is working (an error body or event, a keep-alive comment, prove
+      // nothing of the kind).
       ...(res.ok ? { onRelayed: (at: number) => noteProgress(decision.backendId, at) } : {}),
     },
   );

@@ -36,6 +36,19 @@ export interface Tap {
    * than the tap holds, never finished). A client's SSE parser drops an unfinished event without a word.
    */
   readonly endedInsideEvent: boolean;
+  /**
+   * How many whole events with data have gone through (SSE; for a JSON body, every chunk counts): what
+   * resets the relay's idle deadline. A comment (`: ping`, the keep-alive of many SSE servers and proxies)
+   * carries no data and does not count: a hung engine behind a keep-alive is idle.
+   */
+  readonly events: number;
+  /**
+   * How many of those carried an answer (data that is neither `[DONE]` nor an error object): the backend's
+   * proof of life for other requests waiting on it (backend-progress.ts). An error a front end still sends
+   * while its engine is hung proves nothing of the kind. A JSON body counts none while it streams: its
+   * end tells (the request's report, respond.ts).
+   */
+  readonly answers: number;
 }
 
 /** An OpenAI error object at the top level of a parsed event or body. */
@@ -148,6 +161,8 @@ export class SseTap implements Tap {
   sawError = false;
   sawDone = false;
   endedInsideEvent = false;
+  events = 0;
+  answers = 0;
   private readonly decoder = new TextDecoder();
   /**
    * The text after the last event boundary, in the pieces it came in: joined only when a boundary arrives,
@@ -184,6 +199,11 @@ export class SseTap implements Tap {
       const boundary = this.passedBoundary(text);
       kept += text.slice(0, boundary);
       text = text.slice(boundary);
+      // A piece of an event too long to hold: data handed on (it is an answer's, never a keep-alive's).
+      if (boundary > 0) {
+        this.events++;
+        this.answers++;
+      }
     }
     let dropped = false;
     if (!this.passing) {
@@ -210,6 +230,8 @@ export class SseTap implements Tap {
       if (this.pendingChars > MAX_PENDING_CHARS) {
         // One event past the bound (never the usage chunk): hand on what we hold, pass the rest to its end.
         kept += this.pendingParts.join("");
+        this.events++;
+        this.answers++;
         this.passedTail = this.pendingTail;
         this.hold("");
         this.passing = true;
@@ -268,11 +290,18 @@ export class SseTap implements Tap {
   /** Parses one event's data; returns true when it is a usage-only event (strippable). */
   private inspect(event: string): boolean {
     const data = dataOf(event);
-    if (data === "[DONE]") this.sawDone = true;
-    if (data === "" || data === "[DONE]") return false;
+    if (data === "") return false;
+    this.events++;
+    if (data === "[DONE]") {
+      this.sawDone = true;
+      return false;
+    }
     // Once content was seen only usage and an error matter, and an event without either word cannot carry
     // them: a long stream parses its first events and its tail, not one JSON per token.
-    if (this.sawContent && !data.includes("usage") && !data.includes('"error"')) return false;
+    if (this.sawContent && !data.includes("usage") && !data.includes('"error"')) {
+      this.answers++;
+      return false;
+    }
     let obj: unknown;
     try {
       obj = JSON.parse(data);
@@ -282,6 +311,7 @@ export class SseTap implements Tap {
     const u = readUsage(obj);
     if (u !== undefined) this.usage = u;
     if (isErrorObject(obj)) this.sawError = true;
+    else this.answers++;
     if (!this.sawContent && hasContent(obj)) this.sawContent = true;
     return isUsageOnly(obj);
   }
@@ -294,12 +324,15 @@ export class JsonTap implements Tap {
   readonly sawDone = false;
   readonly midEvent = false;
   readonly endedInsideEvent = false;
+  events = 0;
+  readonly answers = 0;
   private readonly decoder = new TextDecoder();
   private text = "";
   private overflow = false;
 
   push(chunk: Uint8Array): Uint8Array {
     this.sawContent = true;
+    this.events++;
     if (!this.overflow) {
       this.text += this.decoder.decode(chunk, { stream: true });
       if (this.text.length > MAX_JSON_CHARS) {

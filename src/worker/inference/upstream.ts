@@ -16,7 +16,7 @@
 import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
 import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
-import { noteProgress, progressedSince } from "./backend-progress";
+import { progressedSince } from "./backend-progress";
 
 /** Why an attempt produced no usable response. */
 export type AttemptFailure = "connect_error" | "timeout" | "client_abort";
@@ -134,6 +134,47 @@ export async function firstBytes<T>(
   }
 }
 
+/** An event stream's opening that holds nothing but comments (`: ping`) and line breaks, a BOM allowed. */
+const ONLY_COMMENTS = /^\uFEFF?(?:[\r\n]|:[^\r\n]*)*$/;
+/** The most of an opening of comments held while waiting for the first event; past it, it is relayed. */
+const MAX_COMMENTS_BYTES = 64 * 1024;
+
+/**
+ * An event stream's first event: the first read, and as many more as it takes while what came holds only
+ * comments. Many SSE servers and proxies send a keep-alive comment on their own every few seconds
+ * (mistral.rs every 10 s by default, sse-starlette, axum's KeepAlive) whether or not the engine behind them works: that is not a first event,
+ * and taken as one it met the first-event deadline of a request on a hung engine and let the idle deadline
+ * run from there. What came is handed on whole; a body that ends with no event is done (an empty answer).
+ */
+async function firstEvent(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const r = await reader.read();
+    // Comments, then the end: no event at all.
+    if (r.done) return r;
+    parts.push(r.value);
+    bytes += r.value.byteLength;
+    text += decoder.decode(r.value, { stream: true });
+    if (!ONLY_COMMENTS.test(text) || bytes > MAX_COMMENTS_BYTES)
+      return { done: false, value: parts.length === 1 ? r.value : concat(parts, bytes) };
+  }
+}
+
+function concat(parts: readonly Uint8Array[], bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
 export function isEventStream(res: Response): boolean {
   return (res.headers.get("content-type") ?? "").includes("text/event-stream");
 }
@@ -232,7 +273,8 @@ export async function callBackend(
   const eventStream = isEventStream(res);
   try {
     const { done, value } = await firstBytes(
-      reader.read(),
+      // A streamed request's answer may be an event stream under another content-type (respond.ts sniffs it).
+      eventStream || opts.stream ? firstEvent(reader) : reader.read(),
       backend.id,
       firstByteMs,
       startedAt + responseMs,
@@ -243,7 +285,6 @@ export async function callBackend(
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
-    noteProgress(backend.id, Date.now());
     return { kind: "response", ...answered, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});

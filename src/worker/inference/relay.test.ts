@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { type RelayEnd, relay } from "./relay";
+import { SseTap } from "./stream-tap";
+
+const IDLE_MS = 300;
+const UTF8 = new TextEncoder();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const token = (content: string) =>
+  `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+
+/** A backend body whose chunks come at the given times (ms after the relay starts); it never ends by itself. */
+function body(chunks: readonly { readonly at: number; readonly text: string }[]): {
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  abort: AbortController;
+} {
+  const abort = new AbortController();
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const c of chunks) timers.push(setTimeout(() => controller.enqueue(UTF8.encode(c.text)), c.at));
+    },
+    cancel() {
+      for (const t of timers) clearTimeout(t);
+    },
+  });
+  return { reader: stream.getReader(), abort };
+}
+
+function relayed(source: ReturnType<typeof body>, strip: boolean) {
+  let ended: RelayEnd | undefined;
+  let answers = 0;
+  const out = relay({ ...source, first: undefined, eventStream: true, idleMs: IDLE_MS }, new SseTap(strip), {
+    onFirstContent: () => {},
+    onEnd: (e) => {
+      ended = e;
+    },
+    onRelayed: () => answers++,
+  });
+  return { reader: out.getReader(), ended: () => ended, answers: () => answers };
+}
+
+async function readAll(r: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await r.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+describe("relay: the idle deadline and the proof of life", () => {
+  for (const strip of [true, false])
+    it(`keep-alive comments after a token are silence: the idle deadline ends the stream (${strip ? "strip" : "pass-through"})`, async () => {
+      const pings = Array.from({ length: 40 }, (_, i) => ({
+        at: 50 + i * (IDLE_MS / 4),
+        text: ": ping\n\n",
+      }));
+      const r = relayed(body([{ at: 0, text: token("Hi") }, ...pings]), strip);
+      const started = Date.now();
+      const text = await readAll(r.reader);
+      expect(Date.now() - started).toBeLessThan(IDLE_MS * 3);
+      expect(text).toContain('"Hi"');
+      expect(text).toContain("upstream_idle_timeout");
+      expect(r.ended()?.kind).toBe("idle_timeout");
+      // The token proves the backend alive; the comments do not.
+      expect(r.answers()).toBe(1);
+    });
+
+  it("an error event is relayed but proves nothing", async () => {
+    const error = `data: ${JSON.stringify({ error: { message: "no", type: "BadRequestError", code: 400 } })}\n\n`;
+    const r = relayed(body([{ at: 0, text: error }]), true);
+    expect(new TextDecoder().decode((await r.reader.read()).value)).toContain('"error"');
+    expect(r.answers()).toBe(0);
+    await r.reader.cancel();
+  });
+
+  it("a client slow to read is not the backend's silence, even after part of an event", async () => {
+    // Pass-through hands on half an event; the client then reads nothing for twice the idle deadline, and the
+    // rest of the event comes while it is away: the backend was never idle for IDLE_MS of reading.
+    const half = token("Hi");
+    const r = relayed(
+      body([
+        { at: 0, text: half.slice(0, 20) },
+        { at: IDLE_MS * 2 + 100, text: `${half.slice(20)}data: [DONE]\n\n` },
+      ]),
+      false,
+    );
+    expect((await r.reader.read()).done).toBe(false);
+    await sleep(IDLE_MS * 2);
+    const rest = await readAll(r.reader).catch((e: unknown) => String(e));
+    expect(rest).not.toContain("upstream_idle_timeout");
+    expect(rest).toContain("[DONE]");
+  });
+});
