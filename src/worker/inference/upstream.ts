@@ -16,6 +16,7 @@
 import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
 import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
+import { concat } from "../request/read-body";
 import { progressedSince } from "./backend-progress";
 
 /** Why an attempt produced no usable response. */
@@ -161,18 +162,8 @@ async function firstEvent(
     bytes += r.value.byteLength;
     text += decoder.decode(r.value, { stream: true });
     if (!ONLY_COMMENTS.test(text) || bytes > MAX_COMMENTS_BYTES)
-      return { done: false, value: parts.length === 1 ? r.value : concat(parts, bytes) };
+      return { done: false, value: concat(parts, bytes) };
   }
-}
-
-function concat(parts: readonly Uint8Array[], bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }
 
 export function isEventStream(res: Response): boolean {
