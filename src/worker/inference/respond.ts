@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
 import { MAX_THROTTLE_MS } from "../router/outcomes";
-import { type RouteCall, reportOutcome } from "../router/router-client";
+import { noticeRelay, type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
@@ -182,10 +182,21 @@ export function respond(
     {
       onFirstContent: (at) => {
         firstContentAt = at;
+        // Its first-token latency rides on the relay notice (the RouterDO keeps it: no routing input).
+        if (res.ok && eventStream)
+          noticeRelay(call, decision.cell, decision.backendId, at, at - attempt.startedAt);
       },
       onEnd,
-      // A 2xx body's bytes prove the engine is working (an error body proves nothing of the kind).
-      ...(res.ok ? { onRelayed: (at: number) => noteProgress(decision.backendId, at) } : {}),
+      // A 2xx body's bytes prove the engine is working (an error body proves nothing of the kind): this
+      // isolate's waiting requests read it here, other isolates' through the RouterDO (noticeRelay).
+      ...(res.ok
+        ? {
+            onRelayed: (at: number) => {
+              noteProgress(decision.backendId, at);
+              noticeRelay(call, decision.cell, decision.backendId, at);
+            },
+          }
+        : {}),
     },
   );
   return new Response(body, { status: res.status, headers });

@@ -41,6 +41,7 @@ describe("firstBytes: a late first event, busy or hung", () => {
         src.asked++;
         return answer(id);
       },
+      relayed() {},
     };
     return src;
   }

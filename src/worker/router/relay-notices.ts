@@ -1,0 +1,82 @@
+/**
+ * Notices that this isolate is relaying a backend's answer bytes, waiting to reach the backend's RouterDO
+ * (RouterDO.relaying(), progress()). The RouterDO hears lease ends; a long-decoding fleet (answers of minutes)
+ * can have none on a backend for a whole first-event window while it streams tokens to clients through other
+ * isolates, and an isolate waiting there that relays nothing from it would then time a queued request out
+ * (bench/results/red-team.md "relay-progress"). These notices are that evidence, mid-stream.
+ *
+ * Rate-limited per cell and backend: a backend gets a new notice only `everyMs` after its last one was taken,
+ * whatever the traffic; until taken, a waiting notice keeps the newest relay time (and first-token latency).
+ * A notice is taken once, by the next route call to its cell (carried, no call of its own) or by the flush its
+ * first waiting notice scheduled. One entry per backend a cell relayed lately: bounded by BACKENDS; an entry
+ * with nothing waiting whose rate limit has lapsed is dropped at the next take. Holds no I/O and no promises
+ * (complete-carry.ts's rule): requests of one isolate share it.
+ */
+import type { RelayNotice } from "./router-rpc";
+
+interface Entry {
+  /** Newest relay time (Date.now()) not yet taken; undefined: nothing waiting. */
+  at: number | undefined;
+  /** Newest first-token latency (ms) heard with a waiting notice. */
+  ttftMs: number | undefined;
+  /** When a notice of this backend was last taken (sent or carried), and the rate limit it was taken under. */
+  takenAt: number;
+  everyMs: number;
+}
+
+interface CellNotices {
+  readonly entries: Map<string, Entry>;
+  /** Entries with a notice waiting. */
+  waiting: number;
+}
+
+export class RelayNotices {
+  private readonly byCell = new Map<string, CellNotices>();
+
+  /**
+   * Answer bytes of `backendId` (in `cell`, a RouterDO name) were relayed at `at`; `ttftMs` when they were a
+   * request's first content (fetch → first content). True when this is the cell's first waiting notice: the
+   * caller schedules the flush that sends it if no route call takes it first.
+   */
+  relayed(cell: string, backendId: string, at: number, everyMs: number, ttftMs?: number): boolean {
+    let c = this.byCell.get(cell);
+    const e = c?.entries.get(backendId);
+    if (e !== undefined && e.at !== undefined) {
+      e.at = Math.max(e.at, at);
+      if (ttftMs !== undefined) e.ttftMs = ttftMs;
+      return false;
+    }
+    if (e !== undefined && at - e.takenAt < e.everyMs) return false;
+    if (c === undefined) {
+      c = { entries: new Map(), waiting: 0 };
+      this.byCell.set(cell, c);
+    }
+    c.entries.set(backendId, { at, ttftMs, takenAt: e?.takenAt ?? Number.NEGATIVE_INFINITY, everyMs });
+    return ++c.waiting === 1;
+  }
+
+  /** Takes `cell`'s waiting notices as ages at `now` (the caller owns their delivery from then on). */
+  take(cell: string, now: number): RelayNotice[] {
+    const c = this.byCell.get(cell);
+    if (c === undefined) return [];
+    const out: RelayNotice[] = [];
+    for (const [id, e] of c.entries) {
+      if (e.at !== undefined) {
+        out.push({ id, ageMs: Math.max(0, now - e.at), ...(e.ttftMs !== undefined ? { ttftMs: e.ttftMs } : {}) });
+        e.at = undefined;
+        e.ttftMs = undefined;
+        e.takenAt = now;
+      } else if (now - e.takenAt >= e.everyMs) {
+        c.entries.delete(id);
+      }
+    }
+    c.waiting = 0;
+    if (c.entries.size === 0) this.byCell.delete(cell);
+    return out;
+  }
+
+  /** Backends of `cell` with a notice waiting. */
+  waiting(cell: string): number {
+    return this.byCell.get(cell)?.waiting ?? 0;
+  }
+}
