@@ -568,7 +568,8 @@ export class RouterDO extends DurableObject<Env> {
       const { id, ageMs, ttftMs } = items[i]!;
       if (!Number.isFinite(ageMs) || ageMs < 0 || !spec.backends.some((b) => b.id === id)) continue;
       this.noteOutput(id, now - ageMs);
-      if (typeof ttftMs === "number" && Number.isFinite(ttftMs) && ttftMs >= 0) this.firstTokenMs.set(id, ttftMs);
+      if (typeof ttftMs === "number" && Number.isFinite(ttftMs) && ttftMs >= 0)
+        this.firstTokenMs.set(id, ttftMs);
       kept++;
     }
     return kept;

@@ -24,14 +24,7 @@ import { GatewayError } from "../errors";
 import { concat } from "../request/read-body";
 import { isJudgedByRetry } from "../router/outcomes";
 import type { Cell } from "../router/pool-cells";
-import {
-  askProgress,
-  type Decision,
-  decide,
-  noticeRelay,
-  RETRY_REFUSED,
-  type RouteCall,
-} from "../router/router-client";
+import { askProgress, type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
 import { learnProgress } from "./backend-progress";
@@ -155,15 +148,11 @@ async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
 
 /**
  * The cell's RouterDO as a second view of its backends' progress (upstream.ts firstBytes): what it says is
- * kept in this isolate's map (backend-progress.ts), for the cell's backends only; what this isolate relays is
- * told to it (noticeRelay: rate-limited, off the request's path).
+ * kept in this isolate's map (backend-progress.ts), for the cell's backends only.
  */
 function progressOf(call: RouteCall, cell: Cell): ProgressSource {
   return {
     leadMs: call.routerMs,
-    relayed(backendId, at) {
-      noticeRelay(call, cell, backendId, at);
-    },
     async refresh() {
       const askedAt = call.now();
       const backends = await askProgress(call, cell);

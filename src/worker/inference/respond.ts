@@ -170,6 +170,8 @@ export function respond(
     onEnd({ kind: "client_abort" }, tap);
     return new Response(null, { status: CLIENT_CLOSED });
   }
+  // The first bytes were read when the attempt's answer came (upstream.ts): the stream relays from now.
+  const relayingSince = Date.now();
   const body = relay(
     {
       reader: attempt.reader,
@@ -182,18 +184,23 @@ export function respond(
     {
       onFirstContent: (at) => {
         firstContentAt = at;
-        // Its first-token latency rides on the relay notice (the RouterDO keeps it: no routing input).
-        if (res.ok && eventStream)
-          noticeRelay(call, decision.cell, decision.backendId, at, at - attempt.startedAt);
       },
       onEnd,
       // A 2xx body's bytes prove the engine is working (an error body proves nothing of the kind): this
-      // isolate's waiting requests read it here, other isolates' through the RouterDO (noticeRelay).
+      // isolate's waiting requests read it here, other isolates' through the RouterDO (noticeRelay, for a long
+      // answer; its first-token latency rides along: kept by the RouterDO, no routing input).
       ...(res.ok
         ? {
             onRelayed: (at: number) => {
               noteProgress(decision.backendId, at);
-              noticeRelay(call, decision.cell, decision.backendId, at);
+              noticeRelay(
+                call,
+                decision.cell,
+                decision.backendId,
+                at,
+                relayingSince,
+                eventStream && firstContentAt !== undefined ? firstContentAt - attempt.startedAt : undefined,
+              );
             },
           }
         : {}),

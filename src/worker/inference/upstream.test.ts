@@ -41,7 +41,6 @@ describe("firstBytes: a late first event, busy or hung", () => {
         src.asked++;
         return answer(id);
       },
-      relayed() {},
     };
     return src;
   }

@@ -63,8 +63,6 @@ export interface AttemptOptions {
  */
 export interface ProgressSource {
   refresh(backendId: string): Promise<void>;
-  /** Answer bytes of `backendId` came at `at`: told to the others (rate-limited; never awaited, never throws). */
-  relayed(backendId: string, at: number): void;
   /** How long before the deadline to ask (ROUTER_TIMEOUT_MS), at most half the window. */
   readonly leadMs: number;
 }
@@ -245,9 +243,7 @@ export async function callBackend(
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
-    const at = Date.now();
-    noteProgress(backend.id, at);
-    opts.progress?.relayed(backend.id, at);
+    noteProgress(backend.id, Date.now());
     return { kind: "response", ...answered, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});

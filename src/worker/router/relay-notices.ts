@@ -62,7 +62,11 @@ export class RelayNotices {
     const out: RelayNotice[] = [];
     for (const [id, e] of c.entries) {
       if (e.at !== undefined) {
-        out.push({ id, ageMs: Math.max(0, now - e.at), ...(e.ttftMs !== undefined ? { ttftMs: e.ttftMs } : {}) });
+        out.push({
+          id,
+          ageMs: Math.max(0, now - e.at),
+          ...(e.ttftMs !== undefined ? { ttftMs: e.ttftMs } : {}),
+        });
         e.at = undefined;
         e.ttftMs = undefined;
         e.takenAt = now;

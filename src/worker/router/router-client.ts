@@ -479,25 +479,40 @@ export async function askProgress(
 const RELAY_NOTICES_PER_WINDOW = 4;
 
 /**
+ * The longest a notice waits for a route call: its flush runs in waitUntil, which the runtime ends 30 s after
+ * the response (a long first-event window must not push it past that).
+ */
+const RELAY_NOTICE_MAX_MS = 15_000;
+
+/**
  * RouteCall.relayNoticeMs for a first-event window of `firstByteMs`. A notice waits at most this long for a
  * route call and is sent at most this long after the last one, so the RouterDO's evidence of a backend
  * streaming without a break is never older than about half a window, and a request waiting there sees it
  * within its own window (upstream.ts firstBytes asks ROUTER_TIMEOUT_MS before the window ends).
  */
 export function relayNoticeMs(firstByteMs: number): number {
-  return Math.floor(firstByteMs / RELAY_NOTICES_PER_WINDOW);
+  return Math.min(Math.floor(firstByteMs / RELAY_NOTICES_PER_WINDOW), RELAY_NOTICE_MAX_MS);
 }
 
 /**
- * Answer bytes of `backendId` (in `cell`) were relayed at `at` (`ttftMs`: a request's first content): the
- * cell's RouterDO is told, so a request waiting on that backend in another isolate knows it busy, not hung,
- * even if none of its requests ends within the window (RouterDO.progress()). Never on the request's path:
+ * Answer bytes of `backendId` (in `cell`) were relayed at `at`, by a stream relaying since `since` (its first
+ * bytes; `ttftMs`: its first-token latency, once known): the cell's RouterDO is told, so a request waiting on
+ * that backend in another isolate knows it busy, not hung, even if none of its requests ends within the window
+ * (RouterDO.progress()). Only a stream relaying for `relayNoticeMs` or more tells: a shorter answer ends, and
+ * its lease end is the evidence (no notice, no flush held in waitUntil). Never on the request's path:
  * rate-limited per backend (relay-notices.ts), carried on the next route call to the cell when one comes
  * within `relayNoticeMs`, else sent alone in waitUntil, within REPORT_TIMEOUT_MS; skipped (and dropped)
  * while this isolate's route-call breaker is open. Never throws, and a failure never opens the breaker.
  */
-export function noticeRelay(call: RouteCall, cell: Cell, backendId: string, at: number, ttftMs?: number): void {
-  if (call.relayNoticeMs <= 0) return;
+export function noticeRelay(
+  call: RouteCall,
+  cell: Cell,
+  backendId: string,
+  at: number,
+  since: number,
+  ttftMs?: number,
+): void {
+  if (call.relayNoticeMs <= 0 || at - since < call.relayNoticeMs) return;
   try {
     if (notices.relayed(cell.name, backendId, at, call.relayNoticeMs, ttftMs))
       call.waitUntil(flushNotices(call, cell));

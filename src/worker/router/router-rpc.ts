@@ -137,7 +137,7 @@ export interface RouteInput {
 }
 
 /**
- * An isolate relayed answer bytes (a first chunk, an event of a 2xx answer) from backend `id`, `ageMs` before
+ * An isolate relayed answer bytes (events of a 2xx answer streaming for a while) from backend `id`, `ageMs` before
  * the notice was sent: that engine is producing output, whether or not any of its requests ends soon
  * (progress()). Ages, not times: the two clocks need not agree.
  */
