@@ -28,31 +28,45 @@ interface CellNotices {
   readonly entries: Map<string, Entry>;
   /** Entries with a notice waiting. */
   waiting: number;
+  /** The waiting notices' batch (RelayNotices.relayed): the flush it scheduled sends only that one. */
+  batch: number;
 }
 
 export class RelayNotices {
   private readonly byCell = new Map<string, CellNotices>();
+  private batches = 0;
 
   /**
    * Answer bytes of `backendId` (in `cell`, a RouterDO name) were relayed at `at`; `ttftMs` when they were a
-   * request's first content (fetch → first content). True when this is the cell's first waiting notice: the
-   * caller schedules the flush that sends it if no route call takes it first.
+   * request's first content (fetch → first content). A batch number when this is the cell's first waiting
+   * notice: the caller schedules the flush (takeBatch) that sends the batch if no route call takes it first.
    */
-  relayed(cell: string, backendId: string, at: number, everyMs: number, ttftMs?: number): boolean {
+  relayed(cell: string, backendId: string, at: number, everyMs: number, ttftMs?: number): number | undefined {
     let c = this.byCell.get(cell);
     const e = c?.entries.get(backendId);
     if (e !== undefined && e.at !== undefined) {
       e.at = Math.max(e.at, at);
       if (ttftMs !== undefined) e.ttftMs = ttftMs;
-      return false;
+      return undefined;
     }
-    if (e !== undefined && at - e.takenAt < e.everyMs) return false;
+    if (e !== undefined && at - e.takenAt < e.everyMs) return undefined;
     if (c === undefined) {
-      c = { entries: new Map(), waiting: 0 };
+      c = { entries: new Map(), waiting: 0, batch: 0 };
       this.byCell.set(cell, c);
     }
     c.entries.set(backendId, { at, ttftMs, takenAt: e?.takenAt ?? Number.NEGATIVE_INFINITY, everyMs });
-    return ++c.waiting === 1;
+    if (++c.waiting > 1) return undefined;
+    c.batch = ++this.batches;
+    return c.batch;
+  }
+
+  /**
+   * Takes `cell`'s waiting notices if they are still batch `batch` (none taken since it began): a flush never
+   * sends a later batch early, which a route call could still carry (that batch has its own flush).
+   */
+  takeBatch(cell: string, batch: number, now: number): RelayNotice[] {
+    const c = this.byCell.get(cell);
+    return c !== undefined && c.batch === batch && c.waiting > 0 ? this.take(cell, now) : [];
   }
 
   /** Takes `cell`'s waiting notices as ages at `now` (the caller owns their delivery from then on). */

@@ -514,17 +514,17 @@ export function noticeRelay(
 ): void {
   if (call.relayNoticeMs <= 0 || at - since < call.relayNoticeMs) return;
   try {
-    if (notices.relayed(cell.name, backendId, at, call.relayNoticeMs, ttftMs))
-      call.waitUntil(flushNotices(call, cell));
+    const batch = notices.relayed(cell.name, backendId, at, call.relayNoticeMs, ttftMs);
+    if (batch !== undefined) call.waitUntil(flushNotices(call, cell, batch));
   } catch {
     // Evidence only: a request never fails for its notice.
   }
 }
 
 /** Sends what still waits of `cell`'s relay notices, `relayNoticeMs` after the first of them, if no route call took it. */
-async function flushNotices(call: RouteCall, cell: Cell): Promise<void> {
+async function flushNotices(call: RouteCall, cell: Cell, batch: number): Promise<void> {
   await new Promise((r) => setTimeout(r, call.relayNoticeMs));
-  const items = notices.take(cell.name, call.now());
+  const items = notices.takeBatch(cell.name, batch, call.now());
   if (items.length === 0 || (routerDownUntil.get(cell.name) ?? 0) > call.now()) return;
   noticeCalls++;
   try {
