@@ -6,7 +6,8 @@
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import type { InferenceKind } from "../request/openai-schemas";
-import { poolFor, type RouteCall, relayNoticeMs } from "../router/router-client";
+import { relayNoticeMs } from "../router/relay-notices";
+import { poolFor, type RouteCall } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
 import { respond } from "./respond";

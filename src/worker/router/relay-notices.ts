@@ -98,3 +98,22 @@ export class RelayNotices {
     return this.byCell.get(cell)?.waiting ?? 0;
   }
 }
+
+/** How many relay notices per UPSTREAM_FIRST_BYTE_TIMEOUT_MS a backend gets from one isolate, at most (RouteCall.relayNoticeMs). */
+const RELAY_NOTICES_PER_WINDOW = 4;
+
+/**
+ * The longest a notice waits for a route call: its flush runs in waitUntil, which the runtime ends 30 s after
+ * the response (a long first-event window must not push it past that).
+ */
+const RELAY_NOTICE_MAX_MS = 15_000;
+
+/**
+ * RouteCall.relayNoticeMs for a first-event window of `firstByteMs`. A notice waits at most this long for a
+ * route call and is sent at most this long after the last one, so the RouterDO's evidence of a backend
+ * streaming without a break is never older than about half a window, and a request waiting there sees it
+ * within its own window (upstream.ts firstBytes asks ROUTER_TIMEOUT_MS before the window ends).
+ */
+export function relayNoticeMs(firstByteMs: number): number {
+  return Math.min(Math.floor(firstByteMs / RELAY_NOTICES_PER_WINDOW), RELAY_NOTICE_MAX_MS);
+}
