@@ -171,8 +171,6 @@ const outbox = new CompleteOutbox();
 const heldLeases = new HeldLeases();
 /** Backends this isolate is relaying answers from, waiting to be told to their cell (relay-notices.ts). */
 const notices = new RelayNotices();
-/** Relay notices this isolate sent in calls of their own (not carried on a route call): for tests and benches. */
-let noticeCalls = 0;
 
 /** Per cell (RouterDO name): until when this isolate decides alone. */
 const routerDownUntil = new Map<string, number>();
@@ -508,18 +506,12 @@ async function flushNotices(call: RouteCall, cell: Cell, batch: number): Promise
   await new Promise((r) => setTimeout(r, call.relayNoticeMs));
   const items = notices.takeBatch(cell.name, batch, call.now());
   if (items.length === 0 || (routerDownUntil.get(cell.name) ?? 0) > call.now()) return;
-  noticeCalls++;
   try {
     const stub = routerStub(call.router, cell, call.locationHint);
     await withinRouterDeadline((async () => stub.relaying(items))(), REPORT_TIMEOUT_MS);
   } catch {
     // Evidence only: the waiting requests fall back on what their isolates saw (the old behaviour).
   }
-}
-
-/** Relay notices sent in calls of their own since this isolate started (not those carried on route calls). */
-export function relayNoticeCalls(): number {
-  return noticeCalls;
 }
 
 /** Ends a lease; a failure is swallowed (the lease's TTL releases its slot instead). */
