@@ -71,6 +71,8 @@ import type {
   ObserveResult,
   PoolSpec,
   ProgressResult,
+  RelayingResult,
+  RelayNotice,
   ReopenedLease,
   ReopenResult,
   RouteInput,
@@ -140,10 +142,14 @@ export class RouterDO extends DurableObject<Env> {
   private readonly scraper = new EngineScraper();
   private readonly verdicts = new Map<string, PendingVerdict>();
   /**
-   * When (our clock) each backend last finished a request with an answer, as any isolate reported it
-   * (progress()). One entry per backend of the spec; in memory only: a restarted object knows none.
+   * When (our clock) each backend was last seen producing output, as any isolate reported it: a request
+   * finished with an answer, or a notice that its answer bytes were being relayed (relaying()). The
+   * freshest wins (progress()). One entry per backend of the spec; in memory only: a restarted object
+   * knows none.
    */
-  private readonly lastSuccess = new Map<string, number>();
+  private readonly lastOutput = new Map<string, number>();
+  /** The newest first-token latency (ms) a relay notice told of each backend (BackendProgress.ttftMs). */
+  private readonly firstTokenMs = new Map<string, number>();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
   private budget: KeyedRetryBudget | undefined;
@@ -234,12 +240,14 @@ export class RouterDO extends DurableObject<Env> {
         const was = urls.get(b.id);
         if (was !== undefined && was !== b.url) {
           this.router.resetHealth(b.id);
-          this.lastSuccess.delete(b.id);
+          this.lastOutput.delete(b.id);
+          this.firstTokenMs.delete(b.id);
         }
       }
     }
     const kept = new Set(spec.backends.map((b) => b.id));
-    for (const id of [...this.lastSuccess.keys()]) if (!kept.has(id)) this.lastSuccess.delete(id);
+    for (const id of [...this.lastOutput.keys()]) if (!kept.has(id)) this.lastOutput.delete(id);
+    for (const id of [...this.firstTokenMs.keys()]) if (!kept.has(id)) this.firstTokenMs.delete(id);
     this.scraper.configure(
       spec.engineScrapeMs,
       spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
@@ -261,6 +269,7 @@ export class RouterDO extends DurableObject<Env> {
     if (input.spec !== undefined && input.fleetVersion !== this.version) {
       this.applySpec(input.fleetVersion, input.spec, true);
     }
+    if (input.relaying !== undefined) this.hearRelaying(input.relaying, Date.now());
     const router = this.router;
     if (router === undefined || this.spec === undefined || input.fleetVersion !== this.version) {
       return { ok: false, code: "fleet_stale", message: `RouterDO holds fleet ${this.version ?? "none"}` };
@@ -529,19 +538,59 @@ export class RouterDO extends DurableObject<Env> {
    * and counted, another client's requests there kept other clients waiting up to LEASE_TTL_SECONDS.
    */
   private noteSuccess(backendId: string, input: CompleteInput, now: number): void {
-    if (input.ok && input.backendError !== true) this.lastSuccess.set(backendId, now);
+    if (input.ok && input.backendError !== true) this.noteOutput(backendId, now);
+  }
+
+  /** Keeps the freshest evidence of output per backend: a late, older notice never moves it back. */
+  private noteOutput(backendId: string, at: number): void {
+    const prev = this.lastOutput.get(backendId);
+    if (prev === undefined || at > prev) this.lastOutput.set(backendId, at);
   }
 
   /**
-   * How long ago each backend last finished a request with an answer, as every isolate reported it:
-   * read-only, for a Worker whose streamed request waits past its first-event deadline and that relayed
-   * nothing from that backend itself lately (src/worker/inference/upstream.ts firstBytes). An isolate sees
-   * only its own streams; this object hears every isolate's lease ends (carried on route calls or sent
-   * within REPORT_CARRY_MS), so a busy backend is told from a hung one whichever isolate waits.
+   * Isolates relaying answer bytes from these backends (src/worker/router/relay-notices.ts): evidence that each
+   * is producing output, mid-stream, before any of its requests ends (progress()). Sent alone when no route
+   * call carried them (RouteInput.relaying). Evidence only: no routing input, no health verdict.
+   */
+  async relaying(items: readonly RelayNotice[]): Promise<RelayingResult> {
+    return { ok: true, kept: this.hearRelaying(items, Date.now()) };
+  }
+
+  /**
+   * At most CARRIED_COMPLETES_MAX of `items` (the Worker sends one per backend of the cell); only backends of
+   * the pool, with a finite non-negative age (converted to our clock: never later than the truth, the transit
+   * only makes it older) and, for a first-token latency, a finite non-negative one.
+   */
+  private hearRelaying(items: readonly RelayNotice[], now: number): number {
+    const spec = this.spec;
+    if (spec === undefined || !Array.isArray(items)) return 0;
+    let kept = 0;
+    const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
+    for (let i = 0; i < n; i++) {
+      const { id, ageMs, ttftMs } = items[i]!;
+      if (!Number.isFinite(ageMs) || ageMs < 0 || !spec.backends.some((b) => b.id === id)) continue;
+      this.noteOutput(id, now - ageMs);
+      if (typeof ttftMs === "number" && Number.isFinite(ttftMs) && ttftMs >= 0)
+        this.firstTokenMs.set(id, ttftMs);
+      kept++;
+    }
+    return kept;
+  }
+
+  /**
+   * How long ago each backend was last seen producing output, as every isolate reported it (a request
+   * finished with an answer, or answer bytes relayed: relaying()): read-only, for a Worker whose streamed
+   * request waits past its first-event deadline and that relayed nothing from that backend itself lately
+   * (src/worker/inference/upstream.ts firstBytes). An isolate sees only its own streams; this object hears
+   * every isolate's lease ends and relay notices, so a busy backend is told from a hung one whichever isolate
+   * waits, even when none of its requests ends within the window (long answers).
    */
   async progress(): Promise<ProgressResult> {
     const now = Date.now();
-    const backends = [...this.lastSuccess].map(([id, at]) => ({ id, ageMs: Math.max(0, now - at) }));
+    const backends = [...this.lastOutput].map(([id, at]) => {
+      const ttftMs = this.firstTokenMs.get(id);
+      return { id, ageMs: Math.max(0, now - at), ...(ttftMs !== undefined ? { ttftMs } : {}) };
+    });
     return { ok: true, backends };
   }
 

@@ -66,8 +66,10 @@ export const SETTINGS = {
    * headers: queueing plus the prefill of the whole prompt. Past it the wait goes
    * on, window after window, while the backend is seen answering other
    * requests — streams this isolate relays, or, asked ROUTER_TIMEOUT_MS before
-   * the deadline, requests any isolate saw finish there (the RouterDO's
-   * progress()) — busy, not hung (src/worker/inference/backend-progress.ts), up
+   * the deadline, requests any isolate saw finish there or long answers any
+   * isolate is relaying from it (the RouterDO's progress(); relay notices, at
+   * most one per backend per isolate per quarter window, capped at 15 s:
+   * router-client.ts noticeRelay) — busy, not hung (src/worker/inference/backend-progress.ts), up
    * to LEASE_TTL_SECONDS, which bounds non-streamed responses too.
    */
   UPSTREAM_FIRST_BYTE_TIMEOUT_MS: int(60_000, 100, 3_600_000, "ms"),

@@ -13,6 +13,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { RelayNotice, RouteInput } from "../../src/worker/router/router-rpc";
 import {
   authHeaders,
   expectOpenAIError,
@@ -192,6 +193,121 @@ describe("overload: a slow fleet", () => {
     expect((await poolStats(model)).usage.failed).toBe(1);
   });
 
+  it("a first event late past the deadline, on a backend streaming through other isolates with no request ending (relay notices), is waited for: 200, no fault", async () => {
+    const model = "ovl-relaying";
+    const others = otherIsolatesRelaying(model);
+    let sent = 0;
+    try {
+      await lateAnswer(model, Date.now());
+      // Nothing ended on that backend but the waiting request: the RouterDO knew it busy by the notices alone.
+      expect((await poolStats(model)).usage.completed).toBeLessThanOrEqual(1);
+    } finally {
+      sent = await others.stop();
+    }
+    expect(sent).toBeGreaterThan(0);
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+  });
+
+  it("an isolate relaying a long answer tells the RouterDO mid-stream, before any request ends", async () => {
+    const model = "ovl-tells";
+    const started = Date.now();
+    const running = await openWithEnv(pool(model), "/v1/chat/completions", ask(model, "running"));
+    expect(running.res.status).toBe(200);
+    const text = running.res.text();
+    const stub = env.ROUTER.getByName(model);
+    // Past a whole first-event window (1.5 s) of streaming: evidence younger than a window, no lease ended.
+    for (const at of [1700, 3200]) {
+      await sleep(at - (Date.now() - started));
+      const [p, s] = await Promise.all([stub.progress(), poolStats(model)]);
+      expect(s.usage.completed).toBe(0);
+      expect(s.leases).toBe(1);
+      const seen = p.backends.find((b) => b.id === `${model}-1`);
+      expect(seen?.ageMs).toBeLessThan(Number(FIRST_BYTE_MS));
+      // The first-token latency of the relayed request came with it (kept, no routing input).
+      expect(seen?.ttftMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(await text).toContain("data: [DONE]");
+    await running.settled();
+  });
+
+  for (const mode of ["throws", "hangs"] as const) {
+    it(`a RouterDO whose relaying() ${mode} leaves the relayed request's outcome and timing as they were`, async () => {
+      const model = `ovl-notice-${mode}`;
+      let calls = 0;
+      const router = interceptRouterMethod("relaying", () => async () => {
+        calls++;
+        if (mode === "throws") throw new Error("Durable Object reset because its code was updated.");
+        await sleep(3000);
+        return { ok: true, kept: 0 };
+      });
+      const started = Date.now();
+      const running = await openWithEnv(
+        { ...pool(model), ROUTER: router },
+        "/v1/chat/completions",
+        ask(model, "running"),
+      );
+      expect(running.res.status).toBe(200);
+      const text = await running.res.text();
+      const took = Date.now() - started;
+      expect(text).not.toContain("error");
+      expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+      // /busy streams 20 tokens 200 ms apart: the answer's own time, nothing added for the notices.
+      expect(took).toBeGreaterThan(3800);
+      expect(took).toBeLessThan(4800);
+      await running.settled();
+      expect(calls).toBeGreaterThan(0);
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.usage.completed).toBe(1);
+      expect(s.usage.failed).toBe(0);
+      expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    });
+  }
+
+  it("the notice rate stays bounded under a burst: one per backend per quarter window, mostly carried on route calls", async () => {
+    const model = "ovl-burst";
+    const counted = countingRouter();
+    const vars = {
+      ...faultServerPool(model, "busy", 2),
+      UPSTREAM_FIRST_BYTE_TIMEOUT_MS: FIRST_BYTE_MS,
+      ROUTER: counted.ns,
+    };
+    const REQUESTS = 48;
+    const started = Date.now();
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < REQUESTS; i++) {
+      all.push(
+        (async () => {
+          const r = await openWithEnv(vars, "/v1/chat/completions", ask(model, `running ${i}`));
+          expect(r.res.status).toBe(200);
+          expect(await r.res.text()).toContain("data: [DONE]");
+          await r.settled();
+        })(),
+      );
+      await sleep(50);
+    }
+    const arrivalsEnded = { ...counted.totals };
+    await Promise.all(all);
+    const span = Date.now() - started;
+    const { totals } = counted;
+    const everyMs = Number(FIRST_BYTE_MS) / 4;
+    // 48 requests x 20 events relayed; notices: at most one per backend per quarter window (+1 at each end).
+    const bound = 2 * (Math.ceil(span / everyMs) + 1);
+    console.log(
+      `burst: ${REQUESTS} requests over ${span} ms; notices carried on route calls ${totals.carried}, ` +
+        `sent alone ${totals.sentAlone} in ${totals.calls} calls (${arrivalsEnded.calls} while requests arrived); bound ${bound}`,
+    );
+    expect(totals.carried).toBeGreaterThan(0);
+    expect(totals.carried + totals.sentAlone).toBeLessThanOrEqual(bound);
+    // While requests arrive every 50 ms, route calls carry the notices: few calls of their own.
+    expect(arrivalsEnded.calls).toBeLessThanOrEqual(2);
+    expect(totals.calls).toBeLessThanOrEqual(bound);
+    await settle(model);
+  });
+
   for (const mode of ["throws", "hangs"] as const) {
     it(`a RouterDO whose progress() ${mode} changes nothing: the 504 comes at the deadline, as without it`, async () => {
       const model = `ovl-remote-${mode}`;
@@ -245,6 +361,69 @@ function otherIsolates(model: string): { stop(): Promise<number> } {
       return completed;
     },
   };
+}
+
+/**
+ * Another isolate streaming from `model`'s only backend, as its RouterDO hears it: every 100 ms, once the pool's
+ * object knows its fleet, a relay notice for that backend (its answers go on; none of them ends). `stop()` ends
+ * it and says how many notices it sent.
+ */
+function otherIsolatesRelaying(model: string): { stop(): Promise<number> } {
+  let running = true;
+  let sent = 0;
+  const loop = (async () => {
+    const stub = env.ROUTER.getByName(model);
+    while (running) {
+      if ((await stub.stats()).ok) {
+        try {
+          await stub.relaying([{ id: `${model}-1`, ageMs: 0 }]);
+          sent++;
+        } catch {
+          // An object without relaying() (before this change): nothing heard, as then.
+        }
+      }
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return sent;
+    },
+  };
+}
+
+/** The real ROUTER namespace, counting relay notices: carried on route calls, or sent alone (calls, entries). */
+function countingRouter(): {
+  ns: Env["ROUTER"];
+  totals: { carried: number; sentAlone: number; calls: number };
+} {
+  const totals = { carried: 0, sentAlone: 0, calls: 0 };
+  const real = env.ROUTER;
+  const ns = {
+    ...real,
+    getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions) {
+      const stub = real.getByName(name, options);
+      return new Proxy(stub, {
+        get(target, prop, receiver) {
+          if (prop === "route")
+            return (input: RouteInput) => {
+              totals.carried += input.relaying?.length ?? 0;
+              return target.route(input);
+            };
+          if (prop === "relaying")
+            return (items: readonly RelayNotice[]) => {
+              totals.calls++;
+              totals.sentAlone += items.length;
+              return target.relaying(items);
+            };
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+    },
+  } as Env["ROUTER"];
+  return { ns, totals };
 }
 
 /** The real ROUTER namespace whose stubs' progress() throws, or answers only after 3 s (past every deadline here). */

@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import type { InferenceKind } from "../request/openai-schemas";
+import { relayNoticeMs } from "../router/relay-notices";
 import { poolFor, type RouteCall } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
@@ -27,6 +28,7 @@ export function inferenceHandler(kind: InferenceKind) {
       ...(config.gatewayKeys.length > 1 ? { clientKey: c.get("gatewayKey").id } : {}),
       routerMs: config.deadlines.routerMs,
       reportCarryMs: config.deadlines.reportCarryMs,
+      relayNoticeMs: relayNoticeMs(config.deadlines.firstByteMs),
       now: Date.now,
       waitUntil: (p) => c.executionCtx.waitUntil(p),
     };

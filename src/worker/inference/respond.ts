@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
 import { MAX_THROTTLE_MS } from "../router/outcomes";
-import { type RouteCall, reportOutcome } from "../router/router-client";
+import { noticeRelay, type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
@@ -172,6 +172,8 @@ export function respond(
     onEnd({ kind: "client_abort" }, tap);
     return new Response(null, { status: CLIENT_CLOSED });
   }
+  // The first bytes were read when the attempt's answer came (upstream.ts): the stream relays from now.
+  const relayingSince = Date.now();
   const body = relay(
     {
       reader: attempt.reader,
@@ -188,8 +190,24 @@ export function respond(
       },
       onEnd,
       // A 2xx answer's events prove the engine is working (an error body or event, a keep-alive comment, prove
-      // nothing of the kind).
-      ...(res.ok ? { onRelayed: (at: number) => noteProgress(decision.backendId, at) } : {}),
+      // nothing of the kind): this isolate's waiting requests read it here, other isolates' through the RouterDO
+      // (noticeRelay, for a long answer; its first-token latency rides along: kept by the RouterDO, no routing
+      // input).
+      ...(res.ok
+        ? {
+            onRelayed: (at: number) => {
+              noteProgress(decision.backendId, at);
+              noticeRelay(
+                call,
+                decision.cell,
+                decision.backendId,
+                at,
+                relayingSince,
+                eventStream && firstContentAt !== undefined ? firstContentAt - attempt.startedAt : undefined,
+              );
+            },
+          }
+        : {}),
     },
   );
   return new Response(body, { status: res.status, headers });

@@ -49,6 +49,8 @@ import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
 import { type LocalRouter, localRouterFor } from "./local-router";
 import { type Cell, poolCells, specVersion } from "./pool-cells";
+import { RelayNotices } from "./relay-notices";
+
 import type {
   BackendProgress,
   CarriedComplete,
@@ -167,6 +169,8 @@ const REPORT_TIMEOUT_MS = 5000;
 const outbox = new CompleteOutbox();
 /** The leases this isolate holds open, re-announced to a RouterDO instance that never saw them. */
 const heldLeases = new HeldLeases();
+/** Backends this isolate is relaying answers from, waiting to be told to their cell (relay-notices.ts). */
+const notices = new RelayNotices();
 
 /** Per cell (RouterDO name): until when this isolate decides alone. */
 const routerDownUntil = new Map<string, number>();
@@ -198,6 +202,11 @@ export interface RouteCall {
   readonly routerMs: number;
   /** REPORT_CARRY_MS: how long a finished request's report waits for a route call to carry it. */
   readonly reportCarryMs: number;
+  /**
+   * At most one relay notice per backend per this long, from this isolate (noticeRelay), and how long one
+   * waits for a route call to carry it: a quarter of UPSTREAM_FIRST_BYTE_TIMEOUT_MS (relayNoticeMs). 0: none.
+   */
+  readonly relayNoticeMs: number;
   readonly now: () => number;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
@@ -399,10 +408,13 @@ async function routeVia(
   const started = call.now();
   // This isolate's finished requests in this cell ride along (on the first call only: it ends them).
   let carried = outbox.take(cell.name, CARRIED_COMPLETES_MAX);
+  // And its relay notices (on both calls: a fresh object hears them only with the spec; hearing twice is a no-op).
+  const relaying = notices.take(cell.name, call.now());
   for (let withSpec = !confirmed.has(key); ; withSpec = true) {
     const input: RouteInput = {
       ...call.req,
       ...(carried.length > 0 ? { completes: carried } : {}),
+      ...(relaying.length > 0 ? { relaying } : {}),
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...(call.clientKey !== undefined ? { clientKey: call.clientKey } : {}),
       ...retry,
@@ -459,6 +471,46 @@ export async function askProgress(
     return res.ok && Array.isArray(res.backends) ? res.backends : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Answer bytes of `backendId` (in `cell`) were relayed at `at`, by a stream relaying since `since` (its first
+ * bytes; `ttftMs`: its first-token latency, once known): the cell's RouterDO is told, so a request waiting on
+ * that backend in another isolate knows it busy, not hung, even if none of its requests ends within the window
+ * (RouterDO.progress()). Only a stream relaying for `relayNoticeMs` or more tells: a shorter answer ends, and
+ * its lease end is the evidence (no notice, no flush held in waitUntil). Never on the request's path:
+ * rate-limited per backend (relay-notices.ts), carried on the next route call to the cell when one comes
+ * within `relayNoticeMs`, else sent alone in waitUntil, within REPORT_TIMEOUT_MS; skipped (and dropped)
+ * while this isolate's route-call breaker is open. Never throws, and a failure never opens the breaker.
+ */
+export function noticeRelay(
+  call: RouteCall,
+  cell: Cell,
+  backendId: string,
+  at: number,
+  since: number,
+  ttftMs?: number,
+): void {
+  if (call.relayNoticeMs <= 0 || at - since < call.relayNoticeMs) return;
+  try {
+    const batch = notices.relayed(cell.name, backendId, at, call.relayNoticeMs, ttftMs);
+    if (batch !== undefined) call.waitUntil(flushNotices(call, cell, batch));
+  } catch {
+    // Evidence only: a request never fails for its notice.
+  }
+}
+
+/** Sends what still waits of `cell`'s relay notices, `relayNoticeMs` after the first of them, if no route call took it. */
+async function flushNotices(call: RouteCall, cell: Cell, batch: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, call.relayNoticeMs));
+  const items = notices.takeBatch(cell.name, batch, call.now());
+  if (items.length === 0 || (routerDownUntil.get(cell.name) ?? 0) > call.now()) return;
+  try {
+    const stub = routerStub(call.router, cell, call.locationHint);
+    await withinRouterDeadline((async () => stub.relaying(items))(), REPORT_TIMEOUT_MS);
+  } catch {
+    // Evidence only: the waiting requests fall back on what their isolates saw (the old behaviour).
   }
 }
 

@@ -129,6 +129,32 @@ export interface RouteInput {
    * them, before the decision is taken. An unknown or ended lease is skipped.
    */
   readonly completes?: readonly CarriedComplete[];
+  /**
+   * Backends this isolate relayed answer bytes from since its last notice to this object (relay-notices.ts,
+   * rate-limited per backend): heard as progress() evidence before the decision. No routing input.
+   */
+  readonly relaying?: readonly RelayNotice[];
+}
+
+/**
+ * An isolate relayed answer bytes (events of a 2xx answer streaming for a while) from backend `id`, `ageMs` before
+ * the notice was sent: that engine is producing output, whether or not any of its requests ends soon
+ * (progress()). Ages, not times: the two clocks need not agree.
+ */
+export interface RelayNotice {
+  readonly id: string;
+  readonly ageMs: number;
+  /**
+   * The newest first-token latency (fetch → first content, ms) this isolate saw there since its last notice:
+   * kept by the RouterDO (BackendProgress.ttftMs) for whoever wants it; no routing input.
+   */
+  readonly ttftMs?: number;
+}
+
+/** relaying(): how many of the notices were kept (the others named no backend of the pool, or were malformed). */
+export interface RelayingResult {
+  readonly ok: true;
+  readonly kept: number;
 }
 
 export type RouteResult =
@@ -269,20 +295,23 @@ export interface CompleteAllResult {
 }
 
 /**
- * How long ago a backend of the cell last finished a request with an answer (a lease ended, or a local
- * decision observed, with `ok`: tokens came), as the RouterDO heard it from every isolate: the evidence
- * that a backend is busy, not hung, when the asking isolate relayed nothing from it lately
+ * How long ago a backend of the cell was last seen producing output, as the RouterDO heard it from every
+ * isolate: a request there finished with an answer (a lease ended, or a local decision observed, with `ok`:
+ * tokens came), or an isolate said it was relaying its answer bytes (relaying(), a RelayNotice) — the
+ * evidence that a backend is busy, not hung, when the asking isolate relayed nothing from it lately
  * (src/worker/inference/backend-progress.ts). An age, not a time: the two clocks need not agree.
  */
 export interface BackendProgress {
   readonly id: string;
-  /** Ms between that report's arrival and this answer, by the RouterDO's clock. */
+  /** Ms between the freshest such evidence and this answer, by the RouterDO's clock. */
   readonly ageMs: number;
+  /** The newest first-token latency (ms) an isolate's notice told of this backend, if any (RelayNotice.ttftMs). */
+  readonly ttftMs?: number;
 }
 
 /**
- * progress(): read-only, every backend of the cell with a known success (none before the first one, nor
- * after the object restarted: it keeps them in memory).
+ * progress(): read-only, every backend of the cell with known output (none before the first, nor after the
+ * object restarted: it keeps them in memory).
  */
 export interface ProgressResult {
   readonly ok: true;
