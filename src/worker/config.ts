@@ -164,7 +164,7 @@ const backendSchema = z.strictObject(
     kvCacheTokens: z
       .number({
         error: fieldError(
-          'the instance\'s KV-cache capacity in tokens (vLLM logs it at start-up: "GPU KV cache size: N tokens")',
+          'the instance\'s KV-cache capacity in tokens (vLLM logs it at start-up: "GPU KV cache size: N tokens"; write N without its commas)',
           "a number of tokens, e.g. 442368",
         ),
       })
@@ -220,6 +220,19 @@ export function backendsById(raw: string | undefined): ReadonlyMap<string, Backe
   return byId;
 }
 
+/**
+ * Where BACKENDS stops being JSON, as a position only: the parser's own message quotes the text around it,
+ * which may hold a backend's apiKey. vLLM prints its KV size with thousands separators ("GPU KV cache size:
+ * 442,368 tokens"), and pasted as is that number is the usual culprit, so it is named when present.
+ */
+function jsonErrorHint(raw: string, err: unknown): string {
+  const at = /at position (\d+)/.exec(err instanceof Error ? err.message : "")?.[1];
+  const where = at === undefined ? "not valid JSON" : `not valid JSON at character ${Number(at) + 1}`;
+  return /"kvCacheTokens"\s*:\s*\d{1,3}(?:,\d{3})+/.test(raw)
+    ? `${where} (write kvCacheTokens without thousands separators: 442368, not 442,368)`
+    : where;
+}
+
 const envSchema = z
   .object({
     BACKENDS: z
@@ -227,8 +240,11 @@ const envSchema = z
       .transform((raw, ctx) => {
         try {
           return JSON.parse(raw) as unknown;
-        } catch {
-          ctx.addIssue({ code: "custom", message: "must be a JSON array of backends" });
+        } catch (err) {
+          ctx.addIssue({
+            code: "custom",
+            message: `must be a JSON array of backends: ${jsonErrorHint(raw, err)}`,
+          });
           return z.NEVER;
         }
       })

@@ -86,7 +86,15 @@ describe("parseConfig", () => {
       { BACKENDS: JSON.stringify([{ id: "a", url: "not a url", models: ["m"], kvCacheTokens: 1 }]) },
       "BACKENDS[0].url: must be http(s)",
     ],
-    [{ BACKENDS: "[{" }, "BACKENDS: must be a JSON array"],
+    [{ BACKENDS: "[{" }, "BACKENDS: must be a JSON array of backends: not valid JSON at character 3"],
+    // vLLM's start-up line, pasted as is ("GPU KV cache size: 442,368 tokens"): where, and why.
+    [
+      {
+        BACKENDS:
+          '[{"id":"a","url":"http://x","models":["m"],"apiKey":"sk-secret","kvCacheTokens": 442,368}]',
+      },
+      "BACKENDS: must be a JSON array of backends: not valid JSON at character 86 (write kvCacheTokens without thousands separators: 442368, not 442,368)",
+    ],
     [{ BACKENDS: "[]" }, "BACKENDS: must list at least one backend"],
     [
       { BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: [], kvCacheTokens: 1 }]) },
@@ -113,7 +121,7 @@ describe("parseConfig", () => {
       [
         [
           { id: "a", url: "http://x", models: ["m"] },
-          'BACKENDS[0].kvCacheTokens: is missing: the instance\'s KV-cache capacity in tokens (vLLM logs it at start-up: "GPU KV cache size: N tokens")',
+          'BACKENDS[0].kvCacheTokens: is missing: the instance\'s KV-cache capacity in tokens (vLLM logs it at start-up: "GPU KV cache size: N tokens"; write N without its commas)',
         ],
         [
           { id: "a", url: "http://x", models: ["m"], kvCacheTokens: "442368" },
@@ -197,6 +205,7 @@ describe("parseConfig", () => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+    if (!r.ok) expect(r.errors.join("; ")).not.toContain("sk-secret");
   });
 
   it("keeps a path prefix in a backend url (a proxy mounting the server under /vllm)", async () => {
