@@ -7,12 +7,21 @@ export function fmtMs(ms: number): string {
   return `${ms.toFixed(ms >= 100 ? 0 : 1)} ms`;
 }
 
+/**
+ * toFixed without a sign on zero: a small negative figure rounds to "-0" (`analyze` printed "Prefill
+ * GPU-seconds saved per hour …: -0" for a log that shares nothing), a sign that says nothing true.
+ */
+function fixed(x: number, digits: number): string {
+  const s = x.toFixed(digits);
+  return /^-0(\.0+)?$/.test(s) ? s.slice(1) : s;
+}
+
 export function fmtPct(x: number, digits = 1): string {
-  return Number.isFinite(x) ? `${(x * 100).toFixed(digits)}%` : "–";
+  return Number.isFinite(x) ? `${fixed(x * 100, digits)}%` : "–";
 }
 
 export function fmtNum(x: number, digits = 2): string {
-  return Number.isFinite(x) ? x.toFixed(digits) : "–";
+  return Number.isFinite(x) ? fixed(x, digits) : "–";
 }
 
 /** A GitHub-flavoured Markdown table (also readable as plain text). */

@@ -4,7 +4,8 @@
  * profile per launch. Used by the dashboard test and by the screenshot
  * script; nothing here writes into the repository.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -28,12 +29,24 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** Launches Chromium with a fresh --user-data-dir (a temp dir removed on close). */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Launches Chromium with a fresh --user-data-dir (a temp dir removed on close). Without the browser,
+ * playwright's own error ("executable doesn't exist", a stack) said nothing of how to get one: `npm test`
+ * installs it first (test/ensure-chromium.sh), `npm run bench:dashboard` did not.
+ */
+export async function launchChromium(path: string = CHROMIUM_PATH): Promise<Browser> {
+  try {
+    await access(path, constants.X_OK);
+  } catch {
+    throw new Error(
+      `no Chromium at ${path}: install Debian's (sudo apt-get install chromium, or bash test/ensure-chromium.sh), ` +
+        "or set CHROMIUM_PATH to a Chromium or Chrome binary",
+    );
+  }
   const profile = await mkdtemp(join(tmpdir(), "pgw-chromium-"));
   try {
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
+      executablePath: path,
       headless: true,
       args: FLAGS,
       viewport: { width: 1280, height: 900 },

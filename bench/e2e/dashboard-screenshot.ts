@@ -30,8 +30,12 @@ interface ArmFigures {
 
 async function main(): Promise<void> {
   const prov = provenance(COMMAND);
-  const rig = await startOperatorRig();
+  // The browser first: without one the command stops at once, before a rig it would leave running.
   const browser = await launchChromium();
+  const rig = await startOperatorRig().catch(async (err: unknown) => {
+    await browser.close();
+    throw err;
+  });
   const stop = new AbortController();
   try {
     const traffic = runConversations(rig.gateway, {

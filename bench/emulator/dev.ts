@@ -5,12 +5,13 @@
  * kvCacheTokens), then runs `wrangler dev` for the gateway in front of them.
  * Ctrl-C / SIGTERM stops everything.
  *
- *   npm run dev [-- --speed X] [-- --no-wrangler]
+ *   npm run dev [-- --port P] [-- --speed X] [-- --no-wrangler]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseArgs, parseEnv } from "node:util";
+import { parseEnv } from "node:util";
+import { DEV_GATEWAY_PORT, parseDevOptions } from "./dev-options";
 import { type Emulator, startEmulator } from "./server";
 
 interface DevBackend {
@@ -20,8 +21,6 @@ interface DevBackend {
   readonly apiKey?: string;
   readonly kvCacheTokens?: number;
 }
-
-const GATEWAY_PORT = 8787;
 
 function fail(message: string): never {
   process.stderr.write(`dev: ${message}\n`);
@@ -69,12 +68,9 @@ function parseDevBackends(raw: string | undefined, file: string): DevBackend[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { speed: { type: "string" }, "no-wrangler": { type: "boolean" } },
-    strict: true,
-  });
-  const speed = values.speed === undefined ? 1 : Number(values.speed);
-  if (!(Number.isFinite(speed) && speed > 0)) fail(`--speed must be a number > 0, got "${values.speed}"`);
+  const options = parseDevOptions(process.argv.slice(2));
+  if (options instanceof Error) fail(options.message);
+  const { speed, port } = options;
 
   const root = process.cwd();
   const own = resolve(root, ".dev.vars");
@@ -127,15 +123,15 @@ async function main(): Promise<void> {
   const gatewayKey =
     (vars.GATEWAY_API_KEYS ?? "").split(",")[0]?.trim().split(/\s+/)[0] || "<your gateway key>";
   const curl =
-    `curl -N http://127.0.0.1:${GATEWAY_PORT}/v1/chat/completions -H 'Authorization: Bearer ${gatewayKey}' ` +
+    `curl -N http://127.0.0.1:${port}/v1/chat/completions -H 'Authorization: Bearer ${gatewayKey}' ` +
     `-H 'content-type: application/json' -d '{"model":"${backends[0]!.model}","stream":true,` +
     `"messages":[{"role":"user","content":"Hello"}]}'`;
-  if (values["no-wrangler"] === true) {
+  if (options.noWrangler) {
     process.stdout.write(`dev: ${emulators.length} emulators ready (no gateway started). Ctrl-C stops.\n`);
     return;
   }
 
-  const args = ["dev", "--port", String(GATEWAY_PORT), "--ip", "127.0.0.1"];
+  const args = ["dev", "--port", String(port), "--ip", "127.0.0.1"];
   // wrangler reads .dev.vars itself; the example has to be named explicitly.
   if (useExample) args.push("--env-file", ".dev.vars.example");
   child = spawn(resolve(root, "node_modules/.bin/wrangler"), args, {
@@ -148,7 +144,13 @@ async function main(): Promise<void> {
     process.stdout.write(b);
     if (!announced && /Ready on/i.test(b.toString())) {
       announced = true;
-      process.stdout.write(`\ndev: gateway ready on http://127.0.0.1:${GATEWAY_PORT} — try:\n  ${curl}\n\n`);
+      const example =
+        port === DEV_GATEWAY_PORT
+          ? ""
+          : `  GATEWAY_URL=http://127.0.0.1:${port} npx tsx examples/openai-quickstart.ts\n`;
+      process.stdout.write(
+        `\ndev: gateway ready on http://127.0.0.1:${port} — try:\n  ${curl}\n${example}\n`,
+      );
     }
   });
   child.on("exit", (code) => {

@@ -70,6 +70,8 @@ function numericVar(name: SettingName) {
     .default(s.default);
 }
 
+const isPlainObject = (x: unknown): boolean => typeof x === "object" && x !== null && !Array.isArray(x);
+
 /** A backend entry's fields: anything else in one is refused by name (unknownBackendFields). */
 const BACKEND_FIELDS = ["id", "url", "models", "apiKey", "weight", "kvCacheTokens"] as const;
 
@@ -92,15 +94,30 @@ function unknownBackendFields(keys: readonly PropertyKey[]): string {
     .join("; ");
 }
 
+/**
+ * zod's own message for a field left out or of the wrong JSON type ("Invalid input: expected number,
+ * received undefined") names neither what the field is for nor what to write there. A backend entry's
+ * required fields say both when missing, and their type when mistyped; values are never echoed.
+ */
+function fieldError(missing: string, type: string) {
+  return (iss: { input?: unknown }) =>
+    iss.input === undefined ? `is missing: ${missing}` : `must be ${type}`;
+}
+
 const backendSchema = z.strictObject(
   {
     id: z
-      .string()
+      .string({ error: fieldError('a name for this backend, e.g. "gpu-1"', 'a string, e.g. "gpu-1"') })
       .min(1, "must be a non-empty string")
       .max(64, "must be at most 64 characters")
       .regex(/^[A-Za-z0-9._:-]+$/, "must use only letters, digits and . _ : -"),
     url: z
-      .string()
+      .string({
+        error: fieldError(
+          'the server\'s base URL, e.g. "http://10.0.0.1:8000"',
+          'a string, e.g. "http://10.0.0.1:8000"',
+        ),
+      })
       .refine((s) => {
         try {
           const u = new URL(s);
@@ -130,18 +147,47 @@ const backendSchema = z.strictObject(
       )
       // A trailing slash would double the one the gateway appends.
       .transform((s) => s.replace(/\/+$/, "")),
-    models: z.array(z.string().min(1, "must be non-empty")).min(1, "must list at least one model"),
-    apiKey: z.string().min(1, "must be non-empty when given").optional(),
-    weight: z.number().positive("must be > 0").finite().default(1),
-    kvCacheTokens: z.number().int("must be an integer").positive("must be > 0"),
+    models: z
+      .array(z.string({ error: "must be a model name (a string)" }).min(1, "must be non-empty"), {
+        error: fieldError(
+          'the model names it serves, as clients send them, e.g. ["llama-3.1-8b-instruct"]',
+          'a JSON array of model names, e.g. ["llama-3.1-8b-instruct"]',
+        ),
+      })
+      .min(1, "must list at least one model"),
+    apiKey: z.string({ error: "must be a string" }).min(1, "must be non-empty when given").optional(),
+    weight: z
+      .number({ error: "must be a number (relative capacity, default 1)" })
+      .positive("must be > 0")
+      .finite()
+      .default(1),
+    kvCacheTokens: z
+      .number({
+        error: fieldError(
+          'the instance\'s KV-cache capacity in tokens (vLLM logs it at start-up: "GPU KV cache size: N tokens"; write N without its commas)',
+          "a number of tokens, e.g. 442368",
+        ),
+      })
+      .int("must be an integer")
+      .positive("must be > 0"),
   } satisfies Record<(typeof BACKEND_FIELDS)[number], z.ZodType>,
-  { error: (iss) => (iss.code === "unrecognized_keys" ? unknownBackendFields(iss.keys) : undefined) },
+  {
+    error: (iss) =>
+      iss.code === "unrecognized_keys"
+        ? unknownBackendFields(iss.keys)
+        : iss.code === "invalid_type"
+          ? `must be an object such as {"id", "url", "models", "kvCacheTokens"}`
+          : undefined,
+  },
 );
 
 export type BackendConfig = z.infer<typeof backendSchema>;
 
 const backendsSchema = z
-  .array(backendSchema)
+  .array(backendSchema, {
+    error: (iss) =>
+      `must be a JSON array of backends${isPlainObject(iss.input) ? " ([{…}, …]), not a single object" : ""}`,
+  })
   .min(1, "must list at least one backend")
   .superRefine((list, ctx) => {
     const seen = new Set<string>();
@@ -174,6 +220,19 @@ export function backendsById(raw: string | undefined): ReadonlyMap<string, Backe
   return byId;
 }
 
+/**
+ * Where BACKENDS stops being JSON, as a position only: the parser's own message quotes the text around it,
+ * which may hold a backend's apiKey. vLLM prints its KV size with thousands separators ("GPU KV cache size:
+ * 442,368 tokens"), and pasted as is that number is the usual culprit, so it is named when present.
+ */
+function jsonErrorHint(raw: string, err: unknown): string {
+  const at = /at position (\d+)/.exec(err instanceof Error ? err.message : "")?.[1];
+  const where = at === undefined ? "not valid JSON" : `not valid JSON at character ${Number(at) + 1}`;
+  return /"kvCacheTokens"\s*:\s*\d{1,3}(?:,\d{3})+/.test(raw)
+    ? `${where} (write kvCacheTokens without thousands separators: 442368, not 442,368)`
+    : where;
+}
+
 const envSchema = z
   .object({
     BACKENDS: z
@@ -181,8 +240,11 @@ const envSchema = z
       .transform((raw, ctx) => {
         try {
           return JSON.parse(raw) as unknown;
-        } catch {
-          ctx.addIssue({ code: "custom", message: "must be a JSON array of backends" });
+        } catch (err) {
+          ctx.addIssue({
+            code: "custom",
+            message: `must be a JSON array of backends: ${jsonErrorHint(raw, err)}`,
+          });
           return z.NEVER;
         }
       })

@@ -86,7 +86,15 @@ describe("parseConfig", () => {
       { BACKENDS: JSON.stringify([{ id: "a", url: "not a url", models: ["m"], kvCacheTokens: 1 }]) },
       "BACKENDS[0].url: must be http(s)",
     ],
-    [{ BACKENDS: "[{" }, "BACKENDS: must be a JSON array"],
+    [{ BACKENDS: "[{" }, "BACKENDS: must be a JSON array of backends: not valid JSON at character 3"],
+    // vLLM's start-up line, pasted as is ("GPU KV cache size: 442,368 tokens"): where, and why.
+    [
+      {
+        BACKENDS:
+          '[{"id":"a","url":"http://x","models":["m"],"apiKey":"sk-secret","kvCacheTokens": 442,368}]',
+      },
+      "BACKENDS: must be a JSON array of backends: not valid JSON at character 86 (write kvCacheTokens without thousands separators: 442368, not 442,368)",
+    ],
     [{ BACKENDS: "[]" }, "BACKENDS: must list at least one backend"],
     [
       { BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: [], kvCacheTokens: 1 }]) },
@@ -107,9 +115,51 @@ describe("parseConfig", () => {
       },
       'BACKENDS[1].id: duplicate id "a"',
     ],
+    // A field left out or of the wrong JSON type says what belongs there, not zod's own "Invalid input:
+    // expected number, received undefined" (what a new operator saw for a BACKENDS without kvCacheTokens).
+    ...(
+      [
+        [
+          { id: "a", url: "http://x", models: ["m"] },
+          'BACKENDS[0].kvCacheTokens: is missing: the instance\'s KV-cache capacity in tokens (vLLM logs it at start-up: "GPU KV cache size: N tokens"; write N without its commas)',
+        ],
+        [
+          { id: "a", url: "http://x", models: ["m"], kvCacheTokens: "442368" },
+          "BACKENDS[0].kvCacheTokens: must be a number of tokens, e.g. 442368",
+        ],
+        [
+          { id: "a", url: "http://x", model: "m", kvCacheTokens: 1 },
+          'BACKENDS[0].models: is missing: the model names it serves, as clients send them, e.g. ["llama-3.1-8b-instruct"]',
+        ],
+        [
+          { id: "a", url: "http://x", models: "m", kvCacheTokens: 1 },
+          'BACKENDS[0].models: must be a JSON array of model names, e.g. ["llama-3.1-8b-instruct"]',
+        ],
+        [
+          { id: "a", url: "http://x", models: [1], kvCacheTokens: 1 },
+          "BACKENDS[0].models[0]: must be a model name (a string)",
+        ],
+        [
+          { url: "http://x", models: ["m"], kvCacheTokens: 1 },
+          'BACKENDS[0].id: is missing: a name for this backend, e.g. "gpu-1"',
+        ],
+        [
+          { id: "a", models: ["m"], kvCacheTokens: 1 },
+          'BACKENDS[0].url: is missing: the server\'s base URL, e.g. "http://10.0.0.1:8000"',
+        ],
+        [
+          { id: "a", url: "http://x", models: ["m"], kvCacheTokens: 1, weight: "2" },
+          "BACKENDS[0].weight: must be a number (relative capacity, default 1)",
+        ],
+        ["gpu-1", 'BACKENDS[0]: must be an object such as {"id", "url", "models", "kvCacheTokens"}'],
+      ] as const
+    ).map(([entry, message]): [{ BACKENDS: string }, string] => [
+      { BACKENDS: JSON.stringify([entry]) },
+      message,
+    ]),
     [
-      { BACKENDS: JSON.stringify([{ id: "a", url: "http://x", models: ["m"] }]) },
-      "BACKENDS[0].kvCacheTokens",
+      { BACKENDS: JSON.stringify({ id: "a", url: "http://x", models: ["m"], kvCacheTokens: 1 }) },
+      "BACKENDS: must be a JSON array of backends ([{…}, …]), not a single object",
     ],
     // A misspelt field must not be dropped: an `apikey` or `api_key` left the backend with no key, so every
     // request sent there came back a 401 the client took for its own key's, and the backend was never blamed.
@@ -155,6 +205,7 @@ describe("parseConfig", () => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors.join("; ")).toContain(expected);
+    if (!r.ok) expect(r.errors.join("; ")).not.toContain("sk-secret");
   });
 
   it("keeps a path prefix in a backend url (a proxy mounting the server under /vllm)", async () => {

@@ -1,0 +1,40 @@
+/**
+ * `npm run dev`'s flags, read apart from dev.ts (which starts processes when imported) so they can be
+ * tested. `--port` is the gateway's: wrangler's own message for a port in use says "specify a different
+ * port with --port", and `npm run dev -- --port P` must then do what it says.
+ */
+import { parseArgs } from "node:util";
+
+export const DEV_GATEWAY_PORT = 8787;
+
+export interface DevOptions {
+  /** Emulator speed factor (> 0). */
+  readonly speed: number;
+  /** The port wrangler dev serves the gateway on. */
+  readonly port: number;
+  readonly noWrangler: boolean;
+}
+
+/** The options, or an Error whose message says which flag is wrong and what it takes. */
+export function parseDevOptions(argv: readonly string[]): DevOptions | Error {
+  let values: { speed?: string; port?: string; "no-wrangler"?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { speed: { type: "string" }, port: { type: "string" }, "no-wrangler": { type: "boolean" } },
+      strict: true,
+    }));
+  } catch (err) {
+    return new Error(
+      `${err instanceof Error ? err.message : String(err)} (flags: --port P, --speed X, --no-wrangler)`,
+    );
+  }
+  const speed = values.speed === undefined ? 1 : Number(values.speed);
+  if (!(Number.isFinite(speed) && speed > 0))
+    return new Error(`--speed must be a number > 0, got "${values.speed}"`);
+  const port =
+    values.port === undefined ? DEV_GATEWAY_PORT : /^\d+$/.test(values.port) ? Number(values.port) : NaN;
+  if (!(Number.isInteger(port) && port >= 1 && port <= 65535))
+    return new Error(`--port must be a TCP port (1..65535), got "${values.port}"`);
+  return { speed, port, noWrangler: values["no-wrangler"] === true };
+}
