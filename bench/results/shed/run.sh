@@ -5,6 +5,8 @@
 #   BOUND=8 bash bench/results/shed/run.sh        (from the worktree root; writes bench/results/shed/*.json)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+# The tools need Node >= 22.12: the one npm install put in node_modules/.bin (README "Quick start").
+export PATH="$PWD/node_modules/.bin:$PATH"
 OUT=bench/results/shed
 BOUND=${BOUND:-8}
 EMU_PORTS=(8761 8762 8763 8764)
