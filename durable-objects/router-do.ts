@@ -33,9 +33,12 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import {
+  anyBound,
+  fullBackends,
   type HealthChange,
   type KeyedRetryBudget,
   keyedPoolBudget,
+  LeaseEndClock,
   PoolRouter,
   type PoolTicket,
 } from "../src/routing";
@@ -49,7 +52,12 @@ import {
 } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { backendsById } from "../src/worker/config";
-import { isJudgedByRetry, throttledUntil, toRouteOutcome } from "../src/worker/router/outcomes";
+import {
+  isJudgedByRetry,
+  MAX_THROTTLE_MS,
+  throttledUntil,
+  toRouteOutcome,
+} from "../src/worker/router/outcomes";
 import {
   armPolicies,
   backendSpecs,
@@ -103,6 +111,8 @@ const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size); one client key takes at most half. */
 const RETRY_BURST = 10;
+/** A shed request is told to come back after at least this (retry-after is in whole seconds). */
+const SHED_RETRY_MIN_MS = 1000;
 
 /**
  * A spec with the settings added after specs were first stored, at their
@@ -112,8 +122,15 @@ const RETRY_BURST = 10;
  * alarm time NaN).
  */
 function withLaterSettings(spec: PoolSpec): PoolSpec {
-  const partial = spec as Omit<PoolSpec, "engineScrapeMs"> & { engineScrapeMs?: number };
-  return partial.engineScrapeMs === undefined ? { ...partial, engineScrapeMs: 0 } : spec;
+  const partial = spec as Omit<PoolSpec, "engineScrapeMs" | "maxInflightPerBackend"> & {
+    engineScrapeMs?: number;
+    maxInflightPerBackend?: number;
+  };
+  return {
+    ...partial,
+    engineScrapeMs: partial.engineScrapeMs ?? 0,
+    maxInflightPerBackend: partial.maxInflightPerBackend ?? 0,
+  };
 }
 
 /** The router options a spec implies that need a fresh Router (the affinity index is keyed by them). */
@@ -150,6 +167,8 @@ export class RouterDO extends DurableObject<Env> {
   private readonly lastOutput = new Map<string, number>();
   /** The newest first-token latency (ms) a relay notice told of each backend (BackendProgress.ttftMs). */
   private readonly firstTokenMs = new Map<string, number>();
+  /** When this instance's recent leases ended: a shed request's retry-after (inflight-bound.ts). */
+  private readonly leaseEnds = new LeaseEndClock();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
   private budget: KeyedRetryBudget | undefined;
@@ -168,6 +187,7 @@ export class RouterDO extends DurableObject<Env> {
     ejections: 0,
     restorations: 0,
     observed: 0,
+    shed: 0,
   };
   /** Epoch ms since which the arms' figures count (PoolSnapshot.since): kept across evictions. */
   private countingSince = Date.now();
@@ -277,6 +297,11 @@ export class RouterDO extends DurableObject<Env> {
     if (this.spec.backends.length === 0)
       return { ok: false, code: "no_backends", message: "this pool has no backends" };
     const ctx = this.context();
+    // The bound on requests in flight (off: undefined, and nothing below changes). A first attempt finds no
+    // room: shed before any budget or lease. A retry is not shed: its failed lease ends with it, freeing a slot.
+    const full = this.fullBackends();
+    if (full !== undefined && input.retryOf === undefined && !router.hasRoom(full, ctx.now))
+      return this.shed(ctx.now);
     let verdict: PendingVerdict | undefined;
     let avoid: string | undefined;
     if (input.retryOf !== undefined) {
@@ -314,7 +339,7 @@ export class RouterDO extends DurableObject<Env> {
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
       ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
     };
-    const pick = router.route(req, input.armKey ?? 0, ctx, avoid);
+    const pick = router.route(req, input.armKey ?? 0, ctx, avoid, full);
     this.scraper.routed(ctx.now);
     const { arm, decision, shadow, ticket } = pick;
     const leaseId = crypto.randomUUID();
@@ -345,6 +370,37 @@ export class RouterDO extends DurableObject<Env> {
       cellInflight: this.leases.size,
       instance: this.instance,
       ...(input.cellLoads !== undefined ? this.relayLoads(input.cellLoads, ctx.now) : {}),
+    };
+  }
+
+  /**
+   * The backends at their bound on requests in flight (every arm's leases), or undefined when no backend of
+   * the pool is bounded (MAX_INFLIGHT_PER_BACKEND 0 and no maxInflight: the default).
+   */
+  private fullBackends(): Set<string> | undefined {
+    const spec = this.spec!;
+    if (!anyBound(spec.backends, spec.maxInflightPerBackend)) return undefined;
+    return fullBackends(spec.backends, spec.maxInflightPerBackend, (id) => this.router!.inflight(id));
+  }
+
+  /**
+   * Every usable backend is at its bound: no lease, no retry budget, no health verdict; counted (usage.shed)
+   * and answered with when to come back: the mean gap between recent lease ends, or, before any, the age
+   * of the oldest lease in flight, within SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
+   */
+  private async shed(now: number): Promise<RouteResult> {
+    this.usage.shed++;
+    this.countersChanged();
+    let oldest: number | undefined;
+    for (const l of this.leases.all())
+      if (oldest === undefined || l.ticket.routedAt < oldest) oldest = l.ticket.routedAt;
+    const retryAfterMs = this.leaseEnds.retryAfterMs(now, oldest, SHED_RETRY_MIN_MS, MAX_THROTTLE_MS);
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
+    return {
+      ok: false,
+      code: "at_capacity",
+      message: `every usable backend of this pool is at its bound of requests in flight (${this.leases.size} in flight)`,
+      retryAfterMs,
     };
   }
 
@@ -475,6 +531,7 @@ export class RouterDO extends DurableObject<Env> {
     const router = this.router;
     if (router === undefined) return undefined;
     if (lease === undefined) return this.endForeign(leaseId, input, ctx, held);
+    this.leaseEnds.ended(ctx.now);
     const verdict = this.verdicts.get(leaseId);
     if (verdict !== undefined) {
       this.verdicts.delete(leaseId);
@@ -708,6 +765,7 @@ export class RouterDO extends DurableObject<Env> {
     const ctx = this.context();
     for (const l of this.leases.expire(ctx.now)) {
       this.verdicts.delete(l.id);
+      this.leaseEnds.ended(ctx.now);
       this.router?.complete(l.ticket.pool, { ok: false }, ctx);
       this.usage.expired++;
       this.countersChanged();

@@ -123,6 +123,17 @@ export const SETTINGS = {
    * Otherwise 100 ms at least (ENGINE_SCRAPE_MIN_MS).
    */
   ENGINE_SCRAPE_MS: int(0, 0, 60_000, "ms, 0 = off"),
+  /**
+   * Requests in flight per backend, across every isolate (a backend's own
+   * `maxInflight` in BACKENDS overrides it). A backend at its bound takes no
+   * new request while another has room; when every usable backend is at its
+   * bound the request is shed at once with a 429 and a retry-after, instead of
+   * queueing without end in some engine (Envoy's `max_requests`, nginx's
+   * `max_conns`). Off by default: the right figure is the engine's batch
+   * (vLLM's `--max-num-seqs`) plus the queue its clients can wait through,
+   * which only the operator knows (bench/results/red-team.md "Load shedding").
+   */
+  MAX_INFLIGHT_PER_BACKEND: int(0, 0, 100_000, "requests in flight per backend, 0 = no bound"),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

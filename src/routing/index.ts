@@ -28,6 +28,14 @@ export {
   type SettingName,
 } from "./defaults";
 export { fmix32, hashKey, hashString } from "./hash";
+export {
+  anyBound,
+  type BoundedBackend,
+  boundOf,
+  fullBackends,
+  LEASE_ENDS_KEPT,
+  LeaseEndClock,
+} from "./inflight-bound";
 export { LruBlockSet } from "./lru-block-set";
 export { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "./placement";
 export { ConsistentHashPolicy } from "./policies/consistent-hash";

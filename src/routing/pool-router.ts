@@ -96,11 +96,21 @@ export class PoolRouter {
     return this.arms.length > 1 ? armOf(armKey, this.percentB) : 0;
   }
 
-  route(req: RouteRequest, armKey: number, ctx: RouteContext, avoid?: string): PoolDecision {
+  /**
+   * `full`: backends at their bound on requests in flight (inflight-bound.ts), left out while another usable
+   * one has room; the shadow is told the same, so it decides over the backends that could really serve.
+   */
+  route(
+    req: RouteRequest,
+    armKey: number,
+    ctx: RouteContext,
+    avoid?: string,
+    full?: ReadonlySet<string>,
+  ): PoolDecision {
     const arm = this.armFor(armKey);
-    const { decision, ticket } = this.arms[arm]!.route(req, ctx, avoid);
+    const { decision, ticket } = this.arms[arm]!.route(req, ctx, avoid, full);
     if (this.shadow === undefined) return { arm, decision, ticket: { arm, ticket } };
-    const s = this.shadow.route(req, ctx, avoid);
+    const s = this.shadow.route(req, ctx, avoid, full);
     return {
       arm,
       decision,
@@ -201,6 +211,11 @@ export class PoolRouter {
 
   resetHealth(id: string): void {
     this.health.reset(id);
+  }
+
+  /** Whether a usable backend outside `full` is left (Router.hasRoom; every arm's availability is the same). */
+  hasRoom(full: ReadonlySet<string>, now: number): boolean {
+    return this.arms[0]!.hasRoom(full, now);
   }
 
   /** Requests in flight on a backend, every arm's. */

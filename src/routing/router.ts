@@ -241,12 +241,15 @@ export class Router {
 
   /**
    * Chooses a backend. `avoid` (a retry's failed backend) is left out of this
-   * one decision unless no other backend is available.
+   * one decision unless no other backend is available; so are the backends in
+   * `full` (at their bound on requests in flight: inflight-bound.ts), unless
+   * that leaves none, when the decision is taken as without them.
    */
   route(
     req: RouteRequest,
     ctx: RouteContext,
     avoid?: string,
+    full?: ReadonlySet<string>,
   ): { decision: RouteDecision; ticket: RouteTicket } {
     const f = this.fleet;
     if (f.backends.length === 0) throw new NoHealthyBackendError(0);
@@ -254,14 +257,15 @@ export class Router {
     this.refreshAvailability(ctx.now);
     f.forgetMatches();
     const skip = avoid === undefined ? undefined : this.byId.get(avoid)?.index;
+    const out = this.leftOut(skip, full);
     let pick: PolicyPick;
-    if (skip !== undefined && f.healthy[skip] && f.healthy.some((h, j) => h && j !== skip)) {
-      f.healthy[skip] = false;
+    if (out.length > 0) {
+      for (const j of out) f.healthy[j] = false;
       f.recomputeHealthyWeight();
       try {
         pick = this.policy.pick(req, f, ctx);
       } finally {
-        f.healthy[skip] = true;
+        for (const j of out) f.healthy[j] = true;
         f.recomputeHealthyWeight();
       }
     } else {
@@ -288,6 +292,35 @@ export class Router {
     });
     this.policy.onRouted?.(req, i, f, ctx);
     return { decision: ticket.decision, ticket };
+  }
+
+  /**
+   * The usable backends one decision leaves out: `skip` and those in `full` when another usable backend is
+   * left, else `skip` alone when another is left, else none.
+   */
+  private leftOut(skip: number | undefined, full: ReadonlySet<string> | undefined): number[] {
+    if (skip === undefined && (full === undefined || full.size === 0)) return [];
+    const f = this.fleet;
+    const out: number[] = [];
+    let kept = 0;
+    for (let j = 0; j < f.backends.length; j++) {
+      if (!f.healthy[j]) continue;
+      if (j === skip || full?.has(f.backends[j]!.id) === true) out.push(j);
+      else kept++;
+    }
+    if (kept > 0) return out;
+    return skip !== undefined && f.healthy[skip] && f.healthy.some((h, j) => h && j !== skip) ? [skip] : [];
+  }
+
+  /**
+   * Whether a decision at `now` has a usable backend (as route() would choose among: availability.ts) that is
+   * not in `full`: false when every one is at its bound on requests in flight (the request is shed).
+   */
+  hasRoom(full: ReadonlySet<string>, now: number): boolean {
+    this.refreshAvailability(now);
+    const f = this.fleet;
+    for (let j = 0; j < f.backends.length; j++) if (f.healthy[j] && !full.has(f.backends[j]!.id)) return true;
+    return false;
   }
 
   /**

@@ -73,7 +73,7 @@ function numericVar(name: SettingName) {
 const isPlainObject = (x: unknown): boolean => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /** A backend entry's fields: anything else in one is refused by name (unknownBackendFields). */
-const BACKEND_FIELDS = ["id", "url", "models", "apiKey", "weight", "kvCacheTokens"] as const;
+const BACKEND_FIELDS = ["id", "url", "models", "apiKey", "weight", "kvCacheTokens", "maxInflight"] as const;
 
 /**
  * The message for fields a backend entry does not have. Dropped silently, a misspelt `apikey` or `api_key`
@@ -170,6 +170,18 @@ const backendSchema = z.strictObject(
       })
       .int("must be an integer")
       .positive("must be > 0"),
+    maxInflight: z
+      .number({
+        error:
+          "must be a number: this backend's bound on requests in flight, overriding MAX_INFLIGHT_PER_BACKEND (0 = none)",
+      })
+      .int("must be an integer (requests in flight)")
+      .min(0, "must be >= 0 (0 = no bound for this backend)")
+      .max(
+        SETTINGS.MAX_INFLIGHT_PER_BACKEND.max,
+        `must be <= ${SETTINGS.MAX_INFLIGHT_PER_BACKEND.max} (requests in flight)`,
+      )
+      .optional(),
   } satisfies Record<(typeof BACKEND_FIELDS)[number], z.ZodType>,
   {
     error: (iss) =>
@@ -320,6 +332,7 @@ const envSchema = z
         }),
       ),
     ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
+    MAX_INFLIGHT_PER_BACKEND: numericVar("MAX_INFLIGHT_PER_BACKEND"),
     CORS_ALLOW_ORIGINS: z
       .string()
       .default(DEFAULT_CORS_ALLOW_ORIGINS)
@@ -478,6 +491,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         abPercent: e.AB_PERCENT,
         shadow: e.SHADOW === "on",
         engineScrapeMs: e.ENGINE_SCRAPE_MS,
+        maxInflightPerBackend: e.MAX_INFLIGHT_PER_BACKEND,
       },
       abSticky: e.AB_STICKY,
       deadlines: {

@@ -12,6 +12,8 @@ export type ErrorType =
   | "not_found_error"
   // What OpenAI sends with 429 rate_limit_exceeded for a request-count limit (its token limits say "tokens").
   | "requests"
+  // What OpenAI sends with a 429 slow_down: its service cannot take the traffic right now.
+  | "rate_limit_error"
   | "server_error"
   | "service_unavailable";
 
@@ -114,6 +116,27 @@ export const rateLimited = (message: string, retryAfterSeconds: number) => {
     "requests",
     "rate_limit_exceeded",
     `${message} Please try again in ${seconds}s.`,
+    null,
+    { "retry-after": String(seconds) },
+  );
+};
+
+/**
+ * 429 when every usable backend of the model's pool (or cell) is at its bound on requests in flight
+ * (MAX_INFLIGHT_PER_BACKEND, a backend's maxInflight): the request is shed before any backend sees it.
+ * OpenAI's own answer when its service cannot take the traffic: 429, type rate_limit_error, code slow_down;
+ * `retry-after` in whole seconds, as the SDKs read it.
+ */
+export const fleetAtCapacity = (model: string, retryAfterMs: number) => {
+  // Within 1..60 s whatever the RouterDO said (an object of another version during a rollout may say nothing).
+  const seconds = Number.isFinite(retryAfterMs)
+    ? Math.min(60, Math.max(1, Math.ceil(retryAfterMs / 1000)))
+    : 1;
+  return new GatewayError(
+    429,
+    "rate_limit_error",
+    "slow_down",
+    `The fleet serving '${model}' is at capacity: every backend is at its bound on requests in flight. Please try again in ${seconds}s. (Operators: the bound is MAX_INFLIGHT_PER_BACKEND, or a backend's maxInflight in BACKENDS; raise it if the engines can take more.)`,
     null,
     { "retry-after": String(seconds) },
   );

@@ -60,6 +60,11 @@ export interface RequestLogFields {
   stream?: boolean;
   /** Client went away before the response finished. */
   aborted?: boolean;
+  /**
+   * The request was shed with a 429 (every usable backend at its bound on requests in flight): decided by the
+   * RouterDO, or by this isolate alone while the RouterDO was out of reach (its own requests filled them).
+   */
+  shed?: "router" | "local";
   /** The per-key limit that refused the request with 429: requests per period, or requests in flight. */
   limitedBy?: "rate" | "concurrency";
   /** The key's requests in flight when its limiter granted or refused this one (limit on). */

@@ -33,6 +33,7 @@ describe("parseConfig", () => {
       abPercent: 50,
       shadow: false,
       engineScrapeMs: 0,
+      maxInflightPerBackend: 0,
     });
     expect(r.config.abSticky).toBe("conversation");
     expect(r.config.routerCells).toBe("auto");
@@ -168,7 +169,10 @@ describe("parseConfig", () => {
         ["apikey", 'unknown field "apikey" (did you mean "apiKey"?)'],
         ["api_key", 'unknown field "api_key" (did you mean "apiKey"?)'],
         ["kv_cache_tokens", 'unknown field "kv_cache_tokens" (did you mean "kvCacheTokens"?)'],
-        ["wieght", 'unknown field "wieght" (a backend has id, url, models, apiKey, weight, kvCacheTokens)'],
+        [
+          "wieght",
+          'unknown field "wieght" (a backend has id, url, models, apiKey, weight, kvCacheTokens, maxInflight)',
+        ],
       ] as const
     ).map(([field, message]): [{ BACKENDS: string }, string] => [
       {
@@ -201,6 +205,33 @@ describe("parseConfig", () => {
     [{ ROUTER_LOCATION_HINT: "ENAM" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
     // On, a scrape round every few ms would be an alarm and a subrequest per backend each time.
     [{ ENGINE_SCRAPE_MS: "50" }, "ENGINE_SCRAPE_MS: must be 0 (off) or >= 100"],
+    [{ MAX_INFLIGHT_PER_BACKEND: "-1" }, "MAX_INFLIGHT_PER_BACKEND: must be an integer (requests in flight"],
+    [{ MAX_INFLIGHT_PER_BACKEND: "8.5" }, "MAX_INFLIGHT_PER_BACKEND: must be an integer"],
+    [{ MAX_INFLIGHT_PER_BACKEND: "100001" }, "MAX_INFLIGHT_PER_BACKEND: must be <= 100000"],
+    [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x:8000", models: ["m"], kvCacheTokens: 1, maxInflight: -2 },
+        ]),
+      },
+      "BACKENDS[0].maxInflight: must be >= 0 (0 = no bound for this backend)",
+    ],
+    [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x:8000", models: ["m"], kvCacheTokens: 1, maxInflight: "8" },
+        ]),
+      },
+      "BACKENDS[0].maxInflight: must be a number: this backend's bound on requests in flight",
+    ],
+    [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x:8000", models: ["m"], kvCacheTokens: 1, max_inflight: 8 },
+        ]),
+      },
+      'BACKENDS[0]: unknown field "max_inflight" (did you mean "maxInflight"?)',
+    ],
   ])("names the field: %j", async (patch, expected) => {
     const r = await parseConfig({ ...base, ...patch });
     expect(r.ok).toBe(false);
@@ -249,6 +280,19 @@ describe("parseConfig", () => {
   it("takes ENGINE_SCRAPE_MS into the pool's settings", async () => {
     const r = await parseConfig({ ...base, ENGINE_SCRAPE_MS: "1000" });
     expect(r.ok && r.config.router.engineScrapeMs).toBe(1000);
+  });
+
+  it("takes MAX_INFLIGHT_PER_BACKEND into the pool's settings, and a backend's maxInflight into its entry", async () => {
+    const r = await parseConfig({
+      ...base,
+      MAX_INFLIGHT_PER_BACKEND: "32",
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://x:8000", models: ["m"], kvCacheTokens: 1, maxInflight: 64 },
+        { id: "b", url: "http://y:8000", models: ["m"], kvCacheTokens: 1 },
+      ]),
+    });
+    expect(r.ok && r.config.router.maxInflightPerBackend).toBe(32);
+    expect(r.ok && r.config.backends.map((b) => b.maxInflight)).toEqual([64, undefined]);
   });
 
   it("takes REQUEST_BODY_TIMEOUT_MS into the Worker's deadlines", async () => {

@@ -76,7 +76,11 @@ describe("RouterDO state", () => {
   it("routes with a spec from before ENGINE_SCRAPE_MS existed (a stored spec, or a Worker of the previous version)", async () => {
     const [a, b] = spareUrls() as [string, string];
     const stub = env.ROUTER.getByName("state-older-spec");
-    const { engineScrapeMs: _, ...older } = spec({ id: "o-a", url: a }, { id: "o-b", url: b });
+    const {
+      engineScrapeMs: _,
+      maxInflightPerBackend: __,
+      ...older
+    } = spec({ id: "o-a", url: a }, { id: "o-b", url: b });
     await adopt(stub, "v-old", older as PoolSpec);
     const r = await stub.route({ fleetVersion: "v-old", blocks: [7], promptTokens: 16 });
     expect(r.ok).toBe(true);

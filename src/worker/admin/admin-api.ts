@@ -46,6 +46,7 @@ export async function listBackends(c: Context<GatewayEnv>): Promise<Response> {
     models: b.models,
     weight: b.weight,
     kvCacheTokens: b.kvCacheTokens,
+    ...(b.maxInflight !== undefined ? { maxInflight: b.maxInflight } : {}),
     pools: Object.fromEntries(
       b.models.map((m) => {
         const s = states.get(m);

@@ -30,6 +30,7 @@ export function inferenceHandler(kind: InferenceKind) {
       reportCarryMs: config.deadlines.reportCarryMs,
       relayNoticeMs: relayNoticeMs(config.deadlines.firstByteMs),
       now: Date.now,
+      onShed: (by) => c.get("log").set({ shed: by }),
       waitUntil: (p) => c.executionCtx.waitUntil(p),
     };
     // With the enable_request_signal compatibility flag, this fires when the client disconnects.

@@ -56,4 +56,29 @@ describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
     expect(v2).not.toBe(v1);
     expect(localRouterFor("m", "v1", spec)).not.toBe(v1);
   });
+  it("bounded: sheds only when its own decisions fill every usable backend; unbounded, it never does", () => {
+    expect(new LocalRouter(spec).fullBackends()).toBeUndefined();
+    const bounded = testPoolSpec(
+      [
+        { id: "a", url: "http://a.internal" },
+        { id: "b", url: "http://b.internal", maxInflight: 2 },
+      ],
+      { maxInflightPerBackend: 1 },
+      65536,
+    );
+    const local = new LocalRouter(bounded);
+    const served: string[] = [];
+    for (let k = 0; k < 3; k++) {
+      const full = local.fullBackends()!;
+      expect(local.hasRoom(full, 0)).toBe(true);
+      served.push(local.decide(req(1000 * k), ctx(), undefined, full).decision.backendId);
+    }
+    // a holds 1 (its pool bound), b 2 (its own): each at its bound, never past it.
+    expect(served.sort()).toEqual(["a", "b", "b"]);
+    expect(local.hasRoom(local.fullBackends()!, 0)).toBe(false);
+    // b ejected, as the RouterDO last said: its room is no room; a's is.
+    local.syncEjected(["b"]);
+    expect(local.hasRoom(new Set(["a"]), 0)).toBe(false);
+    expect(local.hasRoom(new Set(), 0)).toBe(true);
+  });
 });

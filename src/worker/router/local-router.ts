@@ -10,7 +10,14 @@
  * (outlier detection runs here too, with the pool's settings).
  */
 
-import { type KeyedRetryBudget, keyedPoolBudget, Router, type RouteTicket } from "../../routing";
+import {
+  anyBound,
+  fullBackends,
+  type KeyedRetryBudget,
+  keyedPoolBudget,
+  Router,
+  type RouteTicket,
+} from "../../routing";
 import type { RouteContext, RouteDecision, RouteRequest } from "../../routing/types";
 import { throttledUntil, toRouteOutcome } from "./outcomes";
 import { backendSpecs, routerOptions } from "./pool-settings";
@@ -30,8 +37,10 @@ export class LocalRouter {
   private heldOut = new Set<string>();
   private lastView = "";
   private readonly ids: ReadonlySet<string>;
+  private readonly spec: PoolSpec;
 
   constructor(spec: PoolSpec) {
+    this.spec = spec;
     this.ids = new Set(spec.backends.map((b) => b.id));
     this.router = new Router(backendSpecs(spec), routerOptions(spec, "consistent_hash"));
     this.budget = keyedPoolBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST);
@@ -48,12 +57,30 @@ export class LocalRouter {
     this.heldOut = want;
   }
 
+  /**
+   * The backends this isolate's own local decisions have filled to their bound on requests in flight
+   * (undefined when no backend is bounded). Its own count is a lower bound of the fleet's (other isolates,
+   * the RouterDO's leases), so a backend full here is full: shedding on it never refuses a request the
+   * fleet had room for, and keeps at least this isolate from piling requests without end.
+   */
+  fullBackends(): Set<string> | undefined {
+    const { backends, maxInflightPerBackend: bound } = this.spec;
+    if (!anyBound(backends, bound)) return undefined;
+    return fullBackends(backends, bound, (id) => this.router.inflight(id));
+  }
+
+  /** Whether a usable backend is not in `full` (Router.hasRoom). */
+  hasRoom(full: ReadonlySet<string>, now: number): boolean {
+    return this.router.hasRoom(full, now);
+  }
+
   decide(
     req: RouteRequest,
     ctx: RouteContext,
     avoid?: string,
+    full?: ReadonlySet<string>,
   ): { decision: RouteDecision; ticket: RouteTicket } {
-    return this.router.route(req, ctx, avoid);
+    return this.router.route(req, ctx, avoid, full);
   }
 
   /** Ends a local decision with what the Worker saw (a 429 also throttles the backend here). */

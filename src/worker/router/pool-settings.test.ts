@@ -21,6 +21,7 @@ const spec: PoolSpec = {
   abPercent: 50,
   shadow: false,
   engineScrapeMs: 0,
+  maxInflightPerBackend: 0,
 };
 
 describe("pool settings → the routing core", () => {

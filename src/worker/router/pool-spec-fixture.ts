@@ -21,6 +21,7 @@ export const TEST_POOL_SETTINGS: RouterSettings = {
   abPercent: SETTINGS.AB_PERCENT.default,
   shadow: false,
   engineScrapeMs: SETTINGS.ENGINE_SCRAPE_MS.default,
+  maxInflightPerBackend: SETTINGS.MAX_INFLIGHT_PER_BACKEND.default,
 };
 
 /** A spec over `backends` (weight 1 and `kvCacheTokens` each unless given), with `settings` over the defaults. */

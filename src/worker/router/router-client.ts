@@ -25,6 +25,10 @@
  * answer comes from a new instance of the object (evicted, redeployed), and
  * sends what it holds of a lease with its end, so that end still counts.
  *
+ * With MAX_INFLIGHT_PER_BACKEND (or a backend's maxInflight) set, a RouterDO whose every usable backend is at
+ * its bound answers at_capacity: the request is shed with a 429 and the RouterDO's retry-after, at once, with no
+ * lease and no retry. Deciding alone, an isolate sheds only when its own local decisions fill every backend.
+ *
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
  * chooser in this isolate (src/routing/cell-chooser.ts), which learns each
@@ -43,7 +47,7 @@ import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults
 import type { PolicyName, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { deadline } from "../deadline";
-import { GatewayError } from "../errors";
+import { fleetAtCapacity, GatewayError } from "../errors";
 import { placementOptions } from "../location-hint";
 import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
@@ -88,7 +92,13 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
     const spec: PoolSpec = {
       backends: config.backends
         .filter((b) => b.models.includes(model))
-        .map((b) => ({ id: b.id, url: b.url, weight: b.weight, kvCacheTokens: b.kvCacheTokens })),
+        .map((b) => ({
+          id: b.id,
+          url: b.url,
+          weight: b.weight,
+          kvCacheTokens: b.kvCacheTokens,
+          ...(b.maxInflight !== undefined ? { maxInflight: b.maxInflight } : {}),
+        })),
       ...config.router,
     };
     pool = specVersion(spec).then(async (version) => {
@@ -208,6 +218,8 @@ export interface RouteCall {
    */
   readonly relayNoticeMs: number;
   readonly now: () => number;
+  /** Told when the request is shed (every usable backend at its bound), by whom, before the 429 is thrown. */
+  readonly onShed?: (by: "router" | "local") => void;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
 }
@@ -237,6 +249,11 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     const res = await routeVia(call, cell, retryOf, placed);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
+      if (res.code === "at_capacity") {
+        routerDownUntil.delete(cell.name);
+        call.onShed?.("router");
+        throw fleetAtCapacity(call.pool.model, res.retryAfterMs);
+      }
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
     }
     routerDownUntil.delete(cell.name);
@@ -350,10 +367,16 @@ function decideLocally(
     if (retryOf.decision.via === "local")
       retryOf.decision.local.finish(retryOf.decision.ticket, failedReport(retryOf), ctx);
     if (!local.budget.tryWithdraw(call.clientKey)) return RETRY_REFUSED;
-  } else {
-    local.budget.deposit(call.clientKey);
   }
-  const { decision, ticket } = local.decide(call.req, ctx, avoid);
+  // The bound, as far as this isolate can tell alone (local-router.ts fullBackends): a first attempt with no
+  // room is shed; the RouterDO is asked again after ROUTER_BACKOFF_MS, when the client is told to come back.
+  const full = local.fullBackends();
+  if (full !== undefined && retryOf === undefined && !local.hasRoom(full, now)) {
+    call.onShed?.("local");
+    throw fleetAtCapacity(call.pool.model, ROUTER_BACKOFF_MS);
+  }
+  if (retryOf === undefined) local.budget.deposit(call.clientKey);
+  const { decision, ticket } = local.decide(call.req, ctx, avoid, full);
   return {
     via: "local",
     cell,

@@ -22,6 +22,8 @@ export interface FleetBackend {
   readonly url: string;
   readonly weight: number;
   readonly kvCacheTokens: number;
+  /** Its own bound on requests in flight (BACKENDS maxInflight), overriding maxInflightPerBackend; absent: the pool's. */
+  readonly maxInflight?: number;
 }
 
 /**
@@ -52,6 +54,8 @@ export interface RouterSettings {
   readonly shadow: boolean;
   /** The RouterDO reads each backend's /metrics every this many ms while it routes; 0 = off. */
   readonly engineScrapeMs: number;
+  /** MAX_INFLIGHT_PER_BACKEND: requests in flight per backend before one is shed (src/routing/inflight-bound.ts); 0 = off. */
+  readonly maxInflightPerBackend: number;
 }
 
 /** A pool's whole routing configuration; its hash is the fleet version. */
@@ -205,6 +209,17 @@ export type RouteResult =
        */
       readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends";
       readonly message: string;
+    }
+  | {
+      readonly ok: false;
+      /**
+       * Every usable backend of the cell is at its bound on requests in flight (maxInflightPerBackend, a
+       * backend's maxInflight): the request is shed, not routed; no lease, no retry budget spent.
+       */
+      readonly code: "at_capacity";
+      readonly message: string;
+      /** When a slot is likely free again, ms (inflight-bound.ts LeaseEndClock), within MAX_THROTTLE_MS. */
+      readonly retryAfterMs: number;
     };
 
 export interface CompleteInput {
@@ -362,6 +377,8 @@ export interface UsageTotals {
   readonly restorations: number;
   /** Outcomes of decisions the Worker made alone, reported through observe(). */
   readonly observed: number;
+  /** Requests shed (at_capacity): every usable backend was at its bound on requests in flight. */
+  readonly shed: number;
 }
 
 /** What the RouterDO's scrape of its backends' /metrics has been doing. */

@@ -211,6 +211,13 @@ export function metricsText(pools: ReadonlyMap<string, PoolSnapshot>): string {
       l,
       c.retriesRefused,
     );
+    e.sample(
+      `${P}_shed_requests_total`,
+      "counter",
+      "Requests shed with a 429: every usable backend at its bound on requests in flight.",
+      l,
+      c.shed ?? 0,
+    );
     e.sample(`${P}_ejections_total`, "counter", "Backends ejected by outlier detection.", l, c.ejections);
     e.sample(`${P}_restorations_total`, "counter", "Ejected backends restored.", l, c.restorations);
     e.sample(`${P}_expired_leases_total`, "counter", "Leases whose completion never arrived.", l, c.expired);

@@ -110,6 +110,8 @@ export interface PoolCounters {
   readonly restorations: number;
   readonly expired: number;
   readonly observed: number;
+  /** Requests shed at the bound on requests in flight (absent from an object deployed before it). */
+  readonly shed?: number;
 }
 
 export interface PoolSnapshot {

@@ -256,6 +256,7 @@ export function poolSnapshot(
       restorations: usage.restorations,
       expired: usage.expired,
       observed: usage.observed,
+      shed: usage.shed,
     },
     arms,
     ...(shadow !== undefined ? { shadow } : {}),

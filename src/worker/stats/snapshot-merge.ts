@@ -89,6 +89,7 @@ export function mergeSnapshots(a: PoolSnapshot, b: PoolSnapshot): PoolSnapshot {
       restorations: c.restorations + d.restorations,
       expired: c.expired + d.expired,
       observed: c.observed + d.observed,
+      shed: (c.shed ?? 0) + (d.shed ?? 0),
     },
     arms: arms.sort((x, y) => x.arm.localeCompare(y.arm)),
     ...(shadow !== undefined ? { shadow } : {}),
