@@ -12,23 +12,13 @@
  * one event relayed per 250 ms tick, backends of the cell chosen at random. Seeded: the same table each run.
  */
 
+import { seededRandom } from "../../src/routing/seeded-random";
 import { RelayNotices, relayNoticeMs } from "../../src/worker/router/relay-notices";
 
 const WINDOW_MS = 60_000;
 const TICK_MS = 250;
 const HOUR_MS = 3_600_000;
 const BACKENDS = 8;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Row {
   ratePerS: number;
@@ -40,7 +30,7 @@ interface Row {
 
 function run(ratePerS: number, seed: number): Row {
   const every = relayNoticeMs(WINDOW_MS);
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const notices = new RelayNotices();
   const streams: { backend: string; since: number; end: number }[] = [];
   const flushes: { at: number; batch: number }[] = [];
