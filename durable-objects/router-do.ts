@@ -385,8 +385,9 @@ export class RouterDO extends DurableObject<Env> {
 
   /**
    * Every usable backend is at its bound: no lease, no retry budget, no health verdict; counted (usage.shed)
-   * and answered with when to come back: the mean gap between recent lease ends, or, before any, the age
-   * of the oldest lease in flight, within SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
+   * and answered with when to come back: one mean gap between recent lease ends (before any, the age of the
+   * oldest lease in flight) behind the clients already shed (LeaseEndClock.nextSlotMs), within
+   * SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
    */
   private async shed(now: number): Promise<RouteResult> {
     this.usage.shed++;
@@ -394,7 +395,7 @@ export class RouterDO extends DurableObject<Env> {
     let oldest: number | undefined;
     for (const l of this.leases.all())
       if (oldest === undefined || l.ticket.routedAt < oldest) oldest = l.ticket.routedAt;
-    const retryAfterMs = this.leaseEnds.retryAfterMs(now, oldest, SHED_RETRY_MIN_MS, MAX_THROTTLE_MS);
+    const retryAfterMs = this.leaseEnds.nextSlotMs(now, oldest, SHED_RETRY_MIN_MS, MAX_THROTTLE_MS);
     await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return {
       ok: false,

@@ -96,4 +96,24 @@ describe("LeaseEndClock: a shed request's retry-after", () => {
     for (let i = 0; i < LEASE_ENDS_KEPT; i++) c.ended(100_000 + i * 10);
     expect(c.retryAfterMs(100_000 + LEASE_ENDS_KEPT * 10, 0, 1, 60_000)).toBe(10);
   });
+
+  it("a burst shed at once is spread over the slots the fleet frees, not sent back together", () => {
+    const c = new LeaseEndClock();
+    for (let t = 1000; t <= 8000; t += 1000) c.ended(t);
+    // One slot frees every 1 s (8 ends since 1 s, asked at 9 s: 8/8 s): three clients shed at once are told
+    // to come back one gap apart.
+    const gap = (9000 - 1000) / 8;
+    expect(c.nextSlotMs(9000, 0, 100, 60_000)).toBe(gap);
+    expect(c.nextSlotMs(9000, 0, 100, 60_000)).toBe(2 * gap);
+    expect(c.nextSlotMs(9000, 0, 100, 60_000)).toBe(3 * gap);
+    // Once the promised times have passed, a new client is one gap away again (measured up to its now).
+    expect(c.nextSlotMs(20_000, 0, 100, 60_000)).toBe((20_000 - 1000) / 8);
+    // The queue never promises past the cap, nor pushes itself beyond it.
+    const d = new LeaseEndClock();
+    d.ended(0);
+    expect(d.nextSlotMs(30_000, 0, 1000, 60_000)).toBe(30_000);
+    for (let i = 0; i < 4; i++) expect(d.nextSlotMs(30_000, 0, 1000, 60_000)).toBe(60_000);
+    // The next client, 1 s later: still at the cap, not a queue grown past it.
+    expect(d.nextSlotMs(31_000, 0, 1000, 60_000)).toBe(60_000);
+  });
 });

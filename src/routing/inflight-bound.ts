@@ -56,6 +56,8 @@ export const LEASE_ENDS_KEPT = 16;
 export class LeaseEndClock {
   private readonly ends: number[] = [];
   private next = 0;
+  /** The latest time a shed client has been told to come back (nextSlotMs): the end of the virtual queue. */
+  private promisedUntil = 0;
 
   /** A lease ended at `now` (completed, failed or expired: its slot is free either way). */
   ended(now: number): void {
@@ -76,5 +78,19 @@ export class LeaseEndClock {
       est = (now - first) / this.ends.length;
     }
     return Math.min(maxMs, Math.max(minMs, est));
+  }
+
+  /**
+   * A shed client's retry-after, one slot behind the clients already told to come back: a burst shed at once
+   * is spread over the slots the fleet frees (one per mean gap between lease ends), not sent back together
+   * to be shed again. Clients asked after the promised time has passed start a fresh queue. Within
+   * `minMs`..`maxMs`; a client past `maxMs` is told `maxMs` and does not push the queue further.
+   */
+  nextSlotMs(now: number, oldestRoutedAt: number | undefined, minMs: number, maxMs: number): number {
+    const gap = this.retryAfterMs(now, oldestRoutedAt, minMs, maxMs);
+    const slot = Math.max(now, this.promisedUntil) + gap;
+    const wait = Math.min(maxMs, Math.max(minMs, slot - now));
+    this.promisedUntil = Math.min(slot, now + maxMs);
+    return wait;
   }
 }
