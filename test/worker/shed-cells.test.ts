@@ -9,11 +9,19 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { authHeaders, expectOpenAIError, faultServerPool, gatewayWithEnv, openWithEnv } from "./helpers";
+import type { RouteInput } from "../../src/worker/router/router-rpc";
+import {
+  authHeaders,
+  expectOpenAIError,
+  faultServerPool,
+  gatewayWithEnv,
+  interceptRoute,
+  openWithEnv,
+} from "./helpers";
 
-function pool(model: string, cells: number) {
+function pool(model: string, cells: number, backends = 4) {
   return {
-    ...faultServerPool(model, "busy", 4),
+    ...faultServerPool(model, "busy", backends),
     MAX_INFLIGHT_PER_BACKEND: "1",
     ROUTER_CELLS: String(cells),
   };
@@ -115,5 +123,39 @@ describe("load shedding across cells", () => {
     const s = await stats(model);
     expect(s.usage.shed).toBe(1);
     expect(s.usage.completed).toBe(4);
+  });
+
+  it("three cells: a cell heard full is not asked again for another cell's request within the second", async () => {
+    const model = "shed-cells-skip";
+    // The cells each route call went to, per request (RouteInput.cellLoads.cell).
+    let calls: number[] = [];
+    const ROUTER = interceptRoute((input: RouteInput, real) => {
+      if (input.cellLoads !== undefined) calls.push(input.cellLoads.cell);
+      return real(input);
+    });
+    const env3 = { ...pool(model, 3, 6), ROUTER };
+    const open = [];
+    const seen: number[][] = [];
+    for (let i = 0; i < 6; i++) {
+      calls = [];
+      const o = await openWithEnv(env3, "/v1/chat/completions", ask(model, "same prompt"));
+      expect(o.res.status).toBe(200);
+      open.push(o);
+      seen.push(calls);
+    }
+    // Home (H) takes two; then X, the first of its fallbacks, two; then Y.
+    const [h, x, y] = [seen[0]![0]!, seen[2]![1]!, seen[4]![2]!];
+    expect(new Set([h, x, y]).size).toBe(3);
+    expect(seen.slice(0, 2)).toEqual([[h], [h]]);
+    expect(seen.slice(2, 5)).toEqual([
+      [h, x],
+      [h, x],
+      [h, x, y],
+    ]);
+    // X answered full a moment ago: the 6th goes from its full home straight to Y (before: [h, x, y]).
+    expect(seen[5]).toEqual([h, y]);
+    for (const o of open) await endsWhole(o.res);
+    await Promise.all(open.map((o) => o.settled()));
+    await settled([1, 2, 3].map((i) => `${model} cell ${i}/3`));
   });
 });
