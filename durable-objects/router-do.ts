@@ -301,7 +301,7 @@ export class RouterDO extends DurableObject<Env> {
     // room: shed before any budget or lease. A retry is not shed: its failed lease ends with it, freeing a slot.
     const full = this.fullBackends();
     if (full !== undefined && input.retryOf === undefined && !router.hasRoom(full, ctx.now))
-      return this.shed(ctx.now);
+      return this.shed(ctx.now, input.movable === true);
     let verdict: PendingVerdict | undefined;
     let avoid: string | undefined;
     if (input.retryOf !== undefined) {
@@ -389,9 +389,13 @@ export class RouterDO extends DurableObject<Env> {
    * oldest lease in flight) behind the clients already shed (LeaseEndClock.nextSlotMs), within
    * SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
    */
-  private async shed(now: number): Promise<RouteResult> {
-    this.usage.shed++;
-    this.countersChanged();
+  private async shed(now: number, movable: boolean): Promise<RouteResult> {
+    // A request the Worker may still place in another cell is not counted here (RouteInput.movable); its
+    // slot in this cell's queue of shed clients is kept (a retry-after from here may still be the one it gets).
+    if (!movable) {
+      this.usage.shed++;
+      this.countersChanged();
+    }
     let oldest: number | undefined;
     for (const l of this.leases.all())
       if (oldest === undefined || l.ticket.routedAt < oldest) oldest = l.ticket.routedAt;

@@ -265,3 +265,26 @@ describe("CellChooser", () => {
       expect(x).toBeLessThanOrEqual(Math.ceil(CELL_KEEP_FACTOR * ((total + 1) / k)) + 1);
   });
 });
+
+describe("CellChooser.fallbackOrder (a full cell's request, moved: router-client.ts)", () => {
+  it("the other cells in the probe order of the request's first family key, the same in every isolate, changing nothing", () => {
+    const a = chooser(4);
+    const b = chooser(4);
+    const req = request(7, 8, 1, 4);
+    const key = req.blocks[cellKeyDepth(BLOCK)]!;
+    const order = Array.from(a.ring.order(key));
+    const chosen = a.choose(req, 0).cell;
+    expect(b.choose(req, 0).cell).toBe(chosen);
+    expect(a.fallbackOrder(req, chosen)).toEqual(order.filter((c) => c !== chosen));
+    expect(b.fallbackOrder(req, chosen)).toEqual(a.fallbackOrder(req, chosen));
+    // Reading it is not a request: the family's counts, and so the next choice, are as without it.
+    for (let i = 0; i < 10; i++) a.fallbackOrder(req, chosen);
+    expect(a.choose(req, 1)).toEqual(b.choose(req, 1));
+  });
+
+  it("a prompt with no full block: its length stands for the key, as on the ring", () => {
+    const c = chooser(3);
+    const req: RouteRequest = { blocks: [], promptTokens: 9 };
+    expect(c.fallbackOrder(req, 1)).toEqual(Array.from(c.ring.order(9)).filter((x) => x !== 1));
+  });
+});

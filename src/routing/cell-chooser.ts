@@ -174,6 +174,19 @@ export class CellChooser {
     }
   }
 
+  /**
+   * Where a request goes when `chosen` answered that it is full (every backend at its bound on requests in
+   * flight: router-client.ts): the other cells in the probe order of the request's first family key, the
+   * order every isolate computes alike (a split-off family's own key is not rebuilt here: reading it would
+   * move the family's counts). Reads nothing it learnt, changes nothing.
+   */
+  fallbackOrder(req: RouteRequest, chosen: number): number[] {
+    const blocks = req.blocks;
+    const depth = Math.min(blocks.length, this.firstDepth + 1) - 1;
+    const key: BlockKey = depth < 0 ? req.promptTokens : blocks[depth]!;
+    return Array.from(this.ring.order(key)).filter((c) => c !== chosen);
+  }
+
   /** The first cell under its cap (`factor` × its share) in the family key's probe order (home first). */
   private place(key: BlockKey, level: number, factor: number, now: number): CellChoice {
     const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, factor, now);

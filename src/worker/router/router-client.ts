@@ -28,6 +28,9 @@
  * With MAX_INFLIGHT_PER_BACKEND (or a backend's maxInflight) set, a RouterDO whose every usable backend is at
  * its bound answers at_capacity: the request is shed with a 429 and the RouterDO's retry-after, at once, with no
  * lease and no retry. Deciding alone, an isolate sheds only when its own local decisions fill every backend.
+ * With cells, a first attempt whose cell answers at_capacity is asked of at most SHED_EXTRA_CELLS other cells
+ * (the chooser's fallback order, passing over cells this isolate heard full within the last SHED_CELL_FULL_MS
+ * and cells whose breaker is open) and shed only when every asked cell is full, with the smallest retry-after.
  *
  * A pool may be split into K cells (pool-cells.ts), each a RouterDO over its
  * own backends. The request's cell is chosen here, by the pool's cell
@@ -40,7 +43,7 @@
  * cell does not answer, the local decision among the cell's backends.
  */
 
-import type { RouteTicket } from "../../routing";
+import { anyBound, type RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
 import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
@@ -184,6 +187,24 @@ const notices = new RelayNotices();
 
 /** Per cell (RouterDO name): until when this isolate decides alone. */
 const routerDownUntil = new Map<string, number>();
+/**
+ * Other cells a first attempt is asked of when its cell is full, at most. Each is one more route call on the
+ * request's path (a few ms in the colo) and one more Durable Object request, paid exactly when the pool is
+ * overloaded: 2 keeps a full pool's cost at three calls per shed request however many cells it has (auto cuts
+ * one per 16 backends), and with cells heard full passed over (SHED_CELL_FULL_MS), a pool that stays full costs
+ * about one. A request that finds its cell and two others full is shed though a fourth may have a slot: a
+ * pool that full sheds soon anyway.
+ */
+export const SHED_EXTRA_CELLS = 2;
+/**
+ * A cell that answered at_capacity is not asked for another cell's request for this long (or its retry-after,
+ * if shorter): its slots free about once per mean gap between its requests' ends, and its own requests still
+ * ask it first, so it is heard again soon.
+ */
+export const SHED_CELL_FULL_MS = ROUTER_BACKOFF_MS;
+/** Per cell (RouterDO name): until when this isolate passes it over as another cell's fallback (heard full). */
+const cellFullUntil = new Map<string, number>();
+
 /** Fleet versions this isolate has seen a RouterDO accept; others are sent with their spec. */
 const confirmed = new Set<string>();
 
@@ -245,37 +266,23 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
     return decideLocally(call, cell, local, retryOf);
   }
+  // Where a first attempt may go if its cell is full (none with one cell, or with the bound off).
+  const extras = retryOf === undefined ? fallbackCells(call, cell) : [];
   try {
-    const res = await routeVia(call, cell, retryOf, placed);
+    const res = await routeVia(call, cell, retryOf, placed, extras.length > 0);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
       if (res.code === "at_capacity") {
         routerDownUntil.delete(cell.name);
+        if (extras.length > 0) heardFull(call, cell, res.retryAfterMs);
+        const moved = await askElsewhere(call, extras, res.retryAfterMs);
+        if ("decision" in moved) return moved.decision;
         call.onShed?.("router");
-        throw fleetAtCapacity(call.pool.model, res.retryAfterMs);
+        throw fleetAtCapacity(call.pool.model, moved.retryAfterMs);
       }
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
     }
-    routerDownUntil.delete(cell.name);
-    if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
-    if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
-    if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
-    local.syncEjected(res.ejected);
-    const held = holdLease(call, cell, res);
-    return {
-      via: "router",
-      cell,
-      leaseId: res.leaseId,
-      backendId: res.backendId,
-      reason: res.reason,
-      expectedCachedTokens: res.expectedCachedTokens,
-      availableCachedTokens: res.availableCachedTokens,
-      inflightAtDecision: res.inflightAtDecision,
-      policy: res.policy,
-      arm: res.arm,
-      ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
-      ...(held !== undefined ? { held } : {}),
-    };
+    return admitted(call, cell, local, res);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
     routerDownUntil.set(cell.name, call.now() + ROUTER_BACKOFF_MS);
@@ -283,6 +290,95 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
     return decideLocally(call, cell, local, retryOf);
   }
+}
+
+/**
+ * The cells a first attempt may be moved to when `cell` answers at_capacity: none with one cell or with the
+ * bound off; else the chooser's fallback order, without cells whose breaker is open or that this isolate heard
+ * full within SHED_CELL_FULL_MS, at most SHED_EXTRA_CELLS. A moved request loses its own cell's affinity index
+ * (and its family's place there): the right trade only when that cell has no slot for it.
+ */
+function fallbackCells(call: RouteCall, cell: Cell): Cell[] {
+  const { cells, chooser } = call.pool;
+  if (cells.length === 1 || !anyBound(cell.spec.backends, cell.spec.maxInflightPerBackend)) return [];
+  const now = call.now();
+  const out: Cell[] = [];
+  for (const i of chooser.fallbackOrder(call.req, cell.index)) {
+    const other = cells[i]!;
+    if ((routerDownUntil.get(other.name) ?? 0) > now || (cellFullUntil.get(other.name) ?? 0) > now) continue;
+    out.push(other);
+    if (out.length === SHED_EXTRA_CELLS) break;
+  }
+  return out;
+}
+
+function heardFull(call: RouteCall, cell: Cell, retryAfterMs: number): void {
+  const ms = Number.isFinite(retryAfterMs) ? Math.min(SHED_CELL_FULL_MS, retryAfterMs) : SHED_CELL_FULL_MS;
+  cellFullUntil.set(cell.name, call.now() + ms);
+}
+
+/**
+ * Asks `cells` in turn for a first attempt its own cell had no room for: the first that admits it serves it
+ * (its lease, its retry, its report from then on); one that is full or does not answer is passed over (a
+ * failed call opens that cell's breaker, as any route call's does; nothing is decided locally in a cell the
+ * request was never placed in). Every cell but the last is told the request may move (RouteInput.movable), so
+ * a cell counts it shed only when it is the last asked. Else: the smallest retry-after any cell gave.
+ */
+async function askElsewhere(
+  call: RouteCall,
+  cells: readonly Cell[],
+  retryAfterMs: number,
+): Promise<{ decision: Decision } | { retryAfterMs: number }> {
+  let soonest = retryAfterMs;
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells[i]!;
+    let res: RouteResult;
+    try {
+      res = await routeVia(call, cell, undefined, undefined, i < cells.length - 1);
+    } catch {
+      routerDownUntil.set(cell.name, call.now() + ROUTER_BACKOFF_MS);
+      continue;
+    }
+    routerDownUntil.delete(cell.name);
+    if (res.ok) {
+      const local = localRouterFor(cell.name, cell.version, cell.spec);
+      return { decision: admitted(call, cell, local, res) };
+    }
+    if (res.code === "at_capacity") {
+      heardFull(call, cell, res.retryAfterMs);
+      if (Number.isFinite(res.retryAfterMs)) soonest = Math.min(soonest, res.retryAfterMs);
+    }
+  }
+  return { retryAfterMs: soonest };
+}
+
+/** A RouterDO's grant: what its answer teaches this isolate, the lease held, the decision. */
+function admitted(
+  call: RouteCall,
+  cell: Cell,
+  local: LocalRouter,
+  res: Extract<RouteResult, { ok: true }>,
+): Decision {
+  routerDownUntil.delete(cell.name);
+  if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
+  if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
+  if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
+  local.syncEjected(res.ejected);
+  const held = holdLease(call, cell, res);
+  return {
+    via: "router",
+    cell,
+    leaseId: res.leaseId,
+    backendId: res.backendId,
+    reason: res.reason,
+    expectedCachedTokens: res.expectedCachedTokens,
+    availableCachedTokens: res.availableCachedTokens,
+    inflightAtDecision: res.inflightAtDecision,
+    policy: res.policy,
+    arm: res.arm,
+    ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
+    ...(held !== undefined ? { held } : {}),
+  };
 }
 
 /**
@@ -414,6 +510,7 @@ async function routeVia(
   cell: Cell,
   retryOf: RetryOf | undefined,
   placed: number | undefined,
+  movable = false,
 ): Promise<RouteResult> {
   const stub = routerStub(call.router, cell, call.locationHint);
   const key = `${cell.name}\u0000${cell.version}`;
@@ -441,6 +538,7 @@ async function routeVia(
       ...(call.armKey !== 0 ? { armKey: call.armKey } : {}),
       ...(call.clientKey !== undefined ? { clientKey: call.clientKey } : {}),
       ...retry,
+      ...(movable ? { movable: true as const } : {}),
       fleetVersion: cell.version,
       ...(withSpec ? { spec: cell.spec } : {}),
       ...(call.pool.cells.length > 1

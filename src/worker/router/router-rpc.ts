@@ -87,6 +87,11 @@ export type FailureKind =
 export interface RouteInput {
   /** Hash of the PoolSpec the Worker holds. */
   readonly fleetVersion: string;
+  /**
+   * A first attempt the Worker will ask another cell of the pool for if this one is full: an at_capacity answer
+   * does not count it shed (usage.shed counts requests the client is refused; the last cell asked counts it).
+   */
+  readonly movable?: true;
   /** Sent when the Worker is not sure the DO has this version (saves a round trip). */
   readonly spec?: PoolSpec;
   readonly blocks: readonly number[];
