@@ -108,6 +108,10 @@ describe("LeaseEndClock: a shed request's retry-after", () => {
     expect(c.nextSlotMs(9000, 0, 100, 60_000)).toBe(3 * gap);
     // Once the promised times have passed, a new client is one gap away again (measured up to its now).
     expect(c.nextSlotMs(20_000, 0, 100, 60_000)).toBe((20_000 - 1000) / 8);
+    // Before any lease has ended, the estimate (the oldest lease's age) is the time to the first end, not a
+    // gap: every client of a spike's first seconds is told it, not 12, 23, 34… s.
+    const e = new LeaseEndClock();
+    for (let i = 0; i < 3; i++) expect(e.nextSlotMs(11_000, 0, 1000, 60_000)).toBe(11_000);
     // The queue never promises past the cap, nor pushes itself beyond it.
     const d = new LeaseEndClock();
     d.ended(0);

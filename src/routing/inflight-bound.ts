@@ -83,11 +83,15 @@ export class LeaseEndClock {
   /**
    * A shed client's retry-after, one slot behind the clients already told to come back: a burst shed at once
    * is spread over the slots the fleet frees (one per mean gap between lease ends), not sent back together
-   * to be shed again. Clients asked after the promised time has passed start a fresh queue. Within
+   * to be shed again. Clients asked after the promised time has passed start a fresh queue; before any end
+   * is known there is no gap to space them by, and each is told the plain estimate. Within
    * `minMs`..`maxMs`; a client past `maxMs` is told `maxMs` and does not push the queue further.
    */
   nextSlotMs(now: number, oldestRoutedAt: number | undefined, minMs: number, maxMs: number): number {
     const gap = this.retryAfterMs(now, oldestRoutedAt, minMs, maxMs);
+    // Before any lease has ended the estimate is the time to the first end, not a gap between ends: stacked,
+    // it told successive clients of a spike's first seconds 12, 23, 34… s. They share that first estimate.
+    if (this.ends.length === 0) return gap;
     const slot = Math.max(now, this.promisedUntil) + gap;
     const wait = Math.min(maxMs, Math.max(minMs, slot - now));
     this.promisedUntil = Math.min(slot, now + maxMs);
