@@ -3,14 +3,17 @@
 # emulators of batch 4 and 9,000 KV tokens), through `wrangler dev`, once per arm: MAX_INFLIGHT_PER_BACKEND=0
 # (off, the default) and =$BOUND. Fresh emulators and fresh .wrangler state per arm (same seeds: same prompts).
 #   BOUND=8 bash bench/results/shed/run.sh        (from the worktree root; writes bench/results/shed/*.json)
+# CELLS=2 splits the pool into RouterDO cells, and ARMS="NAME:BOUND …" names the arms (default: off:0 and
+# bound$BOUND:$BOUND): bench/results/shed-cells/run.sh runs one bounded arm on two cells this way.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 # The tools need Node >= 22.12: the one npm install put in node_modules/.bin (README "Quick start").
 export PATH="$PWD/node_modules/.bin:$PATH"
-OUT=bench/results/shed
+OUT=${OUT:-bench/results/shed}
+CELLS=${CELLS:-}
 BOUND=${BOUND:-8}
-EMU_PORTS=(8761 8762 8763 8764)
-GW_PORT=8796
+read -r -a EMU_PORTS <<<"${EMU_PORTS:-8761 8762 8763 8764}"
+GW_PORT=${GW_PORT:-8796}
 KEY=shed-bench-key-0123456789
 ADMIN=shed-bench-admin-0123456789
 pids=()
@@ -40,6 +43,7 @@ GATEWAY_API_KEYS=$KEY
 ADMIN_TOKEN=$ADMIN
 KEY_RATE_LIMIT=off
 MAX_INFLIGHT_PER_BACKEND=$bound
+${CELLS:+ROUTER_CELLS=$CELLS}
 VARS
   local state
   state=$(mktemp -d)
@@ -58,5 +62,4 @@ VARS
   sleep 2
 }
 
-arm off 0
-arm "bound$BOUND" "$BOUND"
+for a in ${ARMS:-off:0 bound$BOUND:$BOUND}; do arm "${a%%:*}" "${a##*:}"; done
