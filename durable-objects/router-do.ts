@@ -33,7 +33,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import {
-  anyBound,
   fullBackends,
   type HealthChange,
   type KeyedRetryBudget,
@@ -299,7 +298,8 @@ export class RouterDO extends DurableObject<Env> {
     const ctx = this.context();
     // The bound on requests in flight (off: undefined, and nothing below changes). A first attempt finds no
     // room: shed before any budget or lease. A retry is not shed: its failed lease ends with it, freeing a slot.
-    const full = this.fullBackends();
+    const spec = this.spec;
+    const full = fullBackends(spec.backends, spec.maxInflightPerBackend, (id) => router.inflight(id));
     if (full !== undefined && input.retryOf === undefined && !router.hasRoom(full, ctx.now))
       return this.shed(ctx.now, input.movable === true);
     let verdict: PendingVerdict | undefined;
@@ -371,16 +371,6 @@ export class RouterDO extends DurableObject<Env> {
       instance: this.instance,
       ...(input.cellLoads !== undefined ? this.relayLoads(input.cellLoads, ctx.now) : {}),
     };
-  }
-
-  /**
-   * The backends at their bound on requests in flight (every arm's leases), or undefined when no backend of
-   * the pool is bounded (MAX_INFLIGHT_PER_BACKEND 0 and no maxInflight: the default).
-   */
-  private fullBackends(): Set<string> | undefined {
-    const spec = this.spec!;
-    if (!anyBound(spec.backends, spec.maxInflightPerBackend)) return undefined;
-    return fullBackends(spec.backends, spec.maxInflightPerBackend, (id) => this.router!.inflight(id));
   }
 
   /**

@@ -19,10 +19,10 @@ describe("the bound on requests in flight", () => {
   it("full: the backends whose in-flight count reached their bound", () => {
     const counts: Record<string, number> = { a: 2, b: 1, c: 5, d: 100 };
     const backends = [{ id: "a" }, { id: "b" }, { id: "c", maxInflight: 6 }, { id: "d", maxInflight: 0 }];
-    expect([...fullBackends(backends, 2, (id) => counts[id]!)]).toEqual(["a"]);
+    expect([...fullBackends(backends, 2, (id) => counts[id]!)!]).toEqual(["a"]);
     counts.b = 2;
     counts.c = 6;
-    expect([...fullBackends(backends, 2, (id) => counts[id]!)].sort()).toEqual(["a", "b", "c"]);
+    expect([...fullBackends(backends, 2, (id) => counts[id]!)!].sort()).toEqual(["a", "b", "c"]);
   });
 
   it.each(["prefix_aware", "consistent_hash", "least_outstanding", "round_robin", "random"] as PolicyName[])(
@@ -34,12 +34,12 @@ describe("the bound on requests in flight", () => {
       // One hot prefix: affinity alone would pile it on one backend.
       const req = { blocks: [1, 2, 3, 4], promptTokens: 64 };
       for (let i = 0; i < 6; i++) {
-        const full = fullBackends(backends, 2, (id) => router.inflight(id));
+        const full = fullBackends(backends, 2, (id) => router.inflight(id))!;
         expect(router.hasRoom(full, ctx.now)).toBe(true);
         router.route(req, ctx, undefined, full);
       }
       expect(["a", "b", "c"].map((id) => router.inflight(id))).toEqual([2, 2, 2]);
-      const full = fullBackends(backends, 2, (id) => router.inflight(id));
+      const full = fullBackends(backends, 2, (id) => router.inflight(id))!;
       expect(router.hasRoom(full, ctx.now)).toBe(false);
     },
   );

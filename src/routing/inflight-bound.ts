@@ -28,12 +28,16 @@ export function anyBound(backends: readonly BoundedBackend[], poolBound: number)
   return backends.some((b) => boundOf(b, poolBound) > 0);
 }
 
-/** The ids of the backends whose requests in flight (every arm's) have reached their bound. */
+/**
+ * The ids of the backends whose requests in flight (every arm's) have reached their bound; undefined when no
+ * backend of the pool is bounded (the default: then nothing is counted, and routing is as without a bound).
+ */
 export function fullBackends(
   backends: readonly BoundedBackend[],
   poolBound: number,
   inflight: (id: string) => number,
-): Set<string> {
+): Set<string> | undefined {
+  if (!anyBound(backends, poolBound)) return undefined;
   const full = new Set<string>();
   for (const b of backends) {
     const bound = boundOf(b, poolBound);

@@ -11,7 +11,6 @@
  */
 
 import {
-  anyBound,
   fullBackends,
   type KeyedRetryBudget,
   keyedPoolBudget,
@@ -65,7 +64,6 @@ export class LocalRouter {
    */
   fullBackends(): Set<string> | undefined {
     const { backends, maxInflightPerBackend: bound } = this.spec;
-    if (!anyBound(backends, bound)) return undefined;
     return fullBackends(backends, bound, (id) => this.router.inflight(id));
   }
 
