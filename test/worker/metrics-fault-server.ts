@@ -92,6 +92,9 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
 
 /** One server-sent event carrying `o` as JSON. */
 const event = (o: unknown): string => `data: ${JSON.stringify(o)}\n\n`;
+/** One streamed token's event. */
+const tokenEvent = (content: string): string =>
+  event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
 
 export interface MetricsFaultServer {
   readonly url: string;
@@ -108,6 +111,15 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
     timers.add(t);
     res.on("close", () => {
       clearTimeout(t);
+      timers.delete(t);
+    });
+  };
+  /** Runs `tick` every `ms` until `res` closes (a stream the server keeps writing to). */
+  const every = (res: ServerResponse, tick: () => void, ms: number) => {
+    const t = setInterval(tick, ms);
+    timers.add(t);
+    res.on("close", () => {
+      clearInterval(t);
       timers.delete(t);
     });
   };
@@ -253,8 +265,6 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       case "/ssejson/v1/chat/completions":
       case "/longevent/v1/chat/completions": {
         req.resume();
-        const token = (content: string) =>
-          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         const usage = event({
           id: "x",
           object: "chat.completion.chunk",
@@ -263,9 +273,9 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         });
         const long = req.url.startsWith("/longevent");
         const text =
-          token("Hi") +
-          (long ? token("L".repeat(LONG_EVENT_CHARS)) : "") +
-          token(" there") +
+          tokenEvent("Hi") +
+          (long ? tokenEvent("L".repeat(LONG_EVENT_CHARS)) : "") +
+          tokenEvent(" there") +
           usage +
           "data: [DONE]\n\n";
         res.writeHead(200, { "content-type": long ? "text/event-stream" : "application/json" });
@@ -340,18 +350,11 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
       }
       case "/trickle/v1/chat/completions": {
         req.resume();
-        const chunk = (content: string) =>
-          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(chunk("Hi"));
-        const next = chunk(" there");
+        res.write(tokenEvent("Hi"));
+        const next = tokenEvent(" there");
         let at = 0;
-        const t = setInterval(() => res.write(next[at++ % next.length]!), TRICKLE_MS);
-        timers.add(t);
-        res.on("close", () => {
-          clearInterval(t);
-          timers.delete(t);
-        });
+        every(res, () => res.write(next[at++ % next.length]!), TRICKLE_MS);
         return;
       }
       case "/hungping/v1/chat/completions": {
@@ -378,22 +381,14 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           hold(res, () => res.end(), HOLD_MS);
           return;
         }
-        if (prompt.includes("stalled"))
-          res.write(
-            event({
-              id: "x",
-              object: "chat.completion.chunk",
-              choices: [{ index: 0, delta: { content: "Hi" } }],
-            }),
-          );
-        const t = setInterval(() => {
-          if (!res.destroyed) res.write(": ping\n\n");
-        }, PING_MS);
-        timers.add(t);
-        res.on("close", () => {
-          clearInterval(t);
-          timers.delete(t);
-        });
+        if (prompt.includes("stalled")) res.write(tokenEvent("Hi"));
+        every(
+          res,
+          () => {
+            if (!res.destroyed) res.write(": ping\n\n");
+          },
+          PING_MS,
+        );
         return;
       }
       case "/busy/v1/chat/completions": {
@@ -403,26 +398,23 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const parts: Buffer[] = [];
         for await (const part of req) parts.push(part as Buffer);
         const queued = Buffer.concat(parts).toString("utf8").includes("queued");
-        const token = (content: string) =>
-          event({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.flushHeaders();
         if (queued) {
-          hold(res, () => res.end(`${token("late")}data: [DONE]\n\n`), BUSY_QUEUE_MS);
+          hold(res, () => res.end(`${tokenEvent("late")}data: [DONE]\n\n`), BUSY_QUEUE_MS);
           return;
         }
         let sent = 0;
-        res.write(token("t"));
-        const t = setInterval(() => {
-          if (res.destroyed) return;
-          if (++sent === BUSY_TOKENS) res.end("data: [DONE]\n\n");
-          else res.write(token("t"));
-        }, BUSY_TOKEN_MS);
-        timers.add(t);
-        res.on("close", () => {
-          clearInterval(t);
-          timers.delete(t);
-        });
+        res.write(tokenEvent("t"));
+        every(
+          res,
+          () => {
+            if (res.destroyed) return;
+            if (++sent === BUSY_TOKENS) res.end("data: [DONE]\n\n");
+            else res.write(tokenEvent("t"));
+          },
+          BUSY_TOKEN_MS,
+        );
         return;
       }
       case "/ra-absurd/v1/chat/completions":
