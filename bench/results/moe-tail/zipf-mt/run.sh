@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # moe-tail (2026-12-02): issue #12's two MoE near misses, our slowest 1% by cause against the best peer (llm-d)
 # and the clairvoyant reference (uncapped, and within the 1.25 request cap), tuning seeds 1-2, one run at a time.
-#   bash bench/results/moe-tail/zipf-mt/run.sh          (≈ 12 min on 2 shared cores)
+#   bash bench/results/moe-tail/zipf-mt/run.sh          (≈ 6 min on 2 shared cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
 out=bench/results/moe-tail/zipf-mt
