@@ -10,6 +10,11 @@
 //   queue: admission waited > 10% of TTFT (behind prefill already on e: ours, as the whole fleet is ours here);
 //   engine prefill: none of the above: admitted at once, nothing better cached anywhere; TTFT is the engine's
 //     chunked prefill of the uncached prompt (alongside the decodes it runs).
+// The peer (7th argument) may also be the clairvoyant reference (sim/clairvoyant.ts, objective ttft):
+// `clairvoyant` uncapped, `clairvoyant_capped` within the 1.25 request cap (branch moe-tail). With REQUESTS=10000
+// for multi-turn, as bench/sim-all.sh runs it:
+//   REQUESTS=10000 npx tsx bench/results/near-miss/tail-cause.ts multi-turn 8 45 tuning 2 qwen3-30b-a3b-h100-vllm clairvoyant
+import { CLAIRVOYANT_VIEW, clairvoyantFactory } from "../../../sim/clairvoyant";
 import type { CostTerms } from "../../../src/routing/cost-model";
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
@@ -28,7 +33,7 @@ const run = await loadAuditRunFromArgv({
   seed: 1,
   preset: "llama-3.1-8b-h100-vllm",
 });
-const peer = (run.extra[0] ?? "dynamo") as SimPolicyName;
+const peer = (run.extra[0] ?? "dynamo") as SimPolicyName | "clairvoyant" | "clairvoyant_capped";
 const { w, fleet } = run;
 const bt = w.blockTokens;
 const n = w.requests.length;
@@ -43,9 +48,40 @@ proto.enter = function (this: object, r, hit, need) {
   enter.call(this, r, hit, need);
 };
 
+// Every prefill-carrying step of every engine (branch moe-tail): start, end, prefill tokens, the requests in it,
+// read by wrapping EngineModel.plan as burst-tail/step-records.ts does. Per backend, in time order.
+interface Step {
+  start: number;
+  end: number;
+  tokens: number;
+  ids: number[];
+}
+let steps: Step[][] = [];
+function hookSteps(engines: readonly EngineModel[]) {
+  if (steps.length > 0) return;
+  steps = engines.map(() => []);
+  engines.forEach((e, b) => {
+    const x = e as unknown as {
+      runStart: number;
+      runEnd: number;
+      scheduler: { chunked: { id: string }[] };
+      plan(prefillTokens: number): void;
+    };
+    const plan = x.plan.bind(x);
+    x.plan = (prefillTokens: number) => {
+      plan(prefillTokens);
+      if (x.scheduler.chunked.length === 0) return;
+      steps[b]!.push({ start: x.runStart, end: x.runEnd, tokens: prefillTokens, ids: x.scheduler.chunked.map((c) => Number(c.id)) });
+    };
+  });
+}
+
 interface Rec {
   b: number;
   reason: string;
+  /** The prefill step in progress on the chosen engine at arrival, and the step that made the first token. */
+  atArrival?: Step;
+  first?: Step;
   held: number[]; // blocks of the prompt each engine holds at the decision
   free: number[]; // free KV tokens per engine
   waiting: number[]; // waiting-queue tokens per engine
@@ -57,12 +93,16 @@ interface Rec {
   minOther?: number;
 }
 
-function simulate(name: SimPolicyName) {
+function simulate(name: SimPolicyName | "clairvoyant" | "clairvoyant_capped") {
   owner = new WeakMap();
+  steps = [];
   admitAt = new Float64Array(n).fill(Number.NaN);
   const recs: Rec[] = new Array(n);
-  let make: RouterFactory = routerFactory(name, bt);
-  let view = viewOf(name);
+  const cv = name === "clairvoyant" || name === "clairvoyant_capped";
+  let make: RouterFactory = cv
+    ? clairvoyantFactory(w, "ttft", undefined, name === "clairvoyant_capped" ? 1.25 : undefined)
+    : routerFactory(name, bt);
+  let view = cv ? CLAIRVOYANT_VIEW : viewOf(name);
   const terms: CostTerms[] = [];
   const costs: number[] = [];
   if (name === "prefix_aware") {
@@ -80,8 +120,9 @@ function simulate(name: SimPolicyName) {
     make = (specs) => new Router(specs, { policy, blockTokens: bt });
     view = GATEWAY_VIEW;
   }
-  const res = simulatePolicy(w, fleet, name, make, view, undefined, {
+  const res = simulatePolicy(w, fleet, cv ? `${name}_ttft` : name, make, view, undefined, {
     routed(i, b, d, engines) {
+      hookSteps(engines);
       for (const e of engines) owner.set((e as unknown as { scheduler: object }).scheduler, e);
       const now = w.requests[i]!.arrivalMs;
       const held: number[] = [];
@@ -117,6 +158,23 @@ function simulate(name: SimPolicyName) {
     },
   });
   for (let i = 0; i < n; i++) recs[i]!.admit = admitAt[i]! - w.requests[i]!.arrivalMs;
+  for (const list of steps)
+    for (const st of list) for (const i of st.ids) recs[i]!.first = st; // the last step that carried it finished its prompt
+  // The prefill step in progress on the chosen backend at arrival (binary search: the last step started by then).
+  for (let i = 0; i < n; i++) {
+    const r = recs[i]!;
+    const a = w.requests[i]!.arrivalMs;
+    const list = steps[r.b] ?? [];
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.start <= a) lo = mid + 1;
+      else hi = mid;
+    }
+    const st = list[lo - 1];
+    if (st !== undefined && a < st.end) r.atArrival = st;
+  }
   return { recs, res };
 }
 
@@ -161,6 +219,9 @@ for (const [name, me, other, t] of [
       `  ${c}: ${ids.length}; prompt mean ${k(mean(ids.map((i) => w.requests[i]!.promptTokens)))}, cached ${k(mean(R.map((r) => r.cached)))}, ` +
       `best cached anywhere ${k(mean(R.map((r) => Math.max(...r.held) * bt)))}; TTFT mean ${ms(mean(R.map((r) => r.ttft)))} = admission wait ${ms(mean(R.map((r) => r.admit)))} + prefill ${ms(mean(R.map((r) => r.ttft - r.admit)))} ms` +
       ` | same requests under ${name === peer ? "prefix_aware" : peer}: TTFT mean ${ms(mean(O.map((r) => r.ttft)))} ms, wait ${ms(mean(O.map((r) => r.admit)))}, cached ${k(mean(O.map((r) => r.cached)))}, in its own tail ${ids.filter((i) => (name === peer ? tPA : tPR).includes(i)).length}`;
+    const oc = new Map<string, number>();
+    for (const i of ids) oc.set(classify(other.recs[i]!, i), (oc.get(classify(other.recs[i]!, i)) ?? 0) + 1);
+    line += `\n    the same requests' class under ${name === peer ? "prefix_aware" : peer}: ${[...oc].map(([c, m]) => `${c} ${m}`).join(", ")}`;
     if (name === "prefix_aware") {
       const T = R.map((r) => r.terms).filter((x) => x !== undefined);
       line += `\n    ledger predicted: start ${ms(mean(T.map((x) => x.startMs)))} (queue ${ms(mean(T.map((x) => x.queueWaitMs)))}, memory ${ms(mean(T.map((x) => x.memoryWaitMs)))}) + prefill ${ms(mean(T.map((x) => x.prefillMs)))} = ${ms(mean(T.map((x) => x.startMs + x.prefillMs)))} ms against TTFT ${ms(mean(R.map((r) => r.ttft)))} (start ${ms(mean(R.map((r) => r.admit)))}); predicted ÷ actual p50 ${quantileOf(R.filter((r) => r.terms).map((r) => (r.terms!.startMs + r.terms!.prefillMs) / r.ttft), 0.5).toFixed(2)}`;
@@ -169,6 +230,15 @@ for (const [name, me, other, t] of [
   }
 }
 
+/** One request's steps: the prefill step in progress at arrival (ms left, tokens) and the first-token step (ms, tokens, others before/after). */
+function stepsOf(r: Rec, i: number) {
+  const a = w.requests[i]!.arrivalMs;
+  const at = r.atArrival ? `in step ${ms(r.atArrival.end - a)} left/${k(r.atArrival.tokens)}` : "no prefill step";
+  const f = r.first;
+  if (!f) return at;
+  const o = f.ids.filter((j) => j !== i);
+  return `${at}, 1st ${ms(f.end - f.start)} ms/${k(f.tokens)} +${o.filter((j) => w.requests[j]!.arrivalMs <= a).length}b ${o.filter((j) => w.requests[j]!.arrivalMs > a).length}a`;
+}
 console.log(
   `\n== prefix_aware's slowest 1%, each: req | prompt k, cached k (best anywhere k) | reason b | TTFT = wait + prefill ms | ledger start + prefill ms, cost vs cheapest other | ${peer}: TTFT, b, cached k, wait`,
 );
@@ -179,7 +249,8 @@ for (const i of tPA) {
   console.log(
     `#${i} ${classify(r, i)} | p ${k(w.requests[i]!.promptTokens)} c ${k(r.cached)} (${k(Math.max(...r.held) * bt)}) | ${r.reason} b${r.b} | ${ms(r.ttft)} = ${ms(r.admit)} + ${ms(r.ttft - r.admit)} | ` +
       (t ? `L ${ms(t.startMs)} + ${ms(t.prefillMs)}, ${ms(t.total)} vs ${ms(r.minOther ?? Number.NaN)}` : "L -") +
-      ` | ${peer} ${ms(o.ttft)} b${o.b} c ${k(o.cached)} w ${ms(o.admit)}`,
+      ` | ${peer} ${ms(o.ttft)} b${o.b} c ${k(o.cached)} (${k(Math.max(...o.held) * bt)}) w ${ms(o.admit)} ${classify(o, i)}` +
+      ` | steps: ours ${stepsOf(r, i)}; ${peer} ${stepsOf(o, i)}`,
   );
 }
 
@@ -196,9 +267,15 @@ const { enginePreset } = await import("../../../sim/model/presets");
 const { stepBudget } = await import("../../../sim/model/engine-config");
 const cfg = enginePreset(run.preset);
 const budget = stepBudget(cfg);
+// Each chunk's step from the engine's own step cost with nothing decoding (sim/model/step-time.ts): on a dense
+// preset that is the step base + the chunk at the prefill speed, as this audit first had it; on a MoE it also
+// carries the experts' weights every prefill step reads (moe-tail: 24.7 ms of the Qwen3 MoE's step).
+const { StepCost } = await import("../../../sim/model/step-time");
+const stepCost = new StepCost(cfg);
 const floorOf = (i: number, r: Rec) => {
   const un = Math.max(1, w.requests[i]!.promptTokens - Math.max(...r.held) * bt);
-  return (un / cfg.prefillTokensPerSec) * 1000 + Math.ceil(un / budget) * cfg.decodeStepBaseMs;
+  const full = Math.floor(un / budget);
+  return full * stepCost.stepMs(0, 0, budget) + (un > full * budget ? stepCost.stepMs(0, 0, un - full * budget) : 0);
 };
 for (const [name, me, t] of [
   ["prefix_aware", pa, tPA],
@@ -241,3 +318,59 @@ const cfh = [...pa.recs.keys()].map((i) =>
 console.log(
   `counterfactual p99, our tail's lost-history requests at min(ours, ${peer}'s): ${ms(quantileOf(cfh, 0.99))} ms = ${((100 * quantileOf(cfh, 0.99)) / pr.res.ttftP99Ms - 100).toFixed(1)}% against ${peer}`,
 );
+
+// The steps around each tail request (branch moe-tail): was a prefill step in progress on the chosen engine when
+// it arrived (how much of it was left, its prefill tokens), and what else shared the step that made its first
+// token: the prompt tokens of that step past the request's own uncached ones, and the requests in it routed
+// before its decision (the gateway knew them) or after (it could not).
+function stepLine(me: { recs: Rec[] }, ids: readonly number[]) {
+  const R = ids.map((i) => me.recs[i]!);
+  const inStep = ids.filter((i) => me.recs[i]!.atArrival !== undefined);
+  const left = inStep.map((i) => me.recs[i]!.atArrival!.end - w.requests[i]!.arrivalMs);
+  const own = (i: number) => Math.max(0, w.requests[i]!.promptTokens - me.recs[i]!.cached);
+  const others = ids.map((i) => (me.recs[i]!.first?.ids ?? []).filter((j) => j !== i));
+  const before = ids.map((i, x) => others[x]!.filter((j) => w.requests[j]!.arrivalMs <= w.requests[i]!.arrivalMs));
+  const after = ids.map((i, x) => others[x]!.filter((j) => w.requests[j]!.arrivalMs > w.requests[i]!.arrivalMs));
+  const coldOf = (j: number) => me.recs[j]!.cached < w.requests[j]!.promptTokens / 2;
+  const firstMs = R.map((r) => (r.first ? r.first.end - r.first.start : Number.NaN)).filter((x) => !Number.isNaN(x));
+  return (
+    `arrived in a prefill step on the chosen engine ${inStep.length} of ${ids.length} (left of it mean ${ms(mean(left))} ms, its prefill ${k(mean(inStep.map((i) => me.recs[i]!.atArrival!.tokens)))} tok); ` +
+    `first-token step ${ms(mean(firstMs))} ms, prefill ${k(mean(R.map((r) => r.first?.tokens ?? 0)))} tok of which own uncached ${k(mean(ids.map(own)))}; ` +
+    `others in it routed before ${mean(before.map((x) => x.length)).toFixed(1)} (cold ${mean(before.map((x) => x.filter(coldOf).length)).toFixed(1)}), after ${mean(after.map((x) => x.length)).toFixed(1)} (cold ${mean(after.map((x) => x.filter(coldOf).length)).toFixed(1)})`
+  );
+}
+console.log("\n== the steps around each tail (arrival's step in progress on the chosen engine; the first-token step)");
+console.log(`prefix_aware's slowest 1%: ${stepLine(pa, tPA)}`);
+console.log(`  the same requests under ${peer}: ${stepLine(pr, tPA)}`);
+console.log(`${peer}'s slowest 1%: ${stepLine(pr, tPR)}`);
+console.log(`  the same requests under prefix_aware: ${stepLine(pa, tPR)}`);
+const all = [...pa.recs.keys()];
+console.log(`every request, prefix_aware: ${stepLine(pa, all)}`);
+console.log(`every request, ${peer}: ${stepLine(pr, all)}`);
+
+// Why the ledger missed the step in progress (branch moe-tail): for each request of our tail that arrived in a
+// prefill step on its engine, the ledger's own booking of that step's requests (their decision's predicted start
+// + prefill, from their arrival) against the step's real end, and the step's length against the ledger's
+// predicted prefill of the tokens in it (the engine's step has a fixed part the ledger's rate does not carry).
+{
+  const rows = tPA
+    .filter((i) => pa.recs[i]!.atArrival !== undefined)
+    .map((i) => {
+      const st = pa.recs[i]!.atArrival!;
+      const a = w.requests[i]!.arrivalMs;
+      const ends = st.ids
+        .filter((j) => pa.recs[j]!.terms !== undefined)
+        .map((j) => w.requests[j]!.arrivalMs + pa.recs[j]!.terms!.startMs + pa.recs[j]!.terms!.prefillMs);
+      const booked = ends.length ? Math.max(...ends) : Number.NaN;
+      const predPrefill = st.ids
+        .filter((j) => pa.recs[j]!.terms !== undefined)
+        .reduce((x, j) => x + pa.recs[j]!.terms!.prefillMs, 0);
+      return { left: st.end - a, booked: booked - a, late: st.end - booked, len: st.end - st.start, predPrefill, queue: pa.recs[i]!.terms?.queueWaitMs ?? Number.NaN };
+    });
+  const q = (f: (r: (typeof rows)[number]) => number) => ms(quantileOf(rows.map(f).filter((x) => !Number.isNaN(x)), 0.5));
+  console.log(
+    `\n== our tail's step in progress, p50 over ${rows.length}: left at arrival ${q((r) => r.left)} ms; the ledger's booking of its requests ended ${q((r) => r.booked)} ms from arrival ` +
+      `(the ledger's queue at the decision ${q((r) => r.queue)} ms); the step ended ${q((r) => r.late)} ms past that booking; ` +
+      `step length ${q((r) => r.len)} ms against the ledger's prefill of its requests ${q((r) => r.predPrefill)} ms; booking ended before arrival ${rows.filter((r) => r.booked <= 0).length} of ${rows.length}`,
+  );
+}
