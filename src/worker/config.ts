@@ -8,6 +8,7 @@
 import { z } from "zod";
 import {
   AB_STICKY_MODES,
+  BACKEND_CHECK_MIN_SECONDS,
   DEFAULT_AB_POLICY,
   DEFAULT_AB_STICKY,
   DEFAULT_CORS_ALLOW_ORIGINS,
@@ -333,6 +334,7 @@ const envSchema = z
       ),
     ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
     MAX_INFLIGHT_PER_BACKEND: numericVar("MAX_INFLIGHT_PER_BACKEND"),
+    BACKEND_CHECK_SECONDS: numericVar("BACKEND_CHECK_SECONDS"),
     CORS_ALLOW_ORIGINS: z
       .string()
       .default(DEFAULT_CORS_ALLOW_ORIGINS)
@@ -372,6 +374,12 @@ const envSchema = z
         code: "custom",
         path: ["ENGINE_SCRAPE_MS"],
         message: `must be 0 (off) or >= ${ENGINE_SCRAPE_MIN_MS}`,
+      });
+    if (env.BACKEND_CHECK_SECONDS > 0 && env.BACKEND_CHECK_SECONDS < BACKEND_CHECK_MIN_SECONDS)
+      ctx.addIssue({
+        code: "custom",
+        path: ["BACKEND_CHECK_SECONDS"],
+        message: `must be 0 (off) or >= ${BACKEND_CHECK_MIN_SECONDS}`,
       });
     if (env.AB_POLICY === env.ROUTING_POLICY)
       ctx.addIssue({
@@ -492,6 +500,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         shadow: e.SHADOW === "on",
         engineScrapeMs: e.ENGINE_SCRAPE_MS,
         maxInflightPerBackend: e.MAX_INFLIGHT_PER_BACKEND,
+        backendCheckSeconds: e.BACKEND_CHECK_SECONDS,
       },
       abSticky: e.AB_STICKY,
       deadlines: {
