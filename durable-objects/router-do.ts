@@ -710,6 +710,8 @@ export class RouterDO extends DurableObject<Env> {
     }));
     return {
       ok: true,
+      instanceStartedAt: this.startedAt,
+      countingSince: this.countingSince,
       fleetVersion: this.version,
       policy: this.spec.policy,
       leases: this.leases.size,

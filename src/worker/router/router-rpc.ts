@@ -417,6 +417,15 @@ export interface BackendCheckStatus {
 export type StatsResult =
   | {
       readonly ok: true;
+      /**
+       * Epoch ms this instance of the RouterDO started. `leases`, `backends[].inflight`, `router` (decisions,
+       * the affinity index), `engineScrape` and `backendCheck` are kept in memory and count from then: an
+       * object evicted when idle, or restarted by a deploy, starts them over. `usage` is kept in storage
+       * and goes on across instances; the arms' figures (/admin/stats) count from `countingSince`.
+       */
+      readonly instanceStartedAt: number;
+      /** Epoch ms since which the arms' figures count (/admin/stats `since`), across instances. */
+      readonly countingSince: number;
       readonly fleetVersion: string;
       readonly policy: PolicyName;
       readonly leases: number;
