@@ -1,6 +1,6 @@
 /** Config validation: field-named errors at the edge, on every request and in /healthz. */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { LOCATION_HINTS, type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
 import { formatPath, loadConfig, parseConfig } from "../../src/worker/config";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY } from "../../src/worker/example-secrets";
@@ -389,6 +389,25 @@ describe("invalid config through the Worker", () => {
         "gateway_misconfigured",
       );
       expect(msg).toContain("BACKENDS[2].url: must be http(s)");
+    }
+  });
+
+  it("tells the operator's log the bad var's value once, never the public answer", async () => {
+    const spy = vi.spyOn(console, "error");
+    try {
+      const bad = { SHADOW: "yes-please", AB_PERCENT: "half" };
+      for (let i = 0; i < 2; i++) {
+        const res = await gatewayWithEnv(bad, "/healthz");
+        expect(res.status).toBe(503);
+        expect(await res.text()).not.toContain("yes-please");
+      }
+      const lines = spy.mock.calls.map((a) => String(a[0])).filter((l) => l.includes('"config_invalid"'));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!).got).toEqual({ SHADOW: "yes-please", AB_PERCENT: "half" });
+      // The secrets it was read with are nowhere in it.
+      expect(lines[0]).not.toContain(env.ADMIN_TOKEN);
+    } finally {
+      spy.mockRestore();
     }
   });
 
