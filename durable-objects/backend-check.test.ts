@@ -52,6 +52,15 @@ describe("BackendChecker", () => {
     expect(t.checker.nextAt()).toBeUndefined();
   });
 
+  it("switched on, checks every backend at once (never a non-finite due time)", () => {
+    const t = setup();
+    t.checker.configure(0, "m", [A, B]);
+    t.checker.routed(t.now());
+    t.checker.configure(60, "m", [A, B]);
+    expect(t.checker.nextAt()).toBe(t.now());
+    expect(t.checker.due(t.now())).toBe(true);
+  });
+
   it("checks new backends at once, then every interval while the pool routes, and stops when it idles", async () => {
     const t = setup();
     t.net.answers.set("a:8000", list("m"));

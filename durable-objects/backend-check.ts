@@ -67,7 +67,8 @@ export class BackendChecker {
   /** The pool's interval (0: off), model and backends; a backend new or moved is due at once. */
   configure(intervalSeconds: number, model: string | undefined, targets: readonly CheckTarget[]): void {
     const was = new Map(this.targets.map((t) => [t.id, t.url]));
-    const modelChanged = model !== this.model;
+    // Switched on, or a new model to look for: every backend is a new question.
+    const fresh = model !== this.model || (this.intervalMs <= 0 && intervalSeconds > 0);
     this.intervalMs = intervalSeconds * 1000;
     this.model = model;
     this.targets = targets.map((t) => ({
@@ -80,7 +81,7 @@ export class BackendChecker {
     for (const id of [...this.unchecked]) if (!ids.has(id)) this.unchecked.delete(id);
     const now = this.clock();
     for (const t of this.targets) {
-      if (!modelChanged && was.get(t.id) === t.url) continue;
+      if (!fresh && was.get(t.id) === t.url) continue;
       // Another server (or another question): what we knew of the old one says nothing.
       if (was.get(t.id) !== t.url) this.results.delete(t.id);
       if (this.unchecked.size === 0) this.uncheckedSince = now;
@@ -98,6 +99,8 @@ export class BackendChecker {
     if (this.intervalMs <= 0 || this.targets.length === 0) return undefined;
     if (this.unchecked.size > 0) return this.uncheckedSince;
     if (this.lastRoutedAt <= this.lastRoundAt) return undefined;
+    // Never a non-finite alarm time (a round never run): due at the route call.
+    if (!Number.isFinite(this.lastRoundAt)) return this.lastRoutedAt;
     return this.lastRoundAt + this.intervalMs;
   }
 
