@@ -137,8 +137,8 @@ describe("the operator's loop", () => {
       expect(drawn.urls.some((u) => u.includes(rig!.adminToken))).toBe(false);
       // The backend table shows each backend's /v1/models check (BACKEND_CHECK_SECONDS, on by default): all ok.
       const rows = await page.page.evaluate(() =>
-        [...document.querySelectorAll("#backends tr")].map((r) =>
-          [...r.children].map((c) => c.textContent ?? ""),
+        Array.from(document.querySelectorAll("#backends tr")).map((r) =>
+          Array.from(r.children).map((c) => c.textContent ?? ""),
         ),
       );
       expect(rows[0]).toContain("/v1/models check");
