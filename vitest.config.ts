@@ -45,6 +45,9 @@ function workerTestBindings(
     // No scrape of the emulators' /metrics (wrangler.toml's default too, said here so it stays off in tests
     // whatever the default becomes): a test that wants it sets ENGINE_SCRAPE_MS itself.
     ENGINE_SCRAPE_MS: "0",
+    // No check of the backends' /v1/models either (wrangler.toml's default is 300 s): every RouterDO of every
+    // test would ask its backends once at its first route call; test/worker/backend-check.test.ts turns it on.
+    BACKEND_CHECK_SECONDS: "0",
   };
 }
 

@@ -90,6 +90,7 @@ import type {
 } from "../src/worker/router/router-rpc";
 import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
 import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
+import { BackendChecker } from "./backend-check";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
@@ -121,14 +122,19 @@ const SHED_RETRY_MIN_MS = 1000;
  * alarm time NaN).
  */
 function withLaterSettings(spec: PoolSpec): PoolSpec {
-  const partial = spec as Omit<PoolSpec, "engineScrapeMs" | "maxInflightPerBackend"> & {
+  const partial = spec as Omit<
+    PoolSpec,
+    "engineScrapeMs" | "maxInflightPerBackend" | "backendCheckSeconds"
+  > & {
     engineScrapeMs?: number;
     maxInflightPerBackend?: number;
+    backendCheckSeconds?: number;
   };
   return {
     ...partial,
     engineScrapeMs: partial.engineScrapeMs ?? 0,
     maxInflightPerBackend: partial.maxInflightPerBackend ?? 0,
+    backendCheckSeconds: partial.backendCheckSeconds ?? 0,
   };
 }
 
@@ -156,6 +162,7 @@ export class RouterDO extends DurableObject<Env> {
   private readonly startedAt = Date.now();
   private readonly foreign = new ForeignLeases(FOREIGN_LEASES_REMEMBERED);
   private readonly scraper = new EngineScraper();
+  private readonly checker = new BackendChecker();
   private readonly verdicts = new Map<string, PendingVerdict>();
   /**
    * When (our clock) each backend was last seen producing output, as any isolate reported it: a request
@@ -271,6 +278,11 @@ export class RouterDO extends DurableObject<Env> {
       spec.engineScrapeMs,
       spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
     );
+    this.checker.configure(
+      spec.backendCheckSeconds,
+      spec.model,
+      spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
+    );
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
       this.budget = keyedPoolBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
     this.spec = spec;
@@ -341,6 +353,7 @@ export class RouterDO extends DurableObject<Env> {
     };
     const pick = router.route(req, input.armKey ?? 0, ctx, avoid, full);
     this.scraper.routed(ctx.now);
+    this.checker.routed(ctx.now);
     const { arm, decision, shadow, ticket } = pick;
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
@@ -353,7 +366,9 @@ export class RouterDO extends DurableObject<Env> {
       deadline,
     });
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
-    await this.scheduleAlarm(this.soonest(deadline, router.nextProbeAt(), this.scraper.nextAt()));
+    await this.scheduleAlarm(
+      this.soonest(deadline, router.nextProbeAt(), this.scraper.nextAt(), this.checker.nextAt()),
+    );
     const ejected = [...router.ejectedIds(), ...router.drainedIds()];
     return {
       ok: true,
@@ -695,6 +710,8 @@ export class RouterDO extends DurableObject<Env> {
     }));
     return {
       ok: true,
+      instanceStartedAt: this.startedAt,
+      countingSince: this.countingSince,
       fleetVersion: this.version,
       policy: this.spec.policy,
       leases: this.leases.size,
@@ -702,6 +719,7 @@ export class RouterDO extends DurableObject<Env> {
       usage: { ...this.usage },
       router,
       ...(this.spec.engineScrapeMs > 0 ? { engineScrape: this.scraper.status() } : {}),
+      ...(this.spec.backendCheckSeconds > 0 ? { backendCheck: this.checker.status() } : {}),
     };
   }
 
@@ -718,6 +736,7 @@ export class RouterDO extends DurableObject<Env> {
         this.usage,
         Date.now(),
         this.countingSince,
+        (id) => this.checker.result(id),
       ),
     };
   }
@@ -753,7 +772,8 @@ export class RouterDO extends DurableObject<Env> {
 
   /**
    * Expires overdue leases, probes ejected backends that are due, scrapes the
-   * backends' /metrics when a round is due, re-arms for the next deadline.
+   * backends' /metrics and checks their /v1/models when a round is due,
+   * re-arms for the next deadline.
    */
   override async alarm(): Promise<void> {
     this.alarmAt = undefined;
@@ -770,10 +790,17 @@ export class RouterDO extends DurableObject<Env> {
     const scrape = this.scraper.due(ctx.now)
       ? this.scraper.run(ctx.now, (id) => this.router?.inflight(id) ?? 0)
       : undefined;
-    await Promise.all([...due.map((id) => this.probe(id)), scrape]);
+    // The backend check (report only: its outcome reaches no routing decision).
+    const check = this.checker.due(ctx.now) ? this.checker.run(ctx.now) : undefined;
+    await Promise.all([...due.map((id) => this.probe(id)), scrape, check]);
     if (this.countersDirty && Date.now() >= this.countersSavedAt + STATS_SAVE_MS) this.saveCounters();
     await this.scheduleAlarm(
-      this.soonest(this.leases.earliestDeadline(), this.router?.nextProbeAt(), this.scraper.nextAt()),
+      this.soonest(
+        this.leases.earliestDeadline(),
+        this.router?.nextProbeAt(),
+        this.scraper.nextAt(),
+        this.checker.nextAt(),
+      ),
     );
   }
 

@@ -134,6 +134,20 @@ export const SETTINGS = {
    * which only the operator knows (bench/results/red-team.md "Load shedding").
    */
   MAX_INFLIGHT_PER_BACKEND: int(0, 0, 100_000, "requests in flight per backend, 0 = no bound"),
+  /**
+   * Every this many seconds, while the pool routes, the RouterDO asks each
+   * backend's `GET /v1/models` (and once at once when a backend joins the
+   * pool or moves): reachable? which HTTP status? does the list hold the
+   * pool's model? It tells the operator (a warning log line per change of
+   * state, /healthz, the dashboard) about a backend url with a path prefix the
+   * server does not serve, or a server started with another model name,
+   * before clients meet its 404. Report only: it never takes a backend out
+   * of routing (bench/results/red-team.md "Backend check"). 5 minutes: one
+   * subrequest per backend and an alarm per pool per 5 minutes of traffic is
+   * noise against the traffic itself; a fleet change is checked at once
+   * whatever the interval. 0 = off; otherwise at least BACKEND_CHECK_MIN_SECONDS.
+   */
+  BACKEND_CHECK_SECONDS: int(300, 0, 86_400, "seconds, 0 = off"),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -163,6 +177,8 @@ export const KEY_SLOT_TTL_MS = 30_000;
  * period (10 s, far above KEY_LIMITER_DEADLINE_MS) before it lapses.
  */
 export const KEY_SLOT_RENEW_MS = KEY_SLOT_TTL_MS / 3;
+/** The shortest interval BACKEND_CHECK_SECONDS takes when on: each round is an alarm and a subrequest per backend. */
+export const BACKEND_CHECK_MIN_SECONDS = 10;
 /** The shortest scrape interval ENGINE_SCRAPE_MS takes when on: a scrape round is an alarm and a subrequest per backend. */
 export const ENGINE_SCRAPE_MIN_MS = 100;
 

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import {
   AB_STICKY_MODES,
+  BACKEND_CHECK_MIN_SECONDS,
   DEFAULT_AB_POLICY,
   DEFAULT_AB_STICKY,
   DEFAULT_CORS_ALLOW_ORIGINS,
@@ -333,6 +334,7 @@ const envSchema = z
       ),
     ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
     MAX_INFLIGHT_PER_BACKEND: numericVar("MAX_INFLIGHT_PER_BACKEND"),
+    BACKEND_CHECK_SECONDS: numericVar("BACKEND_CHECK_SECONDS"),
     CORS_ALLOW_ORIGINS: z
       .string()
       .default(DEFAULT_CORS_ALLOW_ORIGINS)
@@ -372,6 +374,12 @@ const envSchema = z
         code: "custom",
         path: ["ENGINE_SCRAPE_MS"],
         message: `must be 0 (off) or >= ${ENGINE_SCRAPE_MIN_MS}`,
+      });
+    if (env.BACKEND_CHECK_SECONDS > 0 && env.BACKEND_CHECK_SECONDS < BACKEND_CHECK_MIN_SECONDS)
+      ctx.addIssue({
+        code: "custom",
+        path: ["BACKEND_CHECK_SECONDS"],
+        message: `must be 0 (off) or >= ${BACKEND_CHECK_MIN_SECONDS}`,
       });
     if (env.AB_POLICY === env.ROUTING_POLICY)
       ctx.addIssue({
@@ -492,6 +500,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         shadow: e.SHADOW === "on",
         engineScrapeMs: e.ENGINE_SCRAPE_MS,
         maxInflightPerBackend: e.MAX_INFLIGHT_PER_BACKEND,
+        backendCheckSeconds: e.BACKEND_CHECK_SECONDS,
       },
       abSticky: e.AB_STICKY,
       deadlines: {
@@ -514,17 +523,56 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
 const CONFIG_KEYS = Object.keys(envSchema.shape) as (keyof RawConfigEnv)[];
 let cached: { values: readonly unknown[]; result: Promise<ConfigResult> } | undefined;
 
+/** The secrets (wrangler.toml [secrets]): their values are never echoed, not even to the operator's log. */
+export const SECRET_NAMES: readonly string[] = ["BACKENDS", "GATEWAY_API_KEYS", "ADMIN_TOKEN"];
+/** A var's value is echoed in the log cut to this many characters. */
+const ECHO_MAX_CHARS = 200;
+
+/**
+ * The log line for an invalid config: every error as the 503 and /healthz say it, and, for the vars they
+ * name that are not secrets, the value as it was read (`got`). The public answers never echo a value
+ * (/healthz is public, and a var may be mistaken for a secret's place); the log is the operator's own
+ * (wrangler dev's terminal, wrangler tail, Workers Logs), and "must be on or off" helps more beside
+ * `"SHADOW": "true"`. Secrets are named, never shown.
+ */
+export function configErrorLine(env: RawConfigEnv, errors: readonly string[]): string {
+  const got: Record<string, string> = {};
+  for (const e of errors) {
+    const name = /^([A-Z][A-Z0-9_]*)\b/.exec(e)?.[1];
+    if (
+      name === undefined ||
+      SECRET_NAMES.includes(name) ||
+      !CONFIG_KEYS.includes(name as keyof RawConfigEnv)
+    )
+      continue;
+    const value = env[name as keyof RawConfigEnv];
+    if (typeof value === "string") got[name] = value.slice(0, ECHO_MAX_CHARS);
+  }
+  return JSON.stringify({ msg: "config_invalid", level: "error", errors, got });
+}
+
 /**
  * The config for this request. Cached per isolate, keyed by the raw values
  * (one entry: an isolate serves one deployment), so parsing and hashing run
  * once per secret change rather than per request. The values are compared
  * one by one: the same strings come back on every request, and comparing a
  * string with itself costs nothing, where serialising BACKENDS per request
- * showed in the isolate's CPU profile.
+ * showed in the isolate's CPU profile. An invalid config is logged once as
+ * it is parsed (configErrorLine: the values of the vars it names, never a
+ * secret's).
  */
-export function loadConfig(env: RawConfigEnv): Promise<ConfigResult> {
+export function loadConfig(
+  env: RawConfigEnv,
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<ConfigResult> {
   if (cached === undefined || CONFIG_KEYS.some((k, i) => env[k] !== cached!.values[i])) {
-    cached = { values: CONFIG_KEYS.map((k) => env[k]), result: parseConfig(env) };
+    const result = parseConfig(env);
+    cached = { values: CONFIG_KEYS.map((k) => env[k]), result };
+    // Once per isolate per config (as it is parsed), not per request: the first request after a bad
+    // deploy or `wrangler dev` start prints it where the operator looks.
+    void result.then((r) => {
+      if (!r.ok) log(configErrorLine(env, r.errors));
+    });
   }
   return cached.result;
 }

@@ -2,8 +2,12 @@
  * GET /healthz. Public for liveness and config validity only: whoever can
  * reach the URL learns that the gateway runs and whether its config is
  * valid, nothing about the fleet. The config summary (models, backend count, policy and its settings) and per-pool
- * router stats (backend ids, health, in-flight, affinity counters — never
- * urls or keys) need the ADMIN_TOKEN as a Bearer.
+ * router stats (backend ids, health, in-flight, affinity counters, the
+ * backend check's findings — never urls or keys) need the ADMIN_TOKEN as a
+ * Bearer. Each pool says since when its figures count: `instanceStartedAt`
+ * for what its RouterDO keeps in memory (decisions, the affinity index,
+ * leases: an object evicted when idle starts them over), `countingSince`
+ * for the arms' stored figures, which go on across evictions (/admin/stats).
  */
 import type { Context } from "hono";
 import type { LocationHint } from "../routing/defaults";

@@ -135,6 +135,14 @@ describe("the operator's loop", () => {
       );
       // The token never reaches a URL: not the page's, not a request's.
       expect(drawn.urls.some((u) => u.includes(rig!.adminToken))).toBe(false);
+      // The backend table shows each backend's /v1/models check (BACKEND_CHECK_SECONDS, on by default): all ok.
+      const rows = await page.page.evaluate(() =>
+        Array.from(document.querySelectorAll("#backends tr")).map((r) =>
+          Array.from(r.children).map((c) => c.textContent ?? ""),
+        ),
+      );
+      expect(rows[0]).toContain("/v1/models check");
+      expect(rows.slice(1).map((r) => r.at(-1))).toEqual(["ok", "ok", "ok", "ok"]);
     } finally {
       stop.abort();
       await traffic;

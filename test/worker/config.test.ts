@@ -1,6 +1,6 @@
 /** Config validation: field-named errors at the edge, on every request and in /healthz. */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { LOCATION_HINTS, type NumericSetting, SETTINGS, type SettingName } from "../../src/routing/defaults";
 import { formatPath, loadConfig, parseConfig } from "../../src/worker/config";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY } from "../../src/worker/example-secrets";
@@ -34,6 +34,7 @@ describe("parseConfig", () => {
       shadow: false,
       engineScrapeMs: 0,
       maxInflightPerBackend: 0,
+      backendCheckSeconds: 300,
     });
     expect(r.config.abSticky).toBe("conversation");
     expect(r.config.routerCells).toBe("auto");
@@ -205,6 +206,10 @@ describe("parseConfig", () => {
     [{ ROUTER_LOCATION_HINT: "ENAM" }, "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam"],
     // On, a scrape round every few ms would be an alarm and a subrequest per backend each time.
     [{ ENGINE_SCRAPE_MS: "50" }, "ENGINE_SCRAPE_MS: must be 0 (off) or >= 100"],
+    // Likewise a backend check every few seconds: a subrequest per backend and an alarm each time.
+    [{ BACKEND_CHECK_SECONDS: "5" }, "BACKEND_CHECK_SECONDS: must be 0 (off) or >= 10"],
+    [{ BACKEND_CHECK_SECONDS: "5m" }, "BACKEND_CHECK_SECONDS: must be an integer (seconds, 0 = off)"],
+    [{ BACKEND_CHECK_SECONDS: "86401" }, "BACKEND_CHECK_SECONDS: must be <= 86400"],
     [{ MAX_INFLIGHT_PER_BACKEND: "-1" }, "MAX_INFLIGHT_PER_BACKEND: must be an integer (requests in flight"],
     [{ MAX_INFLIGHT_PER_BACKEND: "8.5" }, "MAX_INFLIGHT_PER_BACKEND: must be an integer"],
     [{ MAX_INFLIGHT_PER_BACKEND: "100001" }, "MAX_INFLIGHT_PER_BACKEND: must be <= 100000"],
@@ -275,6 +280,13 @@ describe("parseConfig", () => {
       { id: "b", url: "http://localhost:8102", models: ["m"], kvCacheTokens: 1000 },
     ]);
     expect((await parseConfig({ ...base, ...example, BACKENDS: local })).ok).toBe(true);
+  });
+
+  it("takes BACKEND_CHECK_SECONDS into the pool's settings (0: off)", async () => {
+    const r = await parseConfig({ ...base, BACKEND_CHECK_SECONDS: "0" });
+    expect(r.ok && r.config.router.backendCheckSeconds).toBe(0);
+    const on = await parseConfig({ ...base, BACKEND_CHECK_SECONDS: "10" });
+    expect(on.ok && on.config.router.backendCheckSeconds).toBe(10);
   });
 
   it("takes ENGINE_SCRAPE_MS into the pool's settings", async () => {
@@ -377,6 +389,25 @@ describe("invalid config through the Worker", () => {
         "gateway_misconfigured",
       );
       expect(msg).toContain("BACKENDS[2].url: must be http(s)");
+    }
+  });
+
+  it("tells the operator's log the bad var's value once, never the public answer", async () => {
+    const spy = vi.spyOn(console, "error");
+    try {
+      const bad = { SHADOW: "yes-please", AB_PERCENT: "half" };
+      for (let i = 0; i < 2; i++) {
+        const res = await gatewayWithEnv(bad, "/healthz");
+        expect(res.status).toBe(503);
+        expect(await res.text()).not.toContain("yes-please");
+      }
+      const lines = spy.mock.calls.map((a) => String(a[0])).filter((l) => l.includes('"config_invalid"'));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!).got).toEqual({ SHADOW: "yes-please", AB_PERCENT: "half" });
+      // The secrets it was read with are nowhere in it.
+      expect(lines[0]).not.toContain(env.ADMIN_TOKEN);
+    } finally {
+      spy.mockRestore();
     }
   });
 

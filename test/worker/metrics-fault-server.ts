@@ -3,6 +3,7 @@
  * misbehaves the ways a real one can, each under its own path prefix (a
  * backend url of `${base}/slow` is scraped at `${base}/slow/metrics`):
  * - /slow:  headers only after 30 s (a wedged exporter);
+ * - /lag/v1/models: a model list holding `test-model`, after LAG_MS (a slow backend check, test/worker/backend-check.test.ts);
  * - /stall: headers and the first lines, then nothing for 30 s;
  * - /huge:  an endless exposition whose gauges never come (a scrape must stop at its byte cap);
  * - /html:  200 with a login page (a proxy in the way).
@@ -63,6 +64,8 @@ const FILLER = `vllm:request_prompt_tokens_bucket{model_name="m",engine="0",le="
 /** How much of /huge it writes at most: far past any scrape's byte cap, bounded so nothing runs away. */
 const HUGE_MAX_BYTES = 64 * 1024 * 1024;
 const HOLD_MS = 30_000;
+/** /lag/v1/models answers after this. */
+export const LAG_MS = 600;
 /** /longevent's long event: past the stream tap's 1 MiB bound (stream-tap.ts MAX_PENDING_CHARS). */
 const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
@@ -129,6 +132,16 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
     res.on("error", () => {});
     const ok = () => res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
     switch (req.url) {
+      case "/lag/v1/models":
+        hold(
+          res,
+          () => {
+            res.writeHead(200, { "content-type": "application/json" });
+            res.end(JSON.stringify({ object: "list", data: [{ id: "test-model", object: "model" }] }));
+          },
+          LAG_MS,
+        );
+        return;
       case "/slow/metrics":
         hold(res, () => {
           ok();

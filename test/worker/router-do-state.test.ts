@@ -2,9 +2,10 @@
  * The RouterDO's durable state under change: a restarted object reloads its
  * fleet and its backends' health from SQLite; a backend id pointed at a new
  * address starts with a clean record; a fleet change with leases in flight
- * keeps the in-flight accounting exact.
+ * keeps the in-flight accounting exact; its stats say since when each
+ * figure counts (an evicted object's in-memory figures start over).
  */
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RouterDO } from "../../durable-objects/router-do";
@@ -73,12 +74,13 @@ describe("RouterDO state", () => {
     expect([after.usage.completed, after.usage.failed]).toEqual([3, 1]);
   });
 
-  it("routes with a spec from before ENGINE_SCRAPE_MS existed (a stored spec, or a Worker of the previous version)", async () => {
+  it("routes with a spec from before ENGINE_SCRAPE_MS and BACKEND_CHECK_SECONDS existed (a stored spec, or a Worker of the previous version)", async () => {
     const [a, b] = spareUrls() as [string, string];
     const stub = env.ROUTER.getByName("state-older-spec");
     const {
       engineScrapeMs: _,
       maxInflightPerBackend: __,
+      backendCheckSeconds: ___,
       ...older
     } = spec({ id: "o-a", url: a }, { id: "o-b", url: b });
     await adopt(stub, "v-old", older as PoolSpec);
@@ -110,6 +112,35 @@ describe("RouterDO state", () => {
     expect(rb.healthy).toBe(false);
     expect(rb.nextProbeAt).toBe(before.backends.find((x) => x.id === "r-b")!.nextProbeAt);
     expect(reloaded.backends.find((x) => x.id === "r-a")!.healthy).toBe(true);
+  });
+
+  it("stats say since when they count: a restarted object's in-memory figures from its own start, the stored ones on", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("state-since");
+    const t0 = Date.now();
+    await adopt(stub, "s1", spec({ id: "s-a", url: a }, { id: "s-b", url: b }));
+    // The alarm saves the counters (STATS_SAVE_MS after a change; the first change at once).
+    await runDurableObjectAlarm(stub).catch(() => false);
+    const before = await stub.stats();
+    if (!before.ok) throw new Error(before.message);
+    // A new object starts at its first call.
+    expect(before.instanceStartedAt).toBeGreaterThanOrEqual(t0);
+    expect(before.countingSince).toBeGreaterThanOrEqual(before.instanceStartedAt);
+    expect(before.router.backends.reduce((n, x) => n + x.routed, 0)).toBe(1);
+    // An eviction (idle, a deploy): a fresh instance on the same storage.
+    const restartedAt = Date.now();
+    const reloaded = await runInDurableObject(stub, async (_instance, state) => {
+      const fresh = new RouterDO(state, env);
+      await state.blockConcurrencyWhile(async () => {});
+      return fresh.stats();
+    });
+    if (!reloaded.ok) throw new Error(reloaded.message);
+    // What lives in memory (decisions per backend, the affinity index, leases) starts over, and says so...
+    expect(reloaded.router.backends.reduce((n, x) => n + x.routed, 0)).toBe(0);
+    expect(reloaded.instanceStartedAt).toBeGreaterThanOrEqual(restartedAt);
+    // ...while the stored counters go on, counted since the same moment as before.
+    expect(reloaded.usage.completed).toBe(before.usage.completed);
+    expect(reloaded.countingSince).toBe(before.countingSince);
   });
 
   it("a backend id moved to a new url starts with a clean record", async () => {

@@ -22,6 +22,7 @@ const spec: PoolSpec = {
   shadow: false,
   engineScrapeMs: 0,
   maxInflightPerBackend: 0,
+  backendCheckSeconds: 0,
 };
 
 describe("pool settings → the routing core", () => {

@@ -22,6 +22,8 @@ export const TEST_POOL_SETTINGS: RouterSettings = {
   shadow: false,
   engineScrapeMs: SETTINGS.ENGINE_SCRAPE_MS.default,
   maxInflightPerBackend: SETTINGS.MAX_INFLIGHT_PER_BACKEND.default,
+  // Off: the default would make every RouterDO test ask its backends' /v1/models (backend-check.test.ts turns it on).
+  backendCheckSeconds: 0,
 };
 
 /** A spec over `backends` (weight 1 and `kvCacheTokens` each unless given), with `settings` over the defaults. */

@@ -103,6 +103,7 @@ export function poolFor(config: GatewayConfig, model: string): Promise<Pool> {
           ...(b.maxInflight !== undefined ? { maxInflight: b.maxInflight } : {}),
         })),
       ...config.router,
+      model,
     };
     pool = specVersion(spec).then(async (version) => {
       const cells = await poolCells(model, spec, version, config.routerCells);

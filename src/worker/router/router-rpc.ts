@@ -14,6 +14,7 @@
  */
 import type { RouterStats } from "../../routing";
 import type { PolicyName, RouteReason } from "../../routing/types";
+import type { BackendCheck } from "../backend-check/models-check";
 import type { ArmLabel, PoolSnapshot } from "../stats/pool-snapshot";
 
 /** A backend as the DO knows it. */
@@ -56,11 +57,15 @@ export interface RouterSettings {
   readonly engineScrapeMs: number;
   /** MAX_INFLIGHT_PER_BACKEND: requests in flight per backend before one is shed (src/routing/inflight-bound.ts); 0 = off. */
   readonly maxInflightPerBackend: number;
+  /** The RouterDO asks each backend's /v1/models every this many seconds while it routes; 0 = off. */
+  readonly backendCheckSeconds: number;
 }
 
 /** A pool's whole routing configuration; its hash is the fleet version. */
 export interface PoolSpec extends RouterSettings {
   readonly backends: readonly FleetBackend[];
+  /** The model the pool serves, which the backend check looks for in each /v1/models (absent: not looked for). */
+  readonly model?: string;
 }
 
 /**
@@ -400,9 +405,27 @@ export interface EngineScrapeStatus {
   readonly failing: Readonly<Record<string, { readonly reason: string; readonly at: number }>>;
 }
 
+/** What the RouterDO's check of its backends' /v1/models found (BACKEND_CHECK_SECONDS), when on. */
+export interface BackendCheckStatus {
+  readonly intervalSeconds: number;
+  /** Check rounds finished since this instance started. */
+  readonly rounds: number;
+  /** Each backend's latest check (none yet: not listed). */
+  readonly backends: Readonly<Record<string, BackendCheck>>;
+}
+
 export type StatsResult =
   | {
       readonly ok: true;
+      /**
+       * Epoch ms this instance of the RouterDO started. `leases`, `backends[].inflight`, `router` (decisions,
+       * the affinity index), `engineScrape` and `backendCheck` are kept in memory and count from then: an
+       * object evicted when idle, or restarted by a deploy, starts them over. `usage` is kept in storage
+       * and goes on across instances; the arms' figures (/admin/stats) count from `countingSince`.
+       */
+      readonly instanceStartedAt: number;
+      /** Epoch ms since which the arms' figures count (/admin/stats `since`), across instances. */
+      readonly countingSince: number;
       readonly fleetVersion: string;
       readonly policy: PolicyName;
       readonly leases: number;
@@ -411,6 +434,8 @@ export type StatsResult =
       readonly router: RouterStats;
       /** The scrape of the backends' /metrics (ENGINE_SCRAPE_MS), when on. */
       readonly engineScrape?: EngineScrapeStatus;
+      /** The check of the backends' /v1/models (BACKEND_CHECK_SECONDS), when on. */
+      readonly backendCheck?: BackendCheckStatus;
     }
   | { readonly ok: false; readonly code: "no_fleet"; readonly message: string };
 

@@ -101,6 +101,24 @@ describe("metricsText", () => {
     expect(up.metrics.map((m) => m.value)).toEqual(["1", "0"]);
   });
 
+  it("reports each checked backend's /v1/models check as a gauge, and nothing for one not checked", () => {
+    const base = snapshot((i) => `gpu-${i % 2}`);
+    const checked: PoolSnapshot = {
+      ...base,
+      backends: [
+        { ...base.backends[0]!, check: { state: "model_not_listed", status: 200, at: 1 } },
+        { ...base.backends[1]!, check: { state: "ok", status: 200, at: 1 } },
+        { ...base.backends[1]!, id: "gpu-new" },
+      ],
+    };
+    const fams = parsePrometheusTextFormat(metricsText(new Map([["m", checked]])));
+    const check = fams.find((f) => f.name === "prefix_gateway_backend_check_ok")!;
+    expect(check.metrics.map((m) => [m.labels!.backend, m.value])).toEqual([
+      ["gpu-0", "0"],
+      ["gpu-1", "1"],
+    ]);
+  });
+
   it("writes cumulative histogram buckets ending in +Inf = count", () => {
     const ttft = families.find((f) => f.name === "prefix_gateway_ttft_seconds")!;
     expect(ttft.type).toBe("HISTOGRAM");

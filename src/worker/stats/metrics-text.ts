@@ -200,6 +200,15 @@ export function metricsText(pools: ReadonlyMap<string, PoolSnapshot>): string {
         l,
         b.consecutiveFailures,
       );
+      // Only once checked (BACKEND_CHECK_SECONDS on): an unchecked backend is neither good nor bad.
+      if (b.check !== undefined)
+        e.sample(
+          `${P}_backend_check_ok`,
+          "gauge",
+          "1 when the backend's latest /v1/models check found it answering and listing the pool's model, else 0.",
+          l,
+          b.check.state === "ok" ? 1 : 0,
+        );
     }
     const c = s.counters;
     const l = { model };

@@ -7,6 +7,7 @@
  * and quantiles from it (/admin/stats, /metrics) after merging.
  */
 import type { PolicyName, PromptEstimateError, RouteReason } from "../../routing/types";
+import type { CheckState } from "../backend-check/models-check";
 import type { SketchData } from "./quantile-sketch";
 
 /** Reuse in prompt tokens, on one scale (README "Where the hits went"). */
@@ -101,6 +102,16 @@ export interface BackendSnapshot {
   readonly learnedInflightMs?: number;
   /** How wrong the Worker's prompt count past the key window has been here (first arm's policy; absent before). */
   readonly promptEstimateError?: PromptEstimateError;
+  /** The latest check of its /v1/models (BACKEND_CHECK_SECONDS; absent: off, or not checked yet). */
+  readonly check?: BackendCheckSummary;
+}
+
+/** A backend check as the dashboard shows it: its state, and the HTTP status when one came. */
+export interface BackendCheckSummary {
+  readonly state: CheckState;
+  readonly status?: number;
+  /** Epoch ms of the check. */
+  readonly at: number;
 }
 
 export interface PoolCounters {

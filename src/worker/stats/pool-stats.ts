@@ -11,6 +11,7 @@ import type { CompleteInput, UsageTotals } from "../router/router-rpc";
 import {
   type ArmLabel,
   type ArmSnapshot,
+  type BackendCheckSummary,
   type HistogramData,
   type HitTotals,
   LATENCY_BUCKETS_SECONDS,
@@ -231,6 +232,7 @@ export function poolSnapshot(
   usage: UsageTotals,
   now: number,
   since: number,
+  checks?: (id: string) => BackendCheckSummary | undefined,
 ): PoolSnapshot {
   const { arms, shadow } = stats.snapshot();
   return {
@@ -248,6 +250,7 @@ export function poolSnapshot(
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
       ...(b.learnedInflightMs !== undefined ? { learnedInflightMs: b.learnedInflightMs } : {}),
       ...(b.promptEstimateError !== undefined ? { promptEstimateError: b.promptEstimateError } : {}),
+      ...checkOf(checks?.(b.id)),
     })),
     counters: {
       retried: usage.retried,
@@ -261,4 +264,10 @@ export function poolSnapshot(
     arms,
     ...(shadow !== undefined ? { shadow } : {}),
   };
+}
+
+/** A backend's check as the snapshot carries it (state, status, when), or nothing. */
+function checkOf(c: BackendCheckSummary | undefined): { check?: BackendCheckSummary } {
+  if (c === undefined) return {};
+  return { check: { state: c.state, ...(c.status !== undefined ? { status: c.status } : {}), at: c.at } };
 }

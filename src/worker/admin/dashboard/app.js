@@ -148,7 +148,15 @@
     $("summary").replaceChildren(...tiles);
     const table = document.createElement("table");
     const head = table.insertRow();
-    for (const h of ["backend", "pool", "in rotation", "drained", "in flight", "faults"]) {
+    for (const h of [
+      "backend",
+      "pool",
+      "in rotation",
+      "drained",
+      "in flight",
+      "faults",
+      "/v1/models check",
+    ]) {
       const th = document.createElement("th");
       th.textContent = h;
       head.append(th);
@@ -163,6 +171,7 @@
           b.drained ? "drained" : "",
           b.inflight,
           b.consecutiveFailures,
+          checkText(b.check),
         ])
           row.insertCell().textContent = String(v);
       }
@@ -170,6 +179,13 @@
     setStatus(
       `live · ${new Date(stats.at).toLocaleTimeString()} · policy ${stats.policy}${stats.abPolicy ? ` vs ${stats.abPolicy}` : ""}${stats.shadow ? " · shadow on" : ""}`,
     );
+  }
+
+  /** A backend's latest /v1/models check (BACKEND_CHECK_SECONDS): its state and status; empty when off or not yet. */
+  function checkText(check) {
+    if (!check) return "";
+    if (check.state === "ok") return "ok";
+    return `${check.state.replaceAll("_", " ")}${check.status !== undefined ? ` (${check.status})` : ""}`;
   }
 
   async function poll() {
