@@ -84,6 +84,28 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.withUsage).toBe(1);
   });
 
+  it("a body whose connection is reset after [DONE] is complete: no error event after [DONE], no fault", async () => {
+    // The read after [DONE] fails (a proxy dropping the connection, a content-length past the bytes sent): the
+    // client got an "incomplete" error event after a complete answer, and the backend a fault for each one.
+    for (let i = 0; i < 2; i++) {
+      const res = await gatewayWithEnv(
+        faultServerPool("odd-donereset", "donereset"),
+        "/v1/chat/completions",
+        ask("odd-donereset", true, `hi ${i}`),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+      expect(text).not.toContain("error");
+    }
+    await settle("odd-donereset");
+    const s = await poolStats("odd-donereset");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+    expect(s.usage.withUsage).toBe(2);
+  });
+
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
     const res = await gatewayWithEnv(
       faultServerPool("odd-sse", "badsse"),

@@ -31,6 +31,8 @@
  *                                  (a proxy that rewrote the content-type, an engine that never set it).
  * - /donestall/v1/chat/completions: 200 text/event-stream: a token, a usage-only chunk and [DONE], then the body is held
  *                                  open (a proxy that keeps it open after the end of the answer).
+ * - /donereset/v1/chat/completions: the same, then the connection is reset 50 ms after [DONE] (a proxy that drops
+ *                                  it, a content-length past the bytes sent): the read after the answer fails.
  * - /redirect/v1/chat/completions:  307 to /echo/v1/chat/completions (a backend url that is not the server's own address).
  * - /longevent/v1/chat/completions: 200 text/event-stream: a token, one event of 1.5 MiB (past what the tap holds),
  *                                  a token, a usage-only chunk, [DONE]; written in 64 KiB pieces.
@@ -209,6 +211,7 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         return;
       }
       case "/donestall/v1/chat/completions":
+      case "/donereset/v1/chat/completions":
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(
           `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`,
@@ -216,7 +219,8 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.write(
           `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 0 } } })}\n\ndata: [DONE]\n\n`,
         );
-        hold(res, () => res.end());
+        if (req.url?.startsWith("/donereset")) hold(res, () => res.socket?.destroy(), 50);
+        else hold(res, () => res.end());
         return;
       case "/redirect/v1/chat/completions":
         // Somewhere else (here /echo; on a real fleet an http→https hop, a moved host, a login wall).
