@@ -106,6 +106,30 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.withUsage).toBe(2);
   });
 
+  it("a content-coding fetch cannot decode: asked for none, and one sent anyway is a 502 and a fault, never compressed bytes under a 200", async () => {
+    // Without an Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3): a server may deflate; relayed, the
+    // client got deflate bytes under a 200 with no Content-Encoding (only chosen headers are passed on).
+    const ok = await gatewayWithEnv(
+      faultServerPool("odd-negotiate", "negotiate"),
+      "/v1/chat/completions",
+      ask("odd-negotiate", false),
+    );
+    expect(ok.status).toBe(200);
+    expect(
+      ((await ok.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content,
+    ).toBe("hello");
+    const res = await gatewayWithEnv(
+      faultServerPool("odd-deflate", "deflate"),
+      "/v1/chat/completions",
+      ask("odd-deflate", false),
+    );
+    expect(await expectOpenAIError(res, 502, "backend_unreachable")).toMatch(/content-coding .*\(deflate\)/);
+    await settle("odd-deflate");
+    const s = await poolStats("odd-deflate");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(1);
+  });
+
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
     const res = await gatewayWithEnv(
       faultServerPool("odd-sse", "badsse"),

@@ -42,6 +42,8 @@
  * - /usagelie/v1/chat/completions:  200, streamed or not as asked, whose `usage` is the JSON on the first line of the
  *                                  first message (the test's: negative, fractional, past any context, cached_tokens
  *                                  past prompt_tokens).
+ * - /deflate/v1/chat/completions:   200 application/json in `content-encoding: deflate`, which fetch does not decode;
+ * - /negotiate/v1/chat/completions: the same only when the request's Accept-Encoding allows deflate (none does).
  * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
  * - /cutevent/v1/chat/completions: 200 text/event-stream: a token, then half an event (its JSON cut), and a clean end.
  * - /lastnl/v1/chat/completions:   200 text/event-stream: a token, then `data: [DONE]` with one line break, and a clean
@@ -59,6 +61,7 @@
  */
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { deflateSync } from "node:zlib";
 
 /** 1 KiB of a histogram line, again and again. */
 const FILLER = `vllm:request_prompt_tokens_bucket{model_name="m",engine="0",le="${"9".repeat(960)}"} 1.0\n`;
@@ -426,6 +429,25 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.writeHead(429, { "content-type": "application/json", "retry-after": "99999999" });
         res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", code: 429 } }));
         return;
+      case "/deflate/v1/chat/completions":
+      case "/negotiate/v1/chat/completions": {
+        req.resume();
+        const answer = JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+        });
+        // /negotiate deflates only when the request allows it (no Accept-Encoding: any coding; RFC 9110).
+        const accept = req.headers["accept-encoding"];
+        const deflate = req.url?.startsWith("/deflate") || accept === undefined || accept.includes("deflate");
+        res.writeHead(200, {
+          "content-type": "application/json",
+          ...(deflate ? { "content-encoding": "deflate" } : {}),
+        });
+        res.end(deflate ? deflateSync(answer) : answer);
+        return;
+      }
       case "/nocontent/v1/chat/completions":
         res.writeHead(204);
         res.end();
