@@ -11,6 +11,8 @@
  * - /html/v1/chat/completions:     200 text/html, a login page;
  * - /badsse/v1/chat/completions:   200 text/event-stream, one good event, then lines that are not JSON;
  * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way;
+ * - /cutjsonend/v1/chat/completions: the same half body, then a clean end (chunked; or a content-length that
+ *                                  is short: fetch stops reading there);
  * - /empty/v1/chat/completions:    200 application/json with no body at all (content-length: 0);
  * - /emptysse/v1/chat/completions: 200 text/event-stream that ends before its first event;
  * - /sseerr/v1/chat/completions:   200 text/event-stream, one token, then an error event and [DONE] (vLLM's way
@@ -176,6 +178,12 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
         );
         hold(res, () => res.destroy(), CUT_MS);
+        return;
+      case "/cutjsonend/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
+        );
         return;
       case "/empty/v1/chat/completions":
         res.writeHead(200, { "content-type": "application/json", "content-length": "0" });

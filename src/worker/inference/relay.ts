@@ -162,6 +162,14 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
                 end({ kind: "stream_error", message });
                 return;
               }
+              if (!source.eventStream && tap.endedInsideEvent) {
+                // A JSON body that ends cleanly before its JSON does: as for one whose connection breaks, the
+                // client's read fails (its SDK retries that; a parse error it would not), and it counts broken.
+                const message = "the body ended inside its JSON";
+                controller.error(new Error(message));
+                end({ kind: "stream_error", message });
+                return;
+              }
               controller.close();
               end({ kind: "done" });
               return;
