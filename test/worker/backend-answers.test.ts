@@ -84,6 +84,25 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.withUsage).toBe(1);
   });
 
+  it("a JSON body whose connection is reset after its value closed is complete: a 200 read whole, no fault", async () => {
+    // The read after the whole JSON failed: the client's read failed too (a complete answer lost), and the
+    // backend took a fault for an answer it gave in full.
+    const res = await gatewayWithEnv(
+      faultServerPool("odd-jsonreset", "jsonreset"),
+      "/v1/chat/completions",
+      ask("odd-jsonreset", false),
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]!.message.content).toBe("Hello");
+    await settle("odd-jsonreset");
+    const s = await poolStats("odd-jsonreset");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+    expect(s.usage.withUsage).toBe(1);
+  });
+
   it("a body whose connection is reset after [DONE] is complete: no error event after [DONE], no fault", async () => {
     // The read after [DONE] fails (a proxy dropping the connection, a content-length past the bytes sent): the
     // client got an "incomplete" error event after a complete answer, and the backend a fault for each one.

@@ -11,6 +11,8 @@
  * - /html/v1/chat/completions:     200 text/html, a login page;
  * - /badsse/v1/chat/completions:   200 text/event-stream, one good event, then lines that are not JSON;
  * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way;
+ * - /jsonreset/v1/chat/completions: 200 application/json, the whole answer, then the connection reset (chunked,
+ *                                  never ended): the read after a complete JSON value fails;
  * - /cutjsonend/v1/chat/completions: the same half body, then a clean end (chunked; or a content-length that
  *                                  is short: fetch stops reading there);
  * - /empty/v1/chat/completions:    200 application/json with no body at all (content-length: 0);
@@ -178,6 +180,23 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
         );
         hold(res, () => res.destroy(), CUT_MS);
+        return;
+      case "/jsonreset/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+            usage: {
+              prompt_tokens: 3,
+              completion_tokens: 1,
+              total_tokens: 4,
+              prompt_tokens_details: { cached_tokens: 0 },
+            },
+          }),
+        );
+        hold(res, () => res.socket?.destroy(), CUT_MS);
         return;
       case "/cutjsonend/v1/chat/completions":
         res.writeHead(200, { "content-type": "application/json" });

@@ -187,10 +187,11 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
             return;
           }
           const idle = err instanceof IdleTimeout;
-          // After [DONE] the answer is whole, whatever ends its body: held open (idle), or cut (a proxy that
-          // resets the connection, a content-length past the bytes sent). An error event there would follow a
-          // complete answer, and the request count as broken off: a fault of a backend that answered in full.
-          if (tap.sawDone) {
+          // After [DONE], or a JSON body's closed value, the answer is whole, whatever ends its body: held open
+          // (idle), or cut (a proxy that resets the connection, a content-length past the bytes sent). An error
+          // there would follow a complete answer, and the request count as broken off: a fault of a backend
+          // that answered in full.
+          if (tap.wholeSoFar()) {
             abort.abort(err);
             reader.cancel(err).catch(() => {});
             const rest = tap.end();

@@ -29,3 +29,17 @@ describe("endsInsideJson: a JSON body cut short", () => {
     expect(whole.endedInsideEvent).toBe(false);
   });
 });
+
+describe("JsonTap.wholeSoFar: a JSON body whose value has closed", () => {
+  it.each([
+    ['{"id":"x","choices":[]}', true],
+    ['  {"id":"x"}  \n', true],
+    ['{"id":"x","choices":[', false],
+    ['{"id":"x"} trailing', false],
+    ["", false],
+  ])("%j → %s", (text, whole) => {
+    const tap = new JsonTap();
+    tap.push(new TextEncoder().encode(text));
+    expect(tap.wholeSoFar()).toBe(whole);
+  });
+});

@@ -32,6 +32,11 @@ export interface Tap {
   /** The event stream's `data: [DONE]` has been seen: the answer is complete (the body should end now). */
   readonly sawDone: boolean;
   /**
+   * The answer is whole though its body did not end: an event stream past its `[DONE]`, or a JSON body whose
+   * value has closed. Asked only when reading the rest fails, so a JSON body is parsed then, not per chunk.
+   */
+  wholeSoFar(): boolean;
+  /**
    * Set by end(): the body ended inside an event whose data is cut (neither [DONE] nor JSON; or one longer
    * than the tap holds, never finished). A client's SSE parser drops an unfinished event without a word.
    */
@@ -189,6 +194,10 @@ export class SseTap implements Tap {
     // only; pass-through forwards chunks as they came.
     if (this.passing) return true;
     return !this.strip && this.pendingChars > 0;
+  }
+
+  wholeSoFar(): boolean {
+    return this.sawDone;
   }
 
   push(chunk: Uint8Array): Uint8Array | null {
@@ -366,6 +375,16 @@ export class JsonTap implements Tap {
       }
     }
     return chunk;
+  }
+
+  wholeSoFar(): boolean {
+    if (this.overflow || endsInsideJson(this.text)) return false;
+    try {
+      JSON.parse(this.text);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   end(): null {
