@@ -81,8 +81,9 @@ export const SETTINGS = {
   /**
    * The whole request body must arrive within this (408 request_timeout after it), however its pieces are
    * spaced: the 30 s between pieces (BODY_IDLE_MS) alone let a body trickled a byte every 29 s hold the
-   * request, and its key's concurrency slot, for ever. 300 s is Node's http.Server `requestTimeout`, the
-   * same bound (a whole request, then 408); a 16 MiB body (MAX_BODY_BYTES) still arrives at 0.5 Mbit/s.
+   * request for ever (no key slot: that is taken once the body is whole). 300 s is Node's http.Server
+   * `requestTimeout`, the same bound (a whole request, then 408); a 16 MiB body (MAX_BODY_BYTES) still
+   * arrives at 0.5 Mbit/s.
    */
   REQUEST_BODY_TIMEOUT_MS: int(300_000, 1000, 3_600_000, "ms"),
   /**

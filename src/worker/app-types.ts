@@ -1,6 +1,7 @@
 /** The Hono environment of the gateway: bindings from wrangler, per-request variables set by middleware. */
 import type { GatewayConfig, GatewayKey } from "./config";
 import type { RequestLog } from "./log";
+import type { ParsedBody } from "./request/request-body";
 
 export interface GatewayVariables {
   requestId: string;
@@ -13,6 +14,8 @@ export interface GatewayVariables {
   config: GatewayConfig;
   /** Set by the auth middleware on /v1/*: which configured key the client sent. */
   gatewayKey: GatewayKey;
+  /** Set on the inference routes once the body is whole and valid (inference-request.ts inferenceBody). */
+  inferenceBody: ParsedBody;
 }
 
 export interface GatewayEnv {

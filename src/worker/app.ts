@@ -11,7 +11,8 @@ import { cors } from "./cors/cors";
 import { errorBody, GatewayError, toGatewayError } from "./errors";
 import { healthz } from "./healthz";
 import { inferenceHandler } from "./inference/handler";
-import { keyLimits } from "./key-limits/key-limits";
+import { inferenceBody } from "./inference/inference-request";
+import { keyConcurrency, keyRateLimit } from "./key-limits/key-limits";
 import { allowMethods, requestContext, requireConfig, requireGatewayKey } from "./middleware";
 import { listModels, retrieveModel } from "./models";
 
@@ -39,10 +40,12 @@ app.get("/healthz", healthz);
 app.use("/v1/*", requireConfig(), requireGatewayKey());
 app.get("/v1/models", listModels);
 app.get("/v1/models/:model{.+}", retrieveModel);
-// Per-key limits guard the routes that occupy the fleet.
-const limits = keyLimits();
-app.post("/v1/chat/completions", limits, inferenceHandler("chat"));
-app.post("/v1/completions", limits, inferenceHandler("completions"));
+// Per-key limits guard the routes that occupy the fleet: the rate as a request arrives, a concurrency slot
+// once its body is whole and valid (a body still uploading holds none; a bad one is told its 400, not a 429).
+const rate = keyRateLimit();
+const slot = keyConcurrency();
+app.post("/v1/chat/completions", rate, inferenceBody("chat"), slot, inferenceHandler("chat"));
+app.post("/v1/completions", rate, inferenceBody("completions"), slot, inferenceHandler("completions"));
 
 // The admin API: fleet-wide figures and an operator's changes, under the admin token. The dashboard page
 // and its files hold no data (its script asks for the token and calls /admin/stats with it).

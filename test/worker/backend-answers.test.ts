@@ -84,6 +84,71 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.usage.withUsage).toBe(1);
   });
 
+  it("a JSON body whose connection is reset after its value closed is complete: a 200 read whole, no fault", async () => {
+    // The read after the whole JSON failed: the client's read failed too (a complete answer lost), and the
+    // backend took a fault for an answer it gave in full.
+    const res = await gatewayWithEnv(
+      faultServerPool("odd-jsonreset", "jsonreset"),
+      "/v1/chat/completions",
+      ask("odd-jsonreset", false),
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]!.message.content).toBe("Hello");
+    await settle("odd-jsonreset");
+    const s = await poolStats("odd-jsonreset");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+    expect(s.usage.withUsage).toBe(1);
+  });
+
+  it("a body whose connection is reset after [DONE] is complete: no error event after [DONE], no fault", async () => {
+    // The read after [DONE] fails (a proxy dropping the connection, a content-length past the bytes sent): the
+    // client got an "incomplete" error event after a complete answer, and the backend a fault for each one.
+    for (let i = 0; i < 2; i++) {
+      const res = await gatewayWithEnv(
+        faultServerPool("odd-donereset", "donereset"),
+        "/v1/chat/completions",
+        ask("odd-donereset", true, `hi ${i}`),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+      expect(text).not.toContain("error");
+    }
+    await settle("odd-donereset");
+    const s = await poolStats("odd-donereset");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(0);
+    expect(s.usage.failed).toBe(0);
+    expect(s.usage.withUsage).toBe(2);
+  });
+
+  it("a content-coding fetch cannot decode: asked for none, and one sent anyway is a 502 and a fault, never compressed bytes under a 200", async () => {
+    // Without an Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3): a server may deflate; relayed, the
+    // client got deflate bytes under a 200 with no Content-Encoding (only chosen headers are passed on).
+    const ok = await gatewayWithEnv(
+      faultServerPool("odd-negotiate", "negotiate"),
+      "/v1/chat/completions",
+      ask("odd-negotiate", false),
+    );
+    expect(ok.status).toBe(200);
+    expect(
+      ((await ok.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content,
+    ).toBe("hello");
+    const res = await gatewayWithEnv(
+      faultServerPool("odd-deflate", "deflate"),
+      "/v1/chat/completions",
+      ask("odd-deflate", false),
+    );
+    expect(await expectOpenAIError(res, 502, "backend_unreachable")).toMatch(/content-coding .*\(deflate\)/);
+    await settle("odd-deflate");
+    const s = await poolStats("odd-deflate");
+    expect(s.leases).toBe(0);
+    expect(s.backends[0]!.consecutiveFailures).toBe(1);
+  });
+
   it("an event stream whose events are not JSON is relayed byte for byte (the gateway does not rewrite answers), lease ended", async () => {
     const res = await gatewayWithEnv(
       faultServerPool("odd-sse", "badsse"),
@@ -100,22 +165,28 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(s.backends[0]!.inflight).toBe(0);
   });
 
-  it("a JSON body cut half way: the client's read fails (no way to say more after a 200), a fault of that backend", async () => {
-    const res = await gatewayWithEnv(
-      faultServerPool("odd-cut", "cutjson"),
-      "/v1/chat/completions",
-      ask("odd-cut", false),
-    ).then(
-      () => "read whole",
-      (e: unknown) => String(e),
-    );
-    expect(res).toMatch(/Error/);
-    await settle("odd-cut");
-    const s = await poolStats("odd-cut");
-    expect(s.leases).toBe(0);
-    expect(s.usage.failed).toBe(1);
-    expect(s.backends[0]!.consecutiveFailures).toBe(1);
-  });
+  for (const [how, model, path] of [
+    ["its connection closed", "odd-cut", "cutjson"],
+    // A clean end inside the JSON was relayed as a whole 200 and counted a success: the SDK's JSON parse
+    // failed, which it does not retry, while the backend was never blamed.
+    ["then a clean end", "odd-cutend", "cutjsonend"],
+  ] as const)
+    it(`a JSON body cut half way, ${how}: the client's read fails (no way to say more after a 200), a fault of that backend`, async () => {
+      const res = await gatewayWithEnv(
+        faultServerPool(model, path),
+        "/v1/chat/completions",
+        ask(model, false),
+      ).then(
+        () => "read whole",
+        (e: unknown) => String(e),
+      );
+      expect(res).toMatch(/Error/);
+      await settle(model);
+      const s = await poolStats(model);
+      expect(s.leases).toBe(0);
+      expect(s.usage.failed).toBe(1);
+      expect(s.backends[0]!.consecutiveFailures).toBe(1);
+    });
 
   for (const [what, path, stream] of [
     ["a JSON answer", "empty", false],

@@ -21,6 +21,7 @@ import {
   clearBackendFault,
   expectOpenAIError,
   faultServerPool,
+  gatewayWithEnv,
   keyLimiterStats,
   longPrompt,
   MODEL,
@@ -209,7 +210,7 @@ describe("a client that leaves while a failed answer is read before its retry", 
 });
 
 describe("a client that trickles its request body", () => {
-  it("is answered 408 at REQUEST_BODY_TIMEOUT_MS, holding no lease while it sends, and its key's slot is freed", async () => {
+  it("is answered 408 at REQUEST_BODY_TIMEOUT_MS, holding no lease and none of its key's slots while it sends", async () => {
     const key = "client-gone-trickle-key";
     const enc = new TextEncoder();
     const text = JSON.stringify({
@@ -227,24 +228,29 @@ describe("a client that trickles its request body", () => {
       },
     });
     const t0 = Date.now();
-    const answer = openWithEnv(
-      { GATEWAY_API_KEYS: `${key} max_concurrent=1`, REQUEST_BODY_TIMEOUT_MS: "1500" },
-      "/v1/chat/completions",
-      {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body,
-      },
-    );
-    // While it sends: its key's slot is held, nothing in the RouterDO is.
-    await sleep(700);
-    expect((await keyLimiterStats(key)).inflight).toBe(1);
+    const bindings = { GATEWAY_API_KEYS: `${key} max_concurrent=1`, REQUEST_BODY_TIMEOUT_MS: "1500" };
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const answer = openWithEnv(bindings, "/v1/chat/completions", { method: "POST", headers, body });
+    // While it sends: nothing in the RouterDO is held, nor any slot of its key (taken once the body is
+    // whole), so the key's one slot serves another request meanwhile.
+    await sleep(500);
+    expect((await keyLimiterStats(key)).inflight).toBe(0);
     // (A pool no request has reached yet holds nothing either: run alone, this case is the first.)
     const during = await env.ROUTER.getByName(MODEL).stats();
     if (during.ok) {
       expect(during.leases).toBe(0);
       expect(during.backends.every((b) => b.inflight === 0)).toBe(true);
     } else expect(during.message).toContain("no request has reached this pool yet");
+    const meanwhile = await gatewayWithEnv(bindings, "/v1/chat/completions", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        model: MODEL,
+        max_tokens: 2,
+        messages: [{ role: "user", content: "meanwhile" }],
+      }),
+    });
+    expect(meanwhile.status).toBe(200);
     const { res, settled } = await answer;
     const took = Date.now() - t0;
     expect(await expectOpenAIError(res, 408, "request_timeout")).toContain(

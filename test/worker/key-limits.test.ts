@@ -101,6 +101,18 @@ describe("requests in flight per key", () => {
     // The log names the key by its fingerprint, never by the key.
     expect(refusedLine?.key).toBe(await fingerprint(a));
 
+    // What is wrong with a request is told before the 429 (which an SDK retries, to be refused again):
+    // a bad body, an unserved model. Neither takes a slot.
+    const bad = await gatewayWithEnv(keys, "/v1/chat/completions", chatInit(a, '{"model":'));
+    await expectOpenAIError(bad, 400, "invalid_json");
+    const unserved = await gatewayWithEnv(
+      keys,
+      "/v1/chat/completions",
+      chatInit(a, JSON.stringify({ model: "not-served", messages: [{ role: "user", content: "x" }] })),
+    );
+    await expectOpenAIError(unserved, 404, "model_not_found");
+    expect(await keyLimiterStats(a)).toMatchObject({ inflight: 2, acquired: 2, refused: 1 });
+
     // Another key, with the same limit, is served while `a` is full.
     const other = await gatewayWithEnv(keys, "/v1/chat/completions", chatInit(b, short("other")));
     expect(other.status).toBe(200);

@@ -12,6 +12,10 @@
  * - /html/v1/chat/completions:     200 text/html, a login page;
  * - /badsse/v1/chat/completions:   200 text/event-stream, one good event, then lines that are not JSON;
  * - /cutjson/v1/chat/completions:  200 application/json with a content-length, closed half way;
+ * - /jsonreset/v1/chat/completions: 200 application/json, the whole answer, then the connection reset (chunked,
+ *                                  never ended): the read after a complete JSON value fails;
+ * - /cutjsonend/v1/chat/completions: the same half body, then a clean end (chunked; or a content-length that
+ *                                  is short: fetch stops reading there);
  * - /empty/v1/chat/completions:    200 application/json with no body at all (content-length: 0);
  * - /emptysse/v1/chat/completions: 200 text/event-stream that ends before its first event;
  * - /sseerr/v1/chat/completions:   200 text/event-stream, one token, then an error event and [DONE] (vLLM's way
@@ -32,6 +36,8 @@
  *                                  (a proxy that rewrote the content-type, an engine that never set it).
  * - /donestall/v1/chat/completions: 200 text/event-stream: a token, a usage-only chunk and [DONE], then the body is held
  *                                  open (a proxy that keeps it open after the end of the answer).
+ * - /donereset/v1/chat/completions: the same, then the connection is reset 50 ms after [DONE] (a proxy that drops
+ *                                  it, a content-length past the bytes sent): the read after the answer fails.
  * - /redirect/v1/chat/completions:  307 to /echo/v1/chat/completions (a backend url that is not the server's own address).
  * - /longevent/v1/chat/completions: 200 text/event-stream: a token, one event of 1.5 MiB (past what the tap holds),
  *                                  a token, a usage-only chunk, [DONE]; written in 64 KiB pieces.
@@ -41,6 +47,8 @@
  * - /usagelie/v1/chat/completions:  200, streamed or not as asked, whose `usage` is the JSON on the first line of the
  *                                  first message (the test's: negative, fractional, past any context, cached_tokens
  *                                  past prompt_tokens).
+ * - /deflate/v1/chat/completions:   200 application/json in `content-encoding: deflate`, which fetch does not decode;
+ * - /negotiate/v1/chat/completions: the same only when the request's Accept-Encoding allows deflate (none does).
  * - /ra-absurd/v1/chat/completions: 429 with `retry-after: 99999999` (a proxy in front of a backend).
  * - /cutevent/v1/chat/completions: 200 text/event-stream: a token, then half an event (its JSON cut), and a clean end.
  * - /lastnl/v1/chat/completions:   200 text/event-stream: a token, then `data: [DONE]` with one line break, and a clean
@@ -58,6 +66,7 @@
  */
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { deflateSync } from "node:zlib";
 
 /** 1 KiB of a histogram line, again and again. */
 const FILLER = `vllm:request_prompt_tokens_bucket{model_name="m",engine="0",le="${"9".repeat(960)}"} 1.0\n`;
@@ -185,6 +194,29 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         );
         hold(res, () => res.destroy(), CUT_MS);
         return;
+      case "/jsonreset/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+            usage: {
+              prompt_tokens: 3,
+              completion_tokens: 1,
+              total_tokens: 4,
+              prompt_tokens_details: { cached_tokens: 0 },
+            },
+          }),
+        );
+        hold(res, () => res.socket?.destroy(), CUT_MS);
+        return;
+      case "/cutjsonend/v1/chat/completions":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hel',
+        );
+        return;
       case "/empty/v1/chat/completions":
         res.writeHead(200, { "content-type": "application/json", "content-length": "0" });
         res.end();
@@ -222,6 +254,7 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         return;
       }
       case "/donestall/v1/chat/completions":
+      case "/donereset/v1/chat/completions":
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(
           `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`,
@@ -229,7 +262,8 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.write(
           `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 0 } } })}\n\ndata: [DONE]\n\n`,
         );
-        hold(res, () => res.end());
+        if (req.url?.startsWith("/donereset")) hold(res, () => res.socket?.destroy(), 50);
+        else hold(res, () => res.end());
         return;
       case "/redirect/v1/chat/completions":
         // Somewhere else (here /echo; on a real fleet an http→https hop, a moved host, a login wall).
@@ -435,6 +469,25 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         res.writeHead(429, { "content-type": "application/json", "retry-after": "99999999" });
         res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", code: 429 } }));
         return;
+      case "/deflate/v1/chat/completions":
+      case "/negotiate/v1/chat/completions": {
+        req.resume();
+        const answer = JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+        });
+        // /negotiate deflates only when the request allows it (no Accept-Encoding: any coding; RFC 9110).
+        const accept = req.headers["accept-encoding"];
+        const deflate = req.url?.startsWith("/deflate") || accept === undefined || accept.includes("deflate");
+        res.writeHead(200, {
+          "content-type": "application/json",
+          ...(deflate ? { "content-encoding": "deflate" } : {}),
+        });
+        res.end(deflate ? deflateSync(answer) : answer);
+        return;
+      }
       case "/nocontent/v1/chat/completions":
         res.writeHead(204);
         res.end();

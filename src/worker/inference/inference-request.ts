@@ -3,7 +3,7 @@
  * prefix, and work out what the backend will be sent. Everything later
  * steps need about the client's request, computed once.
  */
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { prefixKeysForRequest } from "../../prefix/request-keys";
 import type { RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
@@ -35,17 +35,32 @@ export interface InferenceRequest {
   readonly armKey: number;
 }
 
+/**
+ * Reads and validates the body, and checks its model is served, before the key's concurrency slot is
+ * taken (app.ts): a body still arriving holds no slot, and what is wrong with a request (400, 404, 408,
+ * 413) is told before a 429 that would only send it back to be refused again.
+ */
+export function inferenceBody(kind: InferenceKind): MiddlewareHandler<GatewayEnv> {
+  return async function inferenceBodyMiddleware(c, next) {
+    const config = c.get("config");
+    const parsed = await readInferenceBody(c.req.raw, kind, config.deadlines.bodyMs);
+    c.get("log").set({ model: parsed.body.model, stream: parsed.body.stream === true });
+    requireModel(config, parsed.body.model);
+    c.set("inferenceBody", parsed);
+    await next();
+  };
+}
+
+/** The rest of step 1, on the body `inferenceBody` read. */
 export async function readInferenceRequest(
   c: Context<GatewayEnv>,
   kind: InferenceKind,
 ): Promise<InferenceRequest> {
   const config = c.get("config");
   const log = c.get("log");
-  const { body, raw, text } = await readInferenceBody(c.req.raw, kind, config.deadlines.bodyMs);
+  const { body, raw, text } = c.get("inferenceBody");
   const model = body.model;
   const stream = body.stream === true;
-  log.set({ model, stream });
-  requireModel(config, model);
 
   const tenant = body.prompt_cache_key ?? c.req.header("x-prefix-cache-key") ?? undefined;
   const hasTenant = tenant !== undefined && tenant !== "";

@@ -93,3 +93,24 @@ describe("relay: the idle deadline and the proof of life", () => {
     expect(rest).toContain("[DONE]");
   });
 });
+
+describe("relay: a body that fails after [DONE]", () => {
+  for (const strip of [true, false])
+    it(`ends as done, with no error event after the answer (${strip ? "strip" : "pass-through"})`, async () => {
+      // A proxy that resets the connection after the answer, or a content-length past the bytes sent: the
+      // read after [DONE] fails.
+      let sent = 0;
+      const texts = [token("Hi"), "data: [DONE]\n\n"];
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent < texts.length) controller.enqueue(UTF8.encode(texts[sent++]!));
+          else controller.error(new Error("Network connection lost."));
+        },
+      });
+      const r = relayed({ reader: stream.getReader(), abort: new AbortController() }, strip);
+      const text = await readAll(r.reader);
+      expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+      expect(text).not.toContain("error");
+      expect(r.ended()).toEqual({ kind: "done" });
+    });
+});

@@ -162,6 +162,14 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
                 end({ kind: "stream_error", message });
                 return;
               }
+              if (!source.eventStream && tap.endedInsideEvent) {
+                // A JSON body that ends cleanly before its JSON does: as for one whose connection breaks, the
+                // client's read fails (its SDK retries that; a parse error it would not), and it counts broken.
+                const message = "the body ended inside its JSON";
+                controller.error(new Error(message));
+                end({ kind: "stream_error", message });
+                return;
+              }
               controller.close();
               end({ kind: "done" });
               return;
@@ -179,7 +187,11 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
             return;
           }
           const idle = err instanceof IdleTimeout;
-          if (idle && tap.sawDone) {
+          // After [DONE], or a JSON body's closed value, the answer is whole, whatever ends its body: held open
+          // (idle), or cut (a proxy that resets the connection, a content-length past the bytes sent). An error
+          // there would follow a complete answer, and the request count as broken off: a fault of a backend
+          // that answered in full.
+          if (tap.wholeSoFar()) {
             abort.abort(err);
             reader.cancel(err).catch(() => {});
             const rest = tap.end();

@@ -32,6 +32,11 @@ export interface Tap {
   /** The event stream's `data: [DONE]` has been seen: the answer is complete (the body should end now). */
   readonly sawDone: boolean;
   /**
+   * The answer is whole though its body did not end: an event stream past its `[DONE]`, or a JSON body whose
+   * value has closed. Asked only when reading the rest fails, so a JSON body is parsed then, not per chunk.
+   */
+  wholeSoFar(): boolean;
+  /**
    * Set by end(): the body ended inside an event whose data is cut (neither [DONE] nor JSON; or one longer
    * than the tap holds, never finished). A client's SSE parser drops an unfinished event without a word.
    */
@@ -191,6 +196,10 @@ export class SseTap implements Tap {
     return !this.strip && this.pendingChars > 0;
   }
 
+  wholeSoFar(): boolean {
+    return this.sawDone;
+  }
+
   push(chunk: Uint8Array): Uint8Array | null {
     const wasAligned = this.aligned;
     let text = this.decoder.decode(chunk, { stream: true });
@@ -317,13 +326,38 @@ export class SseTap implements Tap {
   }
 }
 
+/** A body that opens a JSON object or array (after whitespace and a BOM). */
+const STARTS_AS_JSON = /^[\s\ufeff]*[{[]/;
+
+/**
+ * Text that opens a JSON object or array and ends before closing it (inside a string, or with a bracket
+ * open): a body cut short. One that closes but does not parse for another reason (a Python server's `NaN`,
+ * which Python's json reads) is not cut: it is relayed as it is.
+ */
+export function endsInsideJson(text: string): boolean {
+  if (!STARTS_AS_JSON.test(text)) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b || ch === 0x5b) depth++;
+    else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+  return inString || depth > 0;
+}
+
 export class JsonTap implements Tap {
   usage: Usage | undefined;
   sawContent = false;
   sawError = false;
   readonly sawDone = false;
   readonly midEvent = false;
-  readonly endedInsideEvent = false;
+  /** The body began as JSON and ended before its JSON did (read at end(); see Tap.endedInsideEvent). */
+  endedInsideEvent = false;
   events = 0;
   readonly answers = 0;
   private readonly decoder = new TextDecoder();
@@ -343,6 +377,16 @@ export class JsonTap implements Tap {
     return chunk;
   }
 
+  wholeSoFar(): boolean {
+    if (this.overflow || endsInsideJson(this.text)) return false;
+    try {
+      JSON.parse(this.text);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   end(): null {
     if (this.overflow) return null;
     this.text += this.decoder.decode();
@@ -351,7 +395,8 @@ export class JsonTap implements Tap {
       this.usage = readUsage(obj);
       this.sawError = isErrorObject(obj);
     } catch {
-      // Not JSON (an HTML error page, say): nothing to learn.
+      // Not JSON (an HTML error page, say): nothing to learn. JSON left open was cut short.
+      this.endedInsideEvent = endsInsideJson(this.text);
     }
     this.text = "";
     return null;

@@ -182,6 +182,18 @@ function htmlPageOf(res: Response): string | undefined {
     : undefined;
 }
 
+/**
+ * The answer's content-coding when fetch has not decoded it (it decodes gzip and br): relayed, the client got
+ * compressed bytes under a 200 and no Content-Encoding (only chosen headers are passed on), and the usage
+ * chunk went unseen. Asked for identity, a server should not send one; a server that does is misconfigured.
+ */
+function unreadableCoding(res: Response): string | undefined {
+  const coding = (res.headers.get("content-encoding") ?? "").trim().toLowerCase();
+  return coding === "" || coding === "identity" || coding === "gzip" || coding === "br"
+    ? undefined
+    : coding.slice(0, 40);
+}
+
 export async function callBackend(
   backend: BackendConfig,
   path: string,
@@ -191,6 +203,9 @@ export async function callBackend(
 ): Promise<Attempt> {
   const headers = new Headers({
     "content-type": "application/json",
+    // No compression, please: the answer is read as it streams, and a backend on the fleet's network gains
+    // nothing from it. Without this header any coding is acceptable (RFC 9110 §12.5.3).
+    "accept-encoding": "identity",
     "x-request-id": upstreamRequestId,
     ...backendAuthorization(backend.apiKey),
   });
@@ -236,6 +251,11 @@ export async function callBackend(
   if (page !== undefined) {
     res.body?.cancel().catch(() => {});
     return failed(new Error(`answered ${res.status} with an HTML page (${page}), not an API response`));
+  }
+  const coding = unreadableCoding(res);
+  if (coding !== undefined) {
+    res.body?.cancel().catch(() => {});
+    return failed(new Error(`answered in a content-coding the gateway cannot read (${coding})`));
   }
   if (isRedirect(res.status)) {
     res.body?.cancel().catch(() => {});

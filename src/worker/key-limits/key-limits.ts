@@ -1,9 +1,9 @@
 /**
  * Per-key limits on the inference routes, after auth: requests per period
- * (the KEY_RATE_LIMITER binding, counted per Cloudflare location) and
- * requests in flight (the key's KeyLimiterDO). Either refuses with 429 and
- * `retry-after` before any routing or backend work starts, and the log line
- * says which. A limit that is off costs no call; a limiter that fails or is
+ * (the KEY_RATE_LIMITER binding, counted per Cloudflare location), checked
+ * before the body is read, and requests in flight (the key's KeyLimiterDO),
+ * checked once the body is whole. Either refuses with 429 and `retry-after`
+ * before any routing or backend work starts, and the log line says which. A limit that is off costs no call; a limiter that fails or is
  * slow lets the request through, logged.
  *
  * A slot is held until the response body is over: the body is wrapped in a
@@ -84,12 +84,28 @@ async function holdUntilResponseEnds(
   c.res = new Response(onBodyEnd(res.body, end), res);
 }
 
-export function keyLimits(): MiddlewareHandler<GatewayEnv> {
-  return async function keyLimitsMiddleware(c, next) {
+/**
+ * Requests per period: checked as the request arrives, before its body is read, so a key past its rate
+ * costs the isolate no body to read and parse (up to MAX_BODY_BYTES).
+ */
+export function keyRateLimit(): MiddlewareHandler<GatewayEnv> {
+  return async function keyRateLimitMiddleware(c, next) {
+    if (c.get("config").keyLimits.rateLimit)
+      await enforceRate(c.env.KEY_RATE_LIMITER, c.get("gatewayKey").id, c.get("log"));
+    await next();
+  };
+}
+
+/**
+ * Requests in flight: a slot is taken once the body is whole and valid (the route reads it first), so a
+ * client still uploading (a trickle, a large prompt on a slow link) holds none of its key's slots, and a
+ * bad body is told its 400 rather than a 429 its SDK would retry.
+ */
+export function keyConcurrency(): MiddlewareHandler<GatewayEnv> {
+  return async function keyConcurrencyMiddleware(c, next) {
     const config = c.get("config");
     const key = c.get("gatewayKey");
     const log = c.get("log");
-    if (config.keyLimits.rateLimit) await enforceRate(c.env.KEY_RATE_LIMITER, key.id, log);
     if (key.maxConcurrent === 0) {
       await next();
       return;
