@@ -171,8 +171,6 @@ export class RouterDO extends DurableObject<Env> {
    * knows none.
    */
   private readonly lastOutput = new Map<string, number>();
-  /** The newest first-token latency (ms) a relay notice told of each backend (BackendProgress.ttftMs). */
-  private readonly firstTokenMs = new Map<string, number>();
   /** When this instance's recent leases ended: a shed request's retry-after (inflight-bound.ts). */
   private readonly leaseEnds = new LeaseEndClock();
   private router: PoolRouter | undefined;
@@ -267,13 +265,11 @@ export class RouterDO extends DurableObject<Env> {
         if (was !== undefined && was !== b.url) {
           this.router.resetHealth(b.id);
           this.lastOutput.delete(b.id);
-          this.firstTokenMs.delete(b.id);
         }
       }
     }
     const kept = new Set(spec.backends.map((b) => b.id));
     for (const id of [...this.lastOutput.keys()]) if (!kept.has(id)) this.lastOutput.delete(id);
-    for (const id of [...this.firstTokenMs.keys()]) if (!kept.has(id)) this.firstTokenMs.delete(id);
     this.scraper.configure(
       spec.engineScrapeMs,
       spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
@@ -634,11 +630,9 @@ export class RouterDO extends DurableObject<Env> {
     let kept = 0;
     const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
     for (let i = 0; i < n; i++) {
-      const { id, ageMs, ttftMs } = items[i]!;
+      const { id, ageMs } = items[i]!;
       if (!Number.isFinite(ageMs) || ageMs < 0 || !spec.backends.some((b) => b.id === id)) continue;
       this.noteOutput(id, now - ageMs);
-      if (typeof ttftMs === "number" && Number.isFinite(ttftMs) && ttftMs >= 0)
-        this.firstTokenMs.set(id, ttftMs);
       kept++;
     }
     return kept;
@@ -654,10 +648,7 @@ export class RouterDO extends DurableObject<Env> {
    */
   async progress(): Promise<ProgressResult> {
     const now = Date.now();
-    const backends = [...this.lastOutput].map(([id, at]) => {
-      const ttftMs = this.firstTokenMs.get(id);
-      return { id, ageMs: Math.max(0, now - at), ...(ttftMs !== undefined ? { ttftMs } : {}) };
-    });
+    const backends = [...this.lastOutput].map(([id, at]) => ({ id, ageMs: Math.max(0, now - at) }));
     return { ok: true, backends };
   }
 

@@ -226,8 +226,6 @@ describe("overload: a slow fleet", () => {
       expect(s.leases).toBe(1);
       const seen = p.backends.find((b) => b.id === `${model}-1`);
       expect(seen?.ageMs).toBeLessThan(Number(FIRST_BYTE_MS));
-      // The first-token latency of the relayed request came with it (kept, no routing input).
-      expect(seen?.ttftMs).toBeGreaterThanOrEqual(0);
     }
     expect(await text).toContain("data: [DONE]");
     await running.settled();

@@ -191,20 +191,12 @@ export function respond(
       onEnd,
       // A 2xx answer's events prove the engine is working (an error body or event, a keep-alive comment, prove
       // nothing of the kind): this isolate's waiting requests read it here, other isolates' through the RouterDO
-      // (noticeRelay, for a long answer; its first-token latency rides along: kept by the RouterDO, no routing
-      // input).
+      // (noticeRelay, for a long answer).
       ...(res.ok
         ? {
             onRelayed: (at: number) => {
               noteProgress(decision.backendId, at);
-              noticeRelay(
-                call,
-                decision.cell,
-                decision.backendId,
-                at,
-                relayingSince,
-                eventStream && firstContentAt !== undefined ? firstContentAt - attempt.startedAt : undefined,
-              );
+              noticeRelay(call, decision.cell, decision.backendId, at, relayingSince);
             },
           }
         : {}),

@@ -6,7 +6,7 @@
  * (bench/results/red-team.md "relay-progress"). These notices are that evidence, mid-stream.
  *
  * Rate-limited per cell and backend: a backend gets a new notice only `everyMs` after its last one was taken,
- * whatever the traffic; until taken, a waiting notice keeps the newest relay time (and first-token latency).
+ * whatever the traffic; until taken, a waiting notice keeps the newest relay time.
  * A notice is taken once, by the next route call to its cell (carried, no call of its own) or by the flush its
  * first waiting notice scheduled. One entry per backend a cell relayed lately: bounded by BACKENDS; an entry
  * with nothing waiting whose rate limit has lapsed is dropped at the next take. Holds no I/O and no promises
@@ -17,8 +17,6 @@ import type { RelayNotice } from "./router-rpc";
 interface Entry {
   /** Newest relay time (Date.now()) not yet taken; undefined: nothing waiting. */
   at: number | undefined;
-  /** Newest first-token latency (ms) heard with a waiting notice. */
-  ttftMs: number | undefined;
   /** When a notice of this backend was last taken (sent or carried), and the rate limit it was taken under. */
   takenAt: number;
   everyMs: number;
@@ -37,16 +35,14 @@ export class RelayNotices {
   private batches = 0;
 
   /**
-   * Answer bytes of `backendId` (in `cell`, a RouterDO name) were relayed at `at`; `ttftMs` when they were a
-   * request's first content (fetch → first content). A batch number when this is the cell's first waiting
-   * notice: the caller schedules the flush (takeBatch) that sends the batch if no route call takes it first.
+   * Answer bytes of `backendId` (in `cell`, a RouterDO name) were relayed at `at`. A batch number when this is
+   * the cell's first waiting notice: the caller schedules the flush (takeBatch) that sends the batch if no route call takes it first.
    */
-  relayed(cell: string, backendId: string, at: number, everyMs: number, ttftMs?: number): number | undefined {
+  relayed(cell: string, backendId: string, at: number, everyMs: number): number | undefined {
     let c = this.byCell.get(cell);
     const e = c?.entries.get(backendId);
     if (e !== undefined && e.at !== undefined) {
       e.at = Math.max(e.at, at);
-      if (ttftMs !== undefined) e.ttftMs = ttftMs;
       return undefined;
     }
     if (e !== undefined && at - e.takenAt < e.everyMs) return undefined;
@@ -54,7 +50,7 @@ export class RelayNotices {
       c = { entries: new Map(), waiting: 0, batch: 0 };
       this.byCell.set(cell, c);
     }
-    c.entries.set(backendId, { at, ttftMs, takenAt: e?.takenAt ?? Number.NEGATIVE_INFINITY, everyMs });
+    c.entries.set(backendId, { at, takenAt: e?.takenAt ?? Number.NEGATIVE_INFINITY, everyMs });
     if (++c.waiting > 1) return undefined;
     c.batch = ++this.batches;
     return c.batch;
@@ -76,13 +72,8 @@ export class RelayNotices {
     const out: RelayNotice[] = [];
     for (const [id, e] of c.entries) {
       if (e.at !== undefined) {
-        out.push({
-          id,
-          ageMs: Math.max(0, now - e.at),
-          ...(e.ttftMs !== undefined ? { ttftMs: e.ttftMs } : {}),
-        });
+        out.push({ id, ageMs: Math.max(0, now - e.at) });
         e.at = undefined;
-        e.ttftMs = undefined;
         e.takenAt = now;
       } else if (now - e.takenAt >= e.everyMs) {
         c.entries.delete(id);

@@ -598,7 +598,7 @@ export async function askProgress(
 
 /**
  * Answer bytes of `backendId` (in `cell`) were relayed at `at`, by a stream relaying since `since` (its first
- * bytes; `ttftMs`: its first-token latency, once known): the cell's RouterDO is told, so a request waiting on
+ * bytes): the cell's RouterDO is told, so a request waiting on
  * that backend in another isolate knows it busy, not hung, even if none of its requests ends within the window
  * (RouterDO.progress()). Only a stream relaying for `relayNoticeMs` or more tells: a shorter answer ends, and
  * its lease end is the evidence (no notice, no flush held in waitUntil). Never on the request's path:
@@ -606,17 +606,10 @@ export async function askProgress(
  * within `relayNoticeMs`, else sent alone in waitUntil, within REPORT_TIMEOUT_MS; skipped (and dropped)
  * while this isolate's route-call breaker is open. Never throws, and a failure never opens the breaker.
  */
-export function noticeRelay(
-  call: RouteCall,
-  cell: Cell,
-  backendId: string,
-  at: number,
-  since: number,
-  ttftMs?: number,
-): void {
+export function noticeRelay(call: RouteCall, cell: Cell, backendId: string, at: number, since: number): void {
   if (call.relayNoticeMs <= 0 || at - since < call.relayNoticeMs) return;
   try {
-    const batch = notices.relayed(cell.name, backendId, at, call.relayNoticeMs, ttftMs);
+    const batch = notices.relayed(cell.name, backendId, at, call.relayNoticeMs);
     if (batch !== undefined) call.waitUntil(flushNotices(call, cell, batch));
   } catch {
     // Evidence only: a request never fails for its notice.

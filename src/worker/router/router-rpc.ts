@@ -158,11 +158,6 @@ export interface RouteInput {
 export interface RelayNotice {
   readonly id: string;
   readonly ageMs: number;
-  /**
-   * The newest first-token latency (fetch → first content, ms) this isolate saw there since its last notice:
-   * kept by the RouterDO (BackendProgress.ttftMs) for whoever wants it; no routing input.
-   */
-  readonly ttftMs?: number;
 }
 
 /** relaying(): how many of the notices were kept (the others named no backend of the pool, or were malformed). */
@@ -330,8 +325,6 @@ export interface BackendProgress {
   readonly id: string;
   /** Ms between the freshest such evidence and this answer, by the RouterDO's clock. */
   readonly ageMs: number;
-  /** The newest first-token latency (ms) an isolate's notice told of this backend, if any (RelayNotice.ttftMs). */
-  readonly ttftMs?: number;
 }
 
 /**
