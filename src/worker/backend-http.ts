@@ -24,3 +24,18 @@ export function isRedirect(status: number): boolean {
 export function refusesCredentials(status: number): boolean {
   return status === 401 || status === 403;
 }
+
+/**
+ * A promise that rejects when `signal` aborts (at once if it has), never resolving: raced against a body's
+ * reads, it ends a body that stalls mid-way at the deadline whether or not the runtime errors the stream on
+ * abort. Its rejection is handled here, so an unraced one is no unhandled rejection.
+ */
+export function rejectsOnAbort(signal: AbortSignal): Promise<never> {
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(new Error("aborted"));
+    if (signal.aborted) fail();
+    else signal.addEventListener("abort", fail, { once: true });
+  });
+  aborted.catch(() => {});
+  return aborted;
+}

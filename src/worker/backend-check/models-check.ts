@@ -26,7 +26,7 @@
  * Never throws. Sends the backend's apiKey as requests do; never follows a
  * redirect (the key would go where BACKENDS did not say).
  */
-import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
+import { backendAuthorization, isRedirect, refusesCredentials, rejectsOnAbort } from "../backend-http";
 
 /**
  * `ok`: answered 200 with a model list holding the pool's model (or accepting any, or no model to look for).
@@ -184,13 +184,7 @@ type Read = { ok: true; text: string } | { ok: false; reason: string };
 async function readCapped(res: Response, maxBytes: number, signal: AbortSignal): Promise<Read> {
   if (res.body === null) return { ok: true, text: "" };
   const reader = res.body.getReader();
-  // The deadline ends a body that stalls mid-way, whether or not the runtime errors the stream on abort.
-  const aborted = new Promise<never>((_, reject) => {
-    const fail = () => reject(new Error("aborted"));
-    if (signal.aborted) fail();
-    else signal.addEventListener("abort", fail, { once: true });
-  });
-  aborted.catch(() => {});
+  const aborted = rejectsOnAbort(signal);
   const decoder = new TextDecoder();
   let text = "";
   let bytes = 0;

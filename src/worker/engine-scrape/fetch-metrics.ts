@@ -14,7 +14,7 @@
  * proxy in front of them may not. A redirect is never followed (the key
  * would go to an address BACKENDS did not name): a 3xx is a failed scrape.
  */
-import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
+import { backendAuthorization, isRedirect, refusesCredentials, rejectsOnAbort } from "../backend-http";
 import { EngineMetricsReader, type EngineMetricsReading } from "./engine-metrics";
 
 export interface FetchMetricsOptions {
@@ -56,13 +56,7 @@ export async function fetchEngineMetrics(url: string, o: FetchMetricsOptions): P
   }
   const reader = new EngineMetricsReader();
   const body = res.body.getReader();
-  // The deadline ends a body that stalls mid-way too, whether or not the runtime errors the stream on abort.
-  const aborted = new Promise<never>((_, reject) => {
-    const fail = () => reject(new Error("aborted"));
-    if (signal.aborted) fail();
-    else signal.addEventListener("abort", fail, { once: true });
-  });
-  aborted.catch(() => {});
+  const aborted = rejectsOnAbort(signal);
   const decoder = new TextDecoder();
   let pending = "";
   let stopped = false;
