@@ -9,7 +9,7 @@
 //   npx tsx bench/results/burst-tail/audit.ts WORKLOAD BACKENDS LOAD SET SEED PRESET [PEER]
 //   e.g. ... audit.ts burst 8 28 none 1 llama-3.1-8b-h100-vllm llmd
 //   SET "none": burst and burst-mooncake are in no tuning set (sim/eval-sets.ts), so their tuning stand-in
-//   is seeds 1–2 with no set. SHOW=N rows of the slowest (default 12).
+//   is seeds 1–2 with no set. SHOW=N rows of the slowest (default 12); PREDICTED=1 adds the ledger's prediction block.
 // Engine internals are read through casts: an audit only, nothing here is used by the router or the simulator.
 import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
 import { Router } from "../../../src/routing/router";
@@ -204,4 +204,39 @@ for (const i of t.slice(0, detail)) {
   const x = ours.recs[i]!;
   const f = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : "∞");
   console.log(`#${i}: ` + x.cost!.map((c, j) => `b${j} ${f(c)}=${f(x.wait![j]!)}+${f(x.prefill![j]!)}+${f(x.rest![j]!)}+${f(x.charge![j]!)}`).join("  "));
+}
+
+// PREDICTED=1 (near-miss): for prefix_aware's slowest 1%, the ledger's predicted TTFT on the chosen backend
+// (queue wait + prefill) against the engine's, and the first-token step's requests split into those routed before
+// the decision (known to the gateway) and after it.
+if (process.env.PREDICTED === "1") {
+  console.log(
+    "\n== prefix_aware's slowest 1%: ledger's predicted TTFT on the chosen backend (queue wait + prefill) vs the engine's; the first-token step's requests routed before / after this one",
+  );
+  const rows: { pred: number; ttft: number; before: number; after: number; tokBefore: number; tokAfter: number }[] = [];
+  for (const i of t) {
+    const x = ours.recs[i]!;
+    const pred = Math.max(x.wait![x.backend]!, 0) + x.prefill![x.backend]!;
+    const others = x.stepIds.filter((j) => j !== i);
+    const before = others.filter((j) => w.requests[j]!.arrivalMs <= w.requests[i]!.arrivalMs);
+    const after = others.filter((j) => w.requests[j]!.arrivalMs > w.requests[i]!.arrivalMs);
+    const suffix = (j: number) => w.requests[j]!.promptTokens - ours.recs[j]!.hitBlocks * bt;
+    const r = {
+      pred,
+      ttft: x.ttft,
+      before: before.length,
+      after: after.length,
+      tokBefore: before.reduce((a, j) => a + suffix(j), 0),
+      tokAfter: after.reduce((a, j) => a + suffix(j), 0),
+    };
+    rows.push(r);
+    console.log(
+      `#${i}: predicted ${ms(pred)} (wait ${ms(x.wait![x.backend]!)} + prefill ${ms(x.prefill![x.backend]!)}), engine ${ms(x.ttft)} (wait ${ms(x.admitMs - w.requests[i]!.arrivalMs)} + step(s) ${ms(x.stepEnd - x.admitMs)}); ` +
+        `first-token step: ${x.stepPrefill} tok, ${r.before} routed before (${r.tokBefore} tok), ${r.after} after (${r.tokAfter} tok)`,
+    );
+  }
+  const avg = (f: (r: (typeof rows)[number]) => number) => rows.reduce((a, r) => a + f(r), 0) / Math.max(1, rows.length);
+  console.log(
+    `mean: predicted ${ms(avg((r) => r.pred))}, engine ${ms(avg((r) => r.ttft))}; first-token step: ${avg((r) => r.before).toFixed(1)} routed before (${avg((r) => r.tokBefore).toFixed(0)} tok), ${avg((r) => r.after).toFixed(1)} after (${avg((r) => r.tokAfter).toFixed(0)} tok)`,
+  );
 }
