@@ -95,6 +95,11 @@ export default defineConfig({
               // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.
               ratelimits: {
                 TEST_KEY_RATE_LIMITER: { namespace_id: "4243", simple: { limit: 3, period: 60 } },
+                // wrangler.toml's own limiter, still called on every request (KEY_RATE_LIMIT = "on"), with room for
+                // the whole run: the files share one workerd and so its counters (isolate: false below), and the
+                // fuzz files alone send more than wrangler.toml's 600 a minute on the default key. Reaching a
+                // limit is tested with TEST_KEY_RATE_LIMITER (key-limits.test.ts, cors.test.ts).
+                KEY_RATE_LIMITER: { namespace_id: "4244", simple: { limit: 1_000_000, period: 60 } },
               },
             },
           })),
@@ -102,6 +107,12 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/worker/**/*.test.ts"],
+          // One workerd for all the files, not one per file: starting it and loading the Worker's modules into
+          // it cost ~12 s a file on two busy cores, ~400 s of a full run (bench/results/red-team.md "The whole
+          // suite"). Files still run one at a time (maxWorkers is 1 on two cores), so none sees another's
+          // requests in flight; what they share is Durable Object storage, so a test names its own pools (its
+          // own model or backend ids) or, where it reads a shared one, compares with what it read before.
+          isolate: false,
           globalSetup: ["test/worker/global-setup.ts"],
           testTimeout: 20_000,
         },
