@@ -64,6 +64,11 @@ export default defineConfig({
           // routing core) in a full run on two cores at load 10-14, tests that take well under a second
           // on an idle machine (bench/results/red-team.md). No test here times itself against this.
           testTimeout: 30_000,
+          // The files share one worker and its loaded modules instead of a fresh one each: importing the
+          // tokenizer, the routing core and the simulator again for each of ~145 files cost ~240 s of a full
+          // run on two busy cores. A test that needs a module's first load imports a fresh instance itself
+          // (test/node/tokenizer.test.ts).
+          isolate: false,
           include: [
             "src/routing/**/*.test.ts",
             "src/prefix/**/*.test.ts",
