@@ -115,9 +115,11 @@ export default defineConfig({
           // One workerd for all the files, not one per file: starting it and loading the Worker's modules into
           // it cost ~12 s a file on two busy cores, ~400 s of a full run (bench/results/red-team.md "The whole
           // suite"). Files still run one at a time (maxWorkers is 1 on two cores), so none sees another's
-          // requests in flight; what they share is Durable Object storage, so a test names its own pools (its
-          // own model or backend ids) or, where it reads a shared one, compares with what it read before.
+          // requests in flight. Each file starts with no Durable Object, as in a workerd of its own
+          // (fresh-state.ts); what files share is the Worker's module state, the rate limiter's counters (room
+          // for the whole run above) and the emulators (shared before too).
           isolate: false,
+          setupFiles: ["test/worker/fresh-state.ts"],
           globalSetup: ["test/worker/global-setup.ts"],
           testTimeout: 20_000,
         },
