@@ -67,6 +67,11 @@ export default defineConfig({
           // routing core) in a full run on two cores at load 10-14, tests that take well under a second
           // on an idle machine (bench/results/red-team.md). No test here times itself against this.
           testTimeout: 30_000,
+          // The files share one worker and its loaded modules instead of a fresh one each: importing the
+          // tokenizer, the routing core and the simulator again for each of ~145 files cost ~240 s of a full
+          // run on two busy cores. A test that needs a module's first load imports a fresh instance itself
+          // (test/node/tokenizer.test.ts).
+          isolate: false,
           include: [
             "src/routing/**/*.test.ts",
             "src/prefix/**/*.test.ts",
@@ -98,6 +103,11 @@ export default defineConfig({
               // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.
               ratelimits: {
                 TEST_KEY_RATE_LIMITER: { namespace_id: "4243", simple: { limit: 3, period: 60 } },
+                // wrangler.toml's own limiter, still called on every request (KEY_RATE_LIMIT = "on"), with room for
+                // the whole run: the files share one workerd and so its counters (isolate: false below), and the
+                // fuzz files alone send more than wrangler.toml's 600 a minute on the default key. Reaching a
+                // limit is tested with TEST_KEY_RATE_LIMITER (key-limits.test.ts, cors.test.ts).
+                KEY_RATE_LIMITER: { namespace_id: "4244", simple: { limit: 1_000_000, period: 60 } },
               },
             },
           })),
@@ -105,6 +115,14 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/worker/**/*.test.ts"],
+          // One workerd for all the files, not one per file: starting it and loading the Worker's modules into
+          // it cost ~12 s a file on two busy cores, ~400 s of a full run (bench/results/red-team.md "The whole
+          // suite"). Files still run one at a time (maxWorkers is 1 on two cores), so none sees another's
+          // requests in flight. Each file starts with no Durable Object, as in a workerd of its own
+          // (fresh-state.ts); what files share is the Worker's module state, the rate limiter's counters (room
+          // for the whole run above) and the emulators (shared before too).
+          isolate: false,
+          setupFiles: ["test/worker/fresh-state.ts"],
           globalSetup: ["test/worker/global-setup.ts"],
           testTimeout: 20_000,
         },

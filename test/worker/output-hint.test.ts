@@ -5,7 +5,7 @@
  * as `min_tokens`, a field the gateway passes through unread. A thin wrapper
  * around the ROUTER namespace (interceptRoute) records what each route() call was given.
  */
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { replayBody } from "../../bench/e2e/request-body";
 import type { RouteInput } from "../../src/worker/router/router-rpc";
 import { authHeaders, gatewayWithEnv, interceptRoute, longPrompt, MODEL } from "./helpers";
@@ -47,6 +47,18 @@ async function replay(seed: string, outputTokens: number, maxTokens: number | un
 }
 
 describe("the e2e replay's output hint through the gateway", () => {
+  // One request first, so that this isolate and the pool's RouterDO agree that the object knows its fleet: the
+  // workers files share one workerd, whose Durable Objects are reset before each file (fresh-state.ts) while the
+  // isolate remembers an earlier file's pool, so its first route call there is made again with the pool's spec.
+  beforeAll(async () => {
+    const warm = await gatewayWithEnv({}, "/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders(),
+      body: JSON.stringify({ model: MODEL, max_tokens: 1, messages: [{ role: "user", content: "warm" }] }),
+    });
+    expect(warm.status).toBe(200);
+  });
+
   it("routes on the client's max_tokens while the emulator generates the true length", async () => {
     const r = await replay("hint-cap", 37, 512);
     expect(r.routedWith).toBe(512);

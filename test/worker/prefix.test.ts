@@ -6,7 +6,7 @@
  */
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BpeTokenizer, encodeO200k } from "../../src/prefix/tokenizer";
 import { prefixKeyCases } from "../node/prefix-cases";
 import { tokenizerCorpus } from "../node/tokenizer-corpus";
@@ -29,9 +29,13 @@ let reference: Tiktoken | undefined;
 
 describe("o200k tokenizer in workerd", () => {
   it("builds the isolate's tables on first use, not at import", async () => {
-    // A fresh instance of the module, whatever an earlier test of this isolate has loaded.
-    vi.resetModules();
-    const fresh = await import("../../src/prefix/tokenizer");
+    // A fresh instance of the module, whatever an earlier test or test file of this isolate has loaded: a
+    // query makes it a module of its own. Not vi.resetModules(), which would also give the next test file a new
+    // src/index.ts, and workerd then resets every Durable Object of the old one (the workers project shares one
+    // workerd between files: vitest.config.ts).
+    const fresh = (await import(
+      /* @vite-ignore */ `../../src/prefix/tokenizer.ts?fresh=${Date.now()}`
+    )) as typeof import("../../src/prefix/tokenizer");
     expect(fresh.o200kLoaded()).toBe(false);
     fresh.encodeO200k("hello");
     expect(fresh.o200kLoaded()).toBe(true);
