@@ -117,11 +117,13 @@ export default defineConfig({
           include: ["test/worker/**/*.test.ts"],
           // One workerd for all the files, not one per file: starting it and loading the Worker's modules into
           // it cost ~12 s a file on two busy cores, ~400 s of a full run (bench/results/red-team.md "The whole
-          // suite"). Files still run one at a time (maxWorkers is 1 on two cores), so none sees another's
-          // requests in flight. Each file starts with no Durable Object, as in a workerd of its own
-          // (fresh-state.ts); what files share is the Worker's module state, the rate limiter's counters (room
-          // for the whole run above) and the emulators (shared before too).
+          // suite"). Files run one at a time, so none sees another's requests in flight, nor has its Durable
+          // Objects reset under it by another file's fresh-state.ts: said here (maxWorkers), not left to the
+          // core count (vitest's default is 1 on two cores only). Each file starts with no Durable Object, as in
+          // a workerd of its own (fresh-state.ts); what files share is the Worker's module state, the rate
+          // limiter's counters (room for the whole run above) and the emulators (shared before too).
           isolate: false,
+          maxWorkers: 1,
           setupFiles: ["test/worker/fresh-state.ts"],
           globalSetup: ["test/worker/global-setup.ts"],
           testTimeout: 20_000,

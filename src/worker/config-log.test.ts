@@ -56,3 +56,42 @@ describe("config errors in the log", () => {
     expect(lines).toHaveLength(1);
   });
 });
+
+describe("a secret's value in a plain var", () => {
+  it("is not echoed: the admin token, a gateway key, a backend's apiKey or url password, or a piece of one", () => {
+    const env: RawConfigEnv = {
+      ...good,
+      BACKENDS: JSON.stringify([
+        {
+          id: "a",
+          url: "http://ops:url-pass-secret@10.0.0.1:8000",
+          models: ["m"],
+          apiKey: "sk-backend-secret",
+        },
+      ]),
+      GATEWAY_API_KEYS: "client-key-secret-1 max_concurrent=2, other-client-key",
+      SHADOW: "admin-token-secret-0123456789",
+      AB_STICKY: "client-key-secret-1",
+      ROUTING_POLICY: "Bearer sk-backend-secret",
+      AB_POLICY: "url-pass-secret",
+      CORS_ALLOW_ORIGINS: "admin-token-secret",
+      ROUTER_CELLS: "seven",
+    };
+    const text = configErrorLine(env, [
+      "SHADOW: must be on or off",
+      "AB_STICKY: must be one of …",
+      "ROUTING_POLICY: unknown policy",
+      "AB_POLICY: unknown policy",
+      "CORS_ALLOW_ORIGINS: must be origins",
+      "ROUTER_CELLS: must be auto or an integer",
+    ]);
+    for (const secret of ["admin-token", "client-key", "sk-backend", "url-pass"])
+      expect(text).not.toContain(secret);
+    const got = JSON.parse(text).got;
+    expect(Object.keys(got).sort()).toEqual(
+      ["AB_POLICY", "AB_STICKY", "CORS_ALLOW_ORIGINS", "ROUTER_CELLS", "ROUTING_POLICY", "SHADOW"].sort(),
+    );
+    // A value that holds no secret is still shown: what the line is for.
+    expect(got.ROUTER_CELLS).toBe("seven");
+  });
+});

@@ -537,6 +537,7 @@ const ECHO_MAX_CHARS = 200;
  */
 export function configErrorLine(env: RawConfigEnv, errors: readonly string[]): string {
   const got: Record<string, string> = {};
+  const secrets = secretValues(env);
   for (const e of errors) {
     const name = /^([A-Z][A-Z0-9_]*)\b/.exec(e)?.[1];
     if (
@@ -546,9 +547,64 @@ export function configErrorLine(env: RawConfigEnv, errors: readonly string[]): s
     )
       continue;
     const value = env[name as keyof RawConfigEnv];
-    if (typeof value === "string") got[name] = value.slice(0, ECHO_MAX_CHARS);
+    if (typeof value !== "string") continue;
+    got[name] = sharesSecret(value, secrets) ? SECRET_HELD : value.slice(0, ECHO_MAX_CHARS);
   }
   return JSON.stringify({ msg: "config_invalid", level: "error", errors, got });
+}
+
+/** What the log says instead of a non-secret var's value that holds (part of) a secret's. */
+const SECRET_HELD = "(not shown: it holds a secret's value)";
+/** Shorter pieces are not looked for: any value would hold them by chance. */
+const SECRET_MIN_CHARS = 6;
+
+/**
+ * The secrets' values as the config holds them, so that a var that holds one is not echoed: an ADMIN_TOKEN
+ * or a key pasted into a plain var (wrangler.toml [vars], committed and shown in the dashboard) is a
+ * mistake the log must not repeat. The admin token, each gateway key, each backend's apiKey and a url's
+ * user and password, read leniently (the config may be invalid).
+ */
+function secretValues(env: RawConfigEnv): string[] {
+  const out: string[] = [];
+  if (env.ADMIN_TOKEN !== undefined) out.push(env.ADMIN_TOKEN.trim());
+  for (const piece of (env.GATEWAY_API_KEYS ?? "").split(",")) out.push(piece.trim().split(/\s+/)[0] ?? "");
+  let backends: unknown;
+  try {
+    backends = JSON.parse(env.BACKENDS ?? "[]");
+  } catch {
+    backends = [];
+  }
+  for (const b of Array.isArray(backends) ? backends : []) {
+    if (typeof b !== "object" || b === null) continue;
+    const { apiKey, url } = b as { apiKey?: unknown; url?: unknown };
+    if (typeof apiKey === "string") out.push(apiKey);
+    if (typeof url === "string") out.push(...userinfo(url));
+  }
+  return out.filter((v) => v.length >= SECRET_MIN_CHARS);
+}
+
+/** A url's user and password, as written and decoded; none when it is no url. */
+function userinfo(url: string): string[] {
+  try {
+    const { username, password } = new URL(url);
+    const out = [username, password];
+    for (const v of [username, password]) {
+      try {
+        out.push(decodeURIComponent(v));
+      } catch {
+        // Not %-decodable: as written only.
+      }
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+/** The value holds a secret, or a piece of one at least SECRET_MIN_CHARS long. */
+function sharesSecret(value: string, secrets: readonly string[]): boolean {
+  const v = value.trim();
+  return secrets.some((s) => v.includes(s) || (v.length >= SECRET_MIN_CHARS && s.includes(v)));
 }
 
 /**

@@ -66,8 +66,12 @@ async function holdUntilResponseEnds(
     c.executionCtx.waitUntil(release());
   };
   // A client that leaves ends the slot too, even if no cancel reaches the body (workerd does not always
-  // deliver one to a JS-stream body: cloudflare/workerd#6832).
-  c.req.raw.signal.addEventListener("abort", end, { once: true });
+  // deliver one to a JS-stream body: cloudflare/workerd#6832). It may have left already: the slot is taken
+  // after its body is read, and an aborted signal fires no abort event again (relay.ts and upstream.ts
+  // check the same way).
+  const client = c.req.raw.signal;
+  if (client.aborted) end();
+  else client.addEventListener("abort", end, { once: true });
   try {
     await next();
   } catch (err) {
