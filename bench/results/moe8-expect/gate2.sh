@@ -1,31 +1,7 @@
 #!/usr/bin/env bash
-# Gate 2 of moe8-expect (adapted from ../moe8-resid/gate2.sh): data nobody tuned on. Synthetic seeds 18-20 of
-# multi-turn, generated-shared-prefix and zipf at the race's loads (bench/sim-all.sh), both presets; Mooncake's
-# scoring half with arrival seeds 33-36 and 53-56 (assigned to this branch), the four Mooncake groups at the race's speeds.
-# Run from the tree whose policy is measured; OUT is an absolute folder.
+# Gate 2 of moe8-expect: moe8-resid's gate 2 (same groups, loads and speeds) on data nobody had read: Mooncake's
+# scoring half with arrival seeds 33-36 and 53-56, synthetic seeds 18-20. Run from the tree whose policy is measured.
 #   main (ddabec26), with Dynamo on Mooncake:  cd /work/wt/expect-main && <this>/gate2.sh <this>/g2-main prefix_aware prefix_aware,dynamo
 #   this branch:                               bench/results/moe8-expect/gate2.sh $PWD/bench/results/moe8-expect/g2-expect prefix_aware prefix_aware
 # Usage: gate2.sh OUT SYNTHETIC_POLICIES MOONCAKE_POLICIES (export MOONCAKE_TRACE first)
-set -euo pipefail
-out=$1 synpol=$2 mcpol=$3
-LLAMA=llama-3.1-8b-h100-vllm
-MOE=qwen3-30b-a3b-h100-vllm
-run() { nice -n 10 npx tsx sim/main.ts "$@" --kv-allocation incremental --out "$out" | tail -1; }
-for seed in 33 34 35 36 53 54 55 56; do
-  for g in "8 2.5 $LLAMA" "16 5 $LLAMA" "8 2 $MOE" "16 4 $MOE"; do
-    read -r b x preset <<<"$g"
-    run --workload mooncake --backends "$b" --speed "$x" --set scoring --seed "$seed" --preset "$preset" \
-      --policies "$mcpol" --name "mooncake-${b}b-x${x}-scoring-s${seed}-$preset"
-  done
-done
-for seed in 18 19 20; do
-  for g in "multi-turn 70 45 --requests 10000" "generated-shared-prefix 30 50" "zipf 40 65"; do
-    read -r w l m extra <<<"$g"
-    # shellcheck disable=SC2086
-    run --workload "$w" --backends 8 $extra --rate "$l" --seed "$seed" --preset "$LLAMA" --policies "$synpol" \
-      --name "$w-8b-r$l-unused-s$seed"
-    # shellcheck disable=SC2086
-    run --workload "$w" --backends 8 $extra --rate "$m" --seed "$seed" --preset "$MOE" --policies "$synpol" \
-      --name "$w-8b-r$m-unused-s$seed-$MOE"
-  done
-done
+MC_SEEDS="33 34 35 36 53 54 55 56" SYN_SEEDS="18 19 20" exec "$(dirname "$0")/../moe8-resid/gate2.sh" "$@"
