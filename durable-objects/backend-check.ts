@@ -21,6 +21,7 @@
  */
 import { type BackendCheck, checkBackendModels } from "../src/worker/backend-check/models-check";
 import type { BackendCheckStatus } from "../src/worker/router/router-rpc";
+import { eachAtMost } from "./at-most";
 
 /** A check (connect, headers, body) must end within this, ms. */
 export const CHECK_DEADLINE_MS = 2000;
@@ -71,11 +72,7 @@ export class BackendChecker {
     const fresh = model !== this.model || (this.intervalMs <= 0 && intervalSeconds > 0);
     this.intervalMs = intervalSeconds * 1000;
     this.model = model;
-    this.targets = targets.map((t) => ({
-      id: t.id,
-      url: t.url,
-      ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}),
-    }));
+    this.targets = [...targets];
     const ids = new Set(this.targets.map((t) => t.id));
     for (const id of [...this.results.keys()]) if (!ids.has(id)) this.results.delete(id);
     for (const id of [...this.unchecked]) if (!ids.has(id)) this.unchecked.delete(id);
@@ -114,13 +111,9 @@ export class BackendChecker {
     if (this.inRound) return;
     this.inRound = true;
     this.lastRoundAt = now;
-    const queue = [...this.targets];
     const model = this.model;
-    const worker = async (): Promise<void> => {
-      for (let t = queue.shift(); t !== undefined; t = queue.shift()) await this.check(t, model);
-    };
     try {
-      await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, queue.length) }, worker));
+      await eachAtMost(this.targets, CHECK_CONCURRENCY, (t) => this.check(t, model));
     } finally {
       this.rounds++;
       this.inRound = false;

@@ -22,10 +22,12 @@
  * and the next route call starts it again. Off (interval 0), nothing is
  * ever fetched and no alarm is set for it.
  */
+
 import { engineSignalMaxAgeMs } from "../src/routing/defaults";
 import { EngineSignalBook } from "../src/routing/engine-signal-book";
 import { fetchEngineMetrics } from "../src/worker/engine-scrape/fetch-metrics";
 import type { EngineScrapeStatus } from "../src/worker/router/router-rpc";
+import { eachAtMost } from "./at-most";
 
 /** Body bytes read per scrape at most: vLLM's whole exposition is tens of KiB, the gauges come first. */
 export const SCRAPE_MAX_BYTES = 256 * 1024;
@@ -109,12 +111,8 @@ export class EngineScraper {
     this.inRound = true;
     this.lastRoundAt = now;
     const deadlineMs = Math.min(this.intervalMs, SCRAPE_DEADLINE_MAX_MS);
-    const queue = [...this.targets];
-    const worker = async (): Promise<void> => {
-      for (let t = queue.shift(); t !== undefined; t = queue.shift()) await this.scrape(t, deadlineMs, own);
-    };
     try {
-      await Promise.all(Array.from({ length: Math.min(SCRAPE_CONCURRENCY, queue.length) }, worker));
+      await eachAtMost(this.targets, SCRAPE_CONCURRENCY, (t) => this.scrape(t, deadlineMs, own));
     } finally {
       const end = this.clock();
       this.book.expire(end);

@@ -270,15 +270,9 @@ export class RouterDO extends DurableObject<Env> {
     }
     const kept = new Set(spec.backends.map((b) => b.id));
     for (const id of [...this.lastOutput.keys()]) if (!kept.has(id)) this.lastOutput.delete(id);
-    this.scraper.configure(
-      spec.engineScrapeMs,
-      spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
-    );
-    this.checker.configure(
-      spec.backendCheckSeconds,
-      spec.model,
-      spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) })),
-    );
+    const targets = spec.backends.map((b) => ({ id: b.id, url: b.url, ...this.configured(b) }));
+    this.scraper.configure(spec.engineScrapeMs, targets);
+    this.checker.configure(spec.backendCheckSeconds, spec.model, targets);
     if (this.budget === undefined || this.budget.ratio !== spec.retryBudgetPercent / 100)
       this.budget = keyedPoolBudget(spec.retryBudgetPercent / 100, RETRY_BURST);
     this.spec = spec;
