@@ -27,7 +27,7 @@ import {
 import { POLICY_NAMES } from "../routing/types";
 import { type CorsOrigins, parseCorsOrigins } from "./cors/cors-origins";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
-import { type KeyEntry, keyIdOf, parseKeyEntries } from "./gateway-keys";
+import { type KeyEntry, keyIdOf, listedKeys, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
 import { sha256 } from "./sha256";
 
@@ -567,7 +567,7 @@ const SECRET_MIN_CHARS = 6;
 function secretValues(env: RawConfigEnv): string[] {
   const out: string[] = [];
   if (env.ADMIN_TOKEN !== undefined) out.push(env.ADMIN_TOKEN.trim());
-  for (const piece of (env.GATEWAY_API_KEYS ?? "").split(",")) out.push(piece.trim().split(/\s+/)[0] ?? "");
+  out.push(...listedKeys(env.GATEWAY_API_KEYS ?? ""));
   let backends: unknown;
   try {
     backends = JSON.parse(env.BACKENDS ?? "[]");

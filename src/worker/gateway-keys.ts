@@ -60,6 +60,20 @@ function parseOption(token: string, at: number, out: { maxConcurrent?: number },
 
 const sameOptions = (a: KeyOptions, b: KeyOptions) => a.maxConcurrent === b.maxConcurrent;
 
+/** An entry's tokens: its key, then its options. */
+const tokensOf = (piece: string): string[] => piece.trim().split(/\s+/);
+
+/**
+ * Every key the secret lists, whatever its entries' options say, valid or not: the values a log must never
+ * echo (config.ts configErrorLine), read from a secret that may not parse.
+ */
+export function listedKeys(raw: string): string[] {
+  return raw
+    .split(",")
+    .map((piece) => tokensOf(piece)[0] ?? "")
+    .filter((key) => key !== "");
+}
+
 /** Parses the secret; never throws, never puts a key (or any token) into a message. */
 export function parseKeyEntries(raw: string): KeyEntriesResult {
   const issues: KeyIssue[] = [];
@@ -67,7 +81,7 @@ export function parseKeyEntries(raw: string): KeyEntriesResult {
   /** key → its first entry: index in `entries`, position in the list. */
   const seen = new Map<string, { readonly index: number; readonly at: number }>();
   raw.split(",").forEach((piece, at) => {
-    const tokens = piece.trim().split(/\s+/);
+    const tokens = tokensOf(piece);
     const key = tokens[0] ?? "";
     if (key === "") return;
     const options: { maxConcurrent?: number } = {};
