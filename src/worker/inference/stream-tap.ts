@@ -378,7 +378,7 @@ export class JsonTap implements Tap {
   }
 
   wholeSoFar(): boolean {
-    if (this.overflow || endsInsideJson(this.text)) return false;
+    if (this.overflow) return false;
     try {
       JSON.parse(this.text);
       return true;
