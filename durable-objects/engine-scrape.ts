@@ -151,11 +151,8 @@ export class EngineScraper {
     if (!this.targets.some((x) => x.id === t.id && x.url === t.url)) return;
     if (!r.ok) {
       this.failures++;
-      // Stats name backends by id and never by address (healthz promises no URLs): a runtime's message may hold one.
-      this.failing.set(t.id, {
-        reason: r.reason.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>"),
-        at: this.clock(),
-      });
+      // No address in it (fetchFailure): stats name backends by id, never by URL.
+      this.failing.set(t.id, { reason: r.reason, at: this.clock() });
       return;
     }
     this.failing.delete(t.id);

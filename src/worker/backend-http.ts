@@ -39,3 +39,14 @@ export function rejectsOnAbort(signal: AbortSignal): Promise<never> {
   aborted.catch(() => {});
   return aborted;
 }
+
+/**
+ * Why a fetch to a backend failed, in words an operator page may show: a timeout names its stage, any other
+ * failure the runtime's message with every URL in it replaced (/healthz and the stats name backends by id,
+ * never by address), cut to 200 characters.
+ */
+export function fetchFailure(e: unknown, signal: AbortSignal, stage: string): string {
+  if (signal.aborted) return `timeout (${stage})`;
+  const msg = `${stage} failed: ${e instanceof Error ? e.message : String(e)}`;
+  return msg.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>").slice(0, 200);
+}

@@ -26,7 +26,13 @@
  * Never throws. Sends the backend's apiKey as requests do; never follows a
  * redirect (the key would go where BACKENDS did not say).
  */
-import { backendAuthorization, isRedirect, refusesCredentials, rejectsOnAbort } from "../backend-http";
+import {
+  backendAuthorization,
+  fetchFailure,
+  isRedirect,
+  refusesCredentials,
+  rejectsOnAbort,
+} from "../backend-http";
 
 /**
  * `ok`: answered 200 with a model list holding the pool's model (or accepting any, or no model to look for).
@@ -87,7 +93,12 @@ export async function checkBackendModels(
       headers: { accept: "application/json", ...backendAuthorization(o.apiKey) },
     });
   } catch (e) {
-    return { state: "unreachable", at: clock(), reachable: false, detail: failureOf(e, signal, "connect") };
+    return {
+      state: "unreachable",
+      at: clock(),
+      reachable: false,
+      detail: fetchFailure(e, signal, "connect"),
+    };
   }
   const status = res.status;
   if (status !== 200) {
@@ -201,14 +212,7 @@ async function readCapped(res: Response, maxBytes: number, signal: AbortSignal):
     }
   } catch (e) {
     await reader.cancel().catch(() => {});
-    return { ok: false, reason: failureOf(e, signal, "body") };
+    return { ok: false, reason: fetchFailure(e, signal, "body") };
   }
   return { ok: true, text: text + decoder.decode() };
-}
-
-/** Why a fetch failed, without any URL the runtime's message may hold (/healthz promises none). */
-function failureOf(e: unknown, signal: AbortSignal, stage: string): string {
-  if (signal.aborted) return `timeout (${stage})`;
-  const msg = `${stage} failed: ${e instanceof Error ? e.message : String(e)}`;
-  return msg.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>").slice(0, 200);
 }

@@ -14,7 +14,13 @@
  * proxy in front of them may not. A redirect is never followed (the key
  * would go to an address BACKENDS did not name): a 3xx is a failed scrape.
  */
-import { backendAuthorization, isRedirect, refusesCredentials, rejectsOnAbort } from "../backend-http";
+import {
+  backendAuthorization,
+  fetchFailure,
+  isRedirect,
+  refusesCredentials,
+  rejectsOnAbort,
+} from "../backend-http";
 import { EngineMetricsReader, type EngineMetricsReading } from "./engine-metrics";
 
 export interface FetchMetricsOptions {
@@ -42,7 +48,7 @@ export async function fetchEngineMetrics(url: string, o: FetchMetricsOptions): P
     const headers = { accept: "text/plain;version=0.0.4", ...backendAuthorization(o.apiKey) };
     res = await (o.fetch ?? fetch)(url, { signal, headers, redirect: "manual" });
   } catch (e) {
-    return { ok: false, reason: failureOf(e, signal, "connect"), bytes };
+    return { ok: false, reason: fetchFailure(e, signal, "connect"), bytes };
   }
   o.onHeaders?.();
   if (res.status !== 200 || res.body === null) {
@@ -85,16 +91,11 @@ export async function fetchEngineMetrics(url: string, o: FetchMetricsOptions): P
     if (!stopped && !capped && pending !== "") reader.line(pending);
   } catch (e) {
     await body.cancel().catch(() => {});
-    return { ok: false, reason: failureOf(e, signal, "body"), bytes };
+    return { ok: false, reason: fetchFailure(e, signal, "body"), bytes };
   }
   if (stopped || capped) await body.cancel().catch(() => {});
   const r = reader.result();
   if (!r.ok)
     return { ok: false, reason: capped ? `${r.reason} in the first ${o.maxBytes} bytes` : r.reason, bytes };
   return { ok: true, reading: r.reading, bytes };
-}
-
-function failureOf(e: unknown, signal: AbortSignal, stage: string): string {
-  if (signal.aborted) return `timeout (${stage})`;
-  return `${stage} failed: ${e instanceof Error ? e.message : String(e)}`.slice(0, 200);
 }
