@@ -97,12 +97,21 @@ function run(name: SimPolicyName) {
   const pre: Pick<Rec, "cost" | "wait" | "prefill" | "rest" | "charge">[] = [];
   if (name === "prefix_aware") {
     const split = process.env.SPLIT !== undefined ? Number(process.env.SPLIT) : undefined;
-    const policy = split === undefined ? new PrefixAwarePolicy() : new SplitBurst(split);
+    // RATE=N (burst-s5): a counterfactual, not a rule: the cost model's prefill rate before any outcome is seen set
+    // to N tok/s instead of the default 10,000 (what a prior taken from the engine would give).
+    const opts = process.env.RATE !== undefined ? { defaultPrefillTokensPerSec: Number(process.env.RATE) } : {};
+    if (split !== undefined && process.env.RATE !== undefined) throw new Error("SPLIT and RATE together are not supported");
+    const policy = split === undefined ? new PrefixAwarePolicy(opts) : new SplitBurst(split);
     pa = policy;
     const inner = policy as unknown as { costs: Float64Array; work: Float64Array; past: Float64Array };
     const pick = policy.pick.bind(policy);
+    // FORCE=I:B (burst-s5): a counterfactual, not a rule: request I (the I-th decision) goes to backend B whatever
+    // the policy picked, everything else as the policy decides from there.
+    const [forceI, forceB] = (process.env.FORCE ?? "-1:-1").split(":").map(Number) as [number, number];
+    let calls = 0;
     policy.pick = (req, f, ctx) => {
-      const r = pick(req, f, ctx);
+      let r = pick(req, f, ctx);
+      if (calls++ === forceI) r = { index: forceB, reason: r.reason };
       const out = req.outputTokens ?? 0;
       const unc = f.backends.map((_, j) => inner.work[j]! - out - inner.past[j]!);
       const base = f.backends.map((_, j) => policy.model.cost(j, unc[j]!, f.inflight[j]!, ctx.now, out + inner.past[j]!));
@@ -239,4 +248,57 @@ if (process.env.PREDICTED === "1") {
   console.log(
     `mean: predicted ${ms(avg((r) => r.pred))}, engine ${ms(avg((r) => r.ttft))}; first-token step: ${avg((r) => r.before).toFixed(1)} routed before (${avg((r) => r.tokBefore).toFixed(0)} tok), ${avg((r) => r.after).toFixed(1)} after (${avg((r) => r.tokAfter).toFixed(0)} tok)`,
   );
+}
+
+// TIMELINE=FROM,TO (seconds; burst-s5): every request arriving in that window under prefix_aware, in arrival order:
+// its burst, backend, reason, blocks found cached, the ledger's predicted queue wait on the chosen backend and on
+// every backend (ms), the engine's wait (arrival → first chunk) and first-token step (tokens / requests / other
+// bursts' cold prefills in it), the TTFT, and the peer's TTFT on the same request. It shows a cluster of bursts as
+// the gateway saw it, decision by decision.
+if (process.env.TIMELINE) {
+  const [from, to] = process.env.TIMELINE.split(",").map((s) => Number(s) * 1000) as [number, number];
+  console.log(
+    `\n== prefix_aware, requests arriving in ${from / 1000}–${to / 1000} s: i burst t | backend reason hit | predicted wait there [every backend] → engine wait + step | TTFT | ${peer}: backend TTFT`,
+  );
+  for (let i = 0; i < n; i++) {
+    const a = w.requests[i]!.arrivalMs;
+    if (a < from || a > to) continue;
+    const x = ours.recs[i]!;
+    const y = theirs.recs[i]!;
+    const others = x.stepIds.filter((j) => j !== i && groupOf[j] !== groupOf[i] && cold(ours.recs[j]!, j)).length;
+    console.log(
+      `#${i} g${String(groupOf[i]).slice(0, 6)} t=${(a / 1000).toFixed(3)} | b${x.backend} ${x.reason} hit ${x.hitBlocks} | pred ${ms(x.wait![x.backend]!)} [${x.wait!.map((v) => v.toFixed(0)).join(" ")}] → ${ms(x.admitMs - a)} + ${ms(x.stepEnd - x.admitMs)} step ${x.stepPrefill}/${x.stepIds.length}/${others} | ${ms(x.ttft)} | b${y.backend} ${ms(y.ttft)}`,
+    );
+  }
+}
+
+// SWAP=i,j,... (burst-s5): a counterfactual p99 with the listed requests given the peer's TTFT (every other request
+// keeps ours; knock-on effects ignored): how much of our tail those requests make.
+if (process.env.SWAP) {
+  const ids = new Set(process.env.SWAP.split(",").map(Number));
+  const t2 = ours.recs.map((r, i) => (ids.has(i) ? theirs.recs[i]!.ttft : r.ttft));
+  const p99 = quantileOf(t2, 0.99);
+  console.log(
+    `\n== counterfactual: ${ids.size} requests at ${peer}'s TTFT: p99 ${ms(p99)} (ours ${ms(ours.p99)}, ${peer} ${ms(theirs.p99)}; ${(((p99 - theirs.p99) / theirs.p99) * 100).toFixed(1)}% vs ${peer})`,
+  );
+}
+
+// RATEWALK=1 (burst-s5): the ledger's prefill estimate against the engine's over the run. For cold requests (a
+// burst's first prefill or a copy), per second of arrival: the cost model's predicted prefill on the chosen backend
+// (its uncached tokens at the learned rate) against the engine's (first chunk → first token), mean over the second.
+if (process.env.RATEWALK === "1") {
+  console.log("\n== prefix_aware's cold prefills by second of arrival: n, predicted prefill → engine's (mean ms), ratio");
+  const by = new Map<number, { n: number; pred: number; eng: number }>();
+  for (let i = 0; i < n; i++) {
+    const x = ours.recs[i]!;
+    if (!cold(x, i)) continue;
+    const sec = Math.floor(w.requests[i]!.arrivalMs / 1000);
+    const b = by.get(sec) ?? { n: 0, pred: 0, eng: 0 };
+    b.n++;
+    b.pred += x.prefill![x.backend]!;
+    b.eng += x.stepEnd - x.admitMs;
+    by.set(sec, b);
+  }
+  for (const [sec, b] of [...by.entries()].sort((a, c) => a[0] - c[0]).slice(0, 12))
+    console.log(`${sec}–${sec + 1} s: ${b.n}, ${ms(b.pred / b.n)} → ${ms(b.eng / b.n)}, ${(b.pred / b.eng).toFixed(2)}`);
 }
