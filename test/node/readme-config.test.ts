@@ -23,7 +23,12 @@ function tableAfter(heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.slice(1, -1).split(/\s\|\s/).map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(/\s\|\s/)
+        .map((c) => c.trim()),
+    );
   }
   return rows.slice(2);
 }
@@ -54,6 +59,38 @@ describe("README configuration reference", () => {
     expect([...documented].sort()).toEqual(CONFIG_KEYS.filter((k) => !SECRET_NAMES.includes(k)).sort());
   });
 
+  it("lists the fields of a BACKENDS entry the config takes, and the entries' bounds", async () => {
+    const [, format, notes] = secretsTable.find((r) => r[0] === "`BACKENDS`")!;
+    const documented = [...format!.matchAll(/"(\w+)"/g)].map((m) => m[1]!);
+    // The config names every field it takes when it refuses another.
+    const backend = { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 };
+    const refused = await parseConfig({ ...base, BACKENDS: JSON.stringify([{ ...backend, zzz: 1 }]) });
+    const taken = /a backend has ([\w, ]+)\)/.exec(refused.ok ? "" : refused.errors.join("\n"))?.[1];
+    expect(taken?.split(", ")).toEqual(documented);
+    const withBackend = (extra: object): Promise<boolean> =>
+      parseConfig({ ...base, BACKENDS: JSON.stringify([{ ...backend, ...extra }]) }).then((r) => r.ok);
+    const [lo, hi] = /`maxInflight` \(optional, (\d[\d,]*) … (\d[\d,]*)/
+      .exec(notes!)!
+      .slice(1)
+      .map((n) => Number(n.replaceAll(",", "")));
+    expect([await withBackend({ maxInflight: lo }), await withBackend({ maxInflight: hi })]).toEqual([
+      true,
+      true,
+    ]);
+    expect([
+      await withBackend({ maxInflight: lo! - 1 }),
+      await withBackend({ maxInflight: hi! + 1 }),
+    ]).toEqual([false, false]);
+    const keys = secretsTable.find((r) => r[0] === "`GATEWAY_API_KEYS`")![2]!;
+    const [klo, khi] = /in-flight limit \((\d[\d,]*) … (\d[\d,]*)/
+      .exec(keys)!
+      .slice(1)
+      .map((n) => Number(n.replaceAll(",", "")));
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${klo}`)).toBe(true);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${khi}`)).toBe(true);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${khi! + 1}`)).toBe(false);
+  });
+
   it("gives each var the default the config applies when it is left out", async () => {
     const unset = await parseConfig(base);
     expect(unset.ok).toBe(true);
@@ -73,7 +110,8 @@ describe("README configuration reference", () => {
       ranges++;
       const [lo, hi] = [Number(m[1]!.replaceAll(",", "")), Number(m[2]!.replaceAll(",", ""))];
       // BALANCE_FACTOR may have a point; the rest are whole numbers.
-      const step = name in defaults.SETTINGS && !defaults.SETTINGS[name as defaults.SettingName].integer ? 0.01 : 1;
+      const step =
+        name in defaults.SETTINGS && !defaults.SETTINGS[name as defaults.SettingName].integer ? 0.01 : 1;
       // "1 … 1,048,576, ≥ `BLOCK_TOKENS`": the low end is taken where the other var allows it.
       const floor = /≥ `([A-Z_]+)`/.exec(range)?.[1];
       const low: RawConfigEnv = floor === undefined ? {} : { [floor]: String(lo) };
