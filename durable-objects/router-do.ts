@@ -736,7 +736,15 @@ export class RouterDO extends DurableObject<Env> {
     if (done === "unknown_backend")
       return { ok: false, code: done, message: `backend ${backendId} is not in the pool` };
     if (done === "last_backend")
-      return { ok: false, code: done, message: "draining it would leave the pool no backend" };
+      // Every other backend is drained (that is the only way to be the last): name them, so the operator
+      // knows which to undrain rather than guessing from /admin/backends.
+      return {
+        ok: false,
+        code: done,
+        message:
+          "draining it would leave the pool no backend in rotation: undrain one of " +
+          `${router.drainedIds().join(", ")} first (POST /admin/backends/{id}/undrain)`,
+      };
     this.store.saveDrained(router.drainedIds());
     return { ok: true, drained: router.drainedIds() };
   }

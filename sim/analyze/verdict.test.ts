@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { FleetEstimate } from "./fleet-estimate";
+import type { FleetEstimate, PolicyFigures } from "./fleet-estimate";
 import { decide, VERDICT_RULE } from "./verdict";
 
 function estimate(o: { ours: number; theirs: number; p50: number; p99: number }): FleetEstimate {
@@ -25,6 +25,25 @@ describe("the verdict rule", () => {
     const v = decide(share, estimate({ ours, theirs, p50, p99 }));
     expect(v.verdict).toBe(verdict);
     expect(v.because).toHaveLength(3);
+  });
+
+  it("says a rate is a lower bound where the search never saw it fail, as the report's table does", () => {
+    const figures = (capacityBound: "exact" | "atLeast") => ({ capacityBound }) as PolicyFigures;
+    const both = decide(0.8, {
+      ...estimate({ ours: 60.06, theirs: 60.06, p50: 19, p99: -9 }),
+      policies: { prefix_aware: figures("atLeast"), least_outstanding: figures("atLeast") },
+    });
+    expect(both.verdict).toBe("skip");
+    expect(both.because[1]).toBe(
+      "within a TTFT p99 of 2.0 s prefix_aware sustains ≥ 60.06 requests/s per instance against ≥ 60.06 " +
+        "(1.00×; < 1.1×; neither limit found, so no capacity gain is shown)",
+    );
+    const ours = decide(0.8, {
+      ...estimate({ ours: 8, theirs: 4, p50: 0, p99: 0 }),
+      policies: { prefix_aware: figures("atLeast"), least_outstanding: figures("exact") },
+    });
+    expect(ours.verdict).toBe("enable");
+    expect(ours.because[1]).toContain("sustains ≥ 8.00 requests/s per instance against 4.00 (2.00×; ≥ 1.1×)");
   });
 
   it("states its thresholds in the rule it prints", () => {

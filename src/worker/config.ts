@@ -520,7 +520,8 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   };
 }
 
-const CONFIG_KEYS = Object.keys(envSchema.shape) as (keyof RawConfigEnv)[];
+/** Every secret and var the config reads, by name (test/node/readme-config.test.ts holds the README's tables to it). */
+export const CONFIG_KEYS = Object.keys(envSchema.shape) as (keyof RawConfigEnv)[];
 let cached: { values: readonly unknown[]; result: Promise<ConfigResult> } | undefined;
 
 /** The secrets (wrangler.toml [secrets]): their values are never echoed, not even to the operator's log. */

@@ -93,7 +93,10 @@ describe("admin API", () => {
       drained: true,
       pools: { [SPARE_MODEL]: { drained: ["adm-a"] } },
     });
-    await expectOpenAIError(await post("/admin/backends/adm-b/drain"), 409, "last_backend");
+    // The refusal says what to do: which drained backend to put back.
+    expect(await expectOpenAIError(await post("/admin/backends/adm-b/drain"), 409, "last_backend")).toMatch(
+      /no backend in rotation: undrain one of adm-a first/,
+    );
     let rest = "";
     for (;;) {
       const { done, value } = await reader.read();
