@@ -732,6 +732,7 @@ export class RouterDO extends DurableObject<Env> {
    */
   async drain({ backendId, drained, ...pool }: DrainInput): Promise<AdminResult> {
     const router = this.adopt(pool);
+    const was = router.drainedIds().includes(backendId);
     const done = router.drain(backendId, drained);
     if (done === "unknown_backend")
       return { ok: false, code: done, message: `backend ${backendId} is not in the pool` };
@@ -746,7 +747,7 @@ export class RouterDO extends DurableObject<Env> {
           `${router.drainedIds().join(", ")} first (POST /admin/backends/{id}/undrain)`,
       };
     this.store.saveDrained(router.drainedIds());
-    return { ok: true, drained: router.drainedIds() };
+    return { ok: true, drained: router.drainedIds(), changed: was !== drained };
   }
 
   /** Forgets what every backend is believed to cache (every arm's and the shadow's index). */

@@ -1,5 +1,6 @@
+import { constants } from "node:buffer";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -113,6 +114,43 @@ describe("prefix-gateway simulate (spawned)", () => {
     expect(help.code).toBe(0);
     expect(help.out).toMatch(/--kv-tokens/);
   }, 120_000);
+});
+
+describe("prefix-gateway simulate on a trace it cannot hold (in-process)", () => {
+  async function errOf(trace: string): Promise<{ code: number; err: string }> {
+    let err = "";
+    const code = await simulateCommand(["--trace", trace, "--backends", "2"], {
+      out: () => {},
+      err: (s) => (err += s),
+    });
+    return { code, err };
+  }
+
+  it("refuses a device or a pipe at once rather than read it to the runtime's string limit", async () => {
+    // Before: /dev/zero was read to ~512 MiB (~650 MB resident), then "Invalid string length".
+    const r = await errOf("/dev/zero");
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/cannot read trace file "\/dev\/zero": not a regular file/);
+    expect((await errOf(tmpdir())).err).toMatch(/not a regular file/);
+  });
+
+  it("refuses a file past the longest string it can make, naming its size and the ways out", async () => {
+    // A sparse file one byte past the limit: no disk used. Before: read whole, then V8's bare message.
+    const dir = mkdtempSync(join(tmpdir(), "pg-cli-huge-"));
+    const huge = join(dir, "huge.jsonl");
+    const fd = openSync(huge, "w");
+    ftruncateSync(fd, constants.MAX_STRING_LENGTH + 1);
+    closeSync(fd);
+    try {
+      const r = await errOf(huge);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/512 MiB, more than simulate can hold \(512 MiB/);
+      expect(r.err).toMatch(/head -n 100000/);
+      expect(r.err).toMatch(/prefix-gateway analyze/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("prefix-gateway simulate --sample-families (in-process)", () => {

@@ -5,7 +5,8 @@
  *
  * Returns an exit code instead of exiting, so tests can call it in-process.
  */
-import { access } from "node:fs/promises";
+import { constants } from "node:buffer";
+import { stat } from "node:fs/promises";
 import {
   countFlag,
   ENGINE_USAGE,
@@ -41,7 +42,8 @@ routing policy and reports KV-cache hit rate, TTFT and load balance.
                         timestamp: ISO-8601 string, epoch ms (>= 1e11), epoch s (>= 1e8),
                         or ms from the start of the log (< 1e8)
                       Mooncake:   {"timestamp" (ms), "input_length", "output_length", "hash_ids"}
-                    malformed lines are counted and skipped
+                    malformed lines are counted and skipped; read whole, so a regular
+                    file of at most 512 MiB (a longer log: analyze streams it)
   --backends N      number of engines (required)
   --preset NAME     ${ENGINE_USAGE.preset}
   --kv-tokens T     ${ENGINE_USAGE.kvTokens}
@@ -118,6 +120,33 @@ export function verdict(r: SimReport): string {
   );
 }
 
+/**
+ * Why the trace cannot be read whole, or undefined. simulate holds the trace as one string, so it
+ * takes regular files only, up to V8's longest string: a device or a pipe (/dev/zero, `<(yes)`) was
+ * read until that limit (~512 MiB, ~650 MB resident) and a larger file read whole, both to fail with
+ * V8's bare "Invalid string length".
+ */
+export async function whyUnreadable(
+  path: string,
+  maxBytes = constants.MAX_STRING_LENGTH,
+): Promise<string | undefined> {
+  let s: Awaited<ReturnType<typeof stat>>;
+  try {
+    s = await stat(path);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String((e as Error).message);
+  }
+  if (!s.isFile())
+    return "not a regular file (simulate reads the whole trace: save a pipe's or a device's output to a file first)";
+  if (s.size > maxBytes)
+    return (
+      `${(s.size / 2 ** 20).toFixed(0)} MiB, more than simulate can hold (${(maxBytes / 2 ** 20).toFixed(0)} MiB, ` +
+      "the longest string the runtime makes): replay a part (head -n 100000 FILE > part.jsonl), or measure the " +
+      "whole log with prefix-gateway analyze, which streams it"
+    );
+  return undefined;
+}
+
 export async function simulateCommand(argv: string[], io: CliIO = stdio): Promise<number> {
   try {
     const values = parseFlags(argv, OPTIONS);
@@ -133,10 +162,9 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     const sampleRate = sampleRateFlag(values["sample-families"]);
     const policies = policiesFlag(values.policies);
     const maxTokens = maxTokensFlag(values["max-tokens"]);
-    try {
-      await access(values.trace);
-    } catch {
-      io.err(`prefix-gateway simulate: cannot read trace file "${values.trace}"\n`);
+    const unreadable = await whyUnreadable(values.trace);
+    if (unreadable !== undefined) {
+      io.err(`prefix-gateway simulate: cannot read trace file "${values.trace}": ${unreadable}\n`);
       return 1;
     }
     const w = await readTraceFile(values.trace, { speed });

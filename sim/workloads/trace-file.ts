@@ -11,7 +11,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { looksLikeMooncake, MOONCAKE_BLOCK_TOKENS, mooncakeRequest } from "./mooncake";
-import { loadTokenizer, looksLikeOpenAI, OPENAI_LOG_BLOCK_TOKENS, openAIRequest } from "./openai-log";
+import { looksLikeOpenAI, OPENAI_LOG_BLOCK_TOKENS, openAIRequest } from "./openai-log";
 import type { Workload, WorkloadRequest } from "./types";
 
 export interface TraceOptions {
@@ -42,7 +42,7 @@ export async function traceRecordRequest(rec: Record<string, unknown>): Promise<
     return typeof request === "string" ? request : { format: "mooncake", request };
   }
   if (looksLikeOpenAI(rec)) {
-    const request = openAIRequest(rec, await loadTokenizer());
+    const request = openAIRequest(rec);
     return typeof request === "string" ? request : { format: "openai", request };
   }
   return "neither a Mooncake record (hash_ids) nor an OpenAI request (messages/prompt)";

@@ -120,6 +120,47 @@ describe("ROUTER_CELLS = 2", () => {
     expect(undrain.status).toBe(200);
   });
 
+  it("a drain its cell refuses in one pool is undone in the pools it already reached, and says which cell", async () => {
+    // drain-a: 4 backends, 2 cells of 2; drain-b: 2 backends, 2 cells of 1. dual serves both, drain-a first.
+    const urls = spareUrls();
+    const backend = (id: string, models: string[], i: number) => ({
+      id,
+      url: urls[i % urls.length],
+      models,
+      apiKey: BACKEND_KEY,
+      weight: 1,
+      kvCacheTokens: 262144,
+    });
+    const twoPools = {
+      BACKENDS: JSON.stringify([
+        backend("dual", ["drain-a", "drain-b"], 0),
+        backend("a-2", ["drain-a"], 1),
+        backend("a-3", ["drain-a"], 0),
+        backend("a-4", ["drain-a"], 1),
+        backend("b-2", ["drain-b"], 1),
+      ]),
+      ROUTER_CELLS: "2",
+    };
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const res = await gatewayWithEnv(twoPools, "/admin/backends/dual/drain", {
+      method: "POST",
+      headers: admin,
+    });
+    expect(res.status).toBe(409);
+    // drain-a's cell that owns dual still routes to it.
+    const list = await gatewayWithEnv(twoPools, "/admin/backends", { headers: admin });
+    const { backends } = (await list.json()) as {
+      backends: { id: string; pools: Record<string, { drained: boolean } | null> }[];
+    };
+    expect(backends.find((b) => b.id === "dual")!.pools["drain-a"]).toMatchObject({ drained: false });
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("last_backend");
+    // Not "the pool": drain-b has b-2 in rotation, in the other cell.
+    expect(error.message).toMatch(/pool 'drain-b': draining it would leave its cell no backend/);
+    expect(error.message).toMatch(/2 RouterDO cells.*this one holds dual\)/);
+    expect(error.message).toMatch(/Nothing was changed \(undone in pool 'drain-a'\)/);
+  });
+
   it("a cell relays every cell's load: what one isolate's call told it, the next caller's response carries", async () => {
     const stub = env.ROUTER.getByName(`relay-test cell 1/2`);
     const spec = testPoolSpec([{ id: "relay-a", url: spareUrls()[0]! }]);

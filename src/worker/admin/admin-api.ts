@@ -7,6 +7,7 @@
  */
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
+import type { GatewayConfig } from "../config";
 import { GatewayError, requireModel } from "../errors";
 import type { AdminResult } from "../router/router-rpc";
 import { METRICS_CONTENT_TYPE, metricsText } from "../stats/metrics-text";
@@ -58,12 +59,31 @@ export async function listBackends(c: Context<GatewayEnv>): Promise<Response> {
   return c.json({ backends });
 }
 
-/** Throws the admin result's failure as an HTTP error. */
-function check(r: AdminResult, what: string): void {
+/** Throws the admin result's failure as an HTTP error; `note` (a sentence) follows its message. */
+function check(r: AdminResult, what: string, note = ""): void {
   if (r.ok) return;
+  const message = `${what}: ${r.message}.${note === "" ? "" : `${note}.`}`;
   if (r.code === "last_backend")
-    throw new GatewayError(409, "invalid_request_error", "last_backend", `${what}: ${r.message}.`);
-  throw new GatewayError(404, "invalid_request_error", "backend_not_found", `${what}: ${r.message}.`, "id");
+    throw new GatewayError(409, "invalid_request_error", "last_backend", message);
+  throw new GatewayError(404, "invalid_request_error", "backend_not_found", message, "id");
+}
+
+const quoted = (models: readonly string[]) => models.map((m) => `pool '${m}'`).join(", ");
+
+/** Puts the backend back to `drained` in each pool of `models`; returns the pools where that failed. */
+async function undo(
+  ns: Env["ROUTER"],
+  config: GatewayConfig,
+  models: readonly string[],
+  id: string,
+  drained: boolean,
+): Promise<string[]> {
+  const failed: string[] = [];
+  for (const model of models) {
+    const r = await drainIn(ns, config, model, id, drained).catch(() => undefined);
+    if (r?.ok !== true) failed.push(model);
+  }
+  return failed;
 }
 
 /** POST /admin/backends/:id/drain and /undrain: in every pool the backend serves. */
@@ -81,10 +101,25 @@ export function drainHandler(drained: boolean) {
         "id",
       );
     const pools: Record<string, readonly string[]> = {};
+    // Pools this call moved the backend in, to undo if a later pool refuses: a 409 must mean nothing
+    // changed, not "drained in some pools" (a drain is all of the backend's pools or none).
+    const moved: string[] = [];
     for (const model of backend.models) {
       const r = await drainIn(c.env.ROUTER, config, model, id, drained);
-      check(r, `pool '${model}'`);
-      if (r.ok) pools[model] = r.drained;
+      if (!r.ok) {
+        const kept = await undo(c.env.ROUTER, config, moved, id, !drained);
+        const note =
+          kept.length === 0
+            ? moved.length === 0
+              ? ""
+              : ` Nothing was changed (undone in ${quoted(moved)})`
+            : ` It stays ${drained ? "drained" : "in rotation"} in ${quoted(kept)}: the undo failed there`;
+        check(r, `pool '${model}'`, note);
+      }
+      if (r.ok) {
+        pools[model] = r.drained;
+        if (r.changed === true) moved.push(model);
+      }
     }
     return c.json({
       id,

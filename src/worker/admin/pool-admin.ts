@@ -58,12 +58,24 @@ export async function drainIn(
   const cell = cellOwning(pool.cells, backendId);
   if (cell === undefined)
     return { ok: false, code: "unknown_backend", message: `backend ${backendId} is not in the pool` };
-  return routerStub(ns, cell, config.locationHint).drain({
+  const r = await routerStub(ns, cell, config.locationHint).drain({
     fleetVersion: cell.version,
     spec: cell.spec,
     backendId,
     drained,
   });
+  // The RouterDO does not know it is a cell, so its refusal says "the pool"; with cells it is the cell
+  // that would be left with none (other cells' backends do not take its requests), and the operator
+  // needs to know which backends share it.
+  if (!r.ok && r.code === "last_backend" && pool.cells.length > 1)
+    return {
+      ...r,
+      message:
+        `draining it would leave its cell no backend in rotation (ROUTER_CELLS cuts this pool into ` +
+        `${pool.cells.length} RouterDO cells, each routing only its own backends; this one holds ` +
+        `${cell.spec.backends.map((b) => b.id).join(", ")})`,
+    };
+  return r;
 }
 
 /** Forgets a pool's affinity index. */

@@ -451,7 +451,15 @@ export interface DrainInput extends AdminInput {
 
 /** An operator's change to the pool (drain, undrain, reset of the affinity index). */
 export type AdminResult =
-  | { readonly ok: true; readonly drained: readonly string[] }
+  | {
+      readonly ok: true;
+      readonly drained: readonly string[];
+      /**
+       * A drain or undrain only: the call moved the backend (it was not already so). The Worker undoes
+       * the pools a call changed when a later pool refuses; absent (an older RouterDO) is never undone.
+       */
+      readonly changed?: boolean;
+    }
   | {
       readonly ok: false;
       /** unknown_backend: not in the pool. last_backend: draining it would leave the pool none. */
