@@ -184,6 +184,16 @@ export class PoolRouter {
     return this.arms[0]!.drainedIds();
   }
 
+  /**
+   * Whether any backend can serve: neither drained, ejected, nor past `fall` consecutive faults (health's
+   * `failing`: kept in rotation only by the cap on ejections, which never ejects a pool's last backends); or
+   * every one is failing and none ejected, so no probe would tell of a recovery (HealthTracker.anyUsable). The
+   * RouterDO of a cell answers no_usable when none can and the Worker may send the request to another cell.
+   */
+  anyUsable(): boolean {
+    return this.health.anyUsable(new Set(this.drainedIds()));
+  }
+
   /** Forgets every arm's and the shadow's affinity index. */
   resetAffinity(): void {
     for (const r of this.all()) r.resetAffinity();
