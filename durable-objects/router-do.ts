@@ -742,10 +742,10 @@ export class RouterDO extends DurableObject<Env> {
    * Holds a backend out of new decisions (it finishes its streams) or puts it
    * back; persisted. Draining the last backend in rotation is refused.
    */
-  async drain({ backendId, drained, ...pool }: DrainInput): Promise<AdminResult> {
+  async drain({ backendId, drained, mayEmpty, ...pool }: DrainInput): Promise<AdminResult> {
     const router = this.adopt(pool);
     const was = router.drainedIds().includes(backendId);
-    const done = router.drain(backendId, drained);
+    const done = router.drain(backendId, drained, mayEmpty === true);
     if (done === "unknown_backend")
       return { ok: false, code: done, message: `backend ${backendId} is not in the pool` };
     if (done === "last_backend")

@@ -169,13 +169,15 @@ export class PoolRouter {
   /**
    * An operator's drain: as setDrained, but never of the last backend not
    * drained (a drain is a deliberate hold, not a fault: failing open over it
-   * would route to the backend the operator is taking down).
+   * would route to the backend the operator is taking down) unless
+   * `mayEmpty`: this Router is one cell of a pool whose other cells have
+   * backends in rotation, which take its requests (RouteResult no_usable).
    */
-  drain(id: string, drained: boolean): "ok" | "unknown_backend" | "last_backend" {
+  drain(id: string, drained: boolean, mayEmpty = false): "ok" | "unknown_backend" | "last_backend" {
     const ids = this.arms[0]!.stats().backends.map((b) => b.id);
     if (!ids.includes(id)) return "unknown_backend";
     const held = new Set(this.drainedIds());
-    if (drained && !held.has(id) && held.size + 1 >= ids.length) return "last_backend";
+    if (drained && !mayEmpty && !held.has(id) && held.size + 1 >= ids.length) return "last_backend";
     this.setDrained(id, drained);
     return "ok";
   }

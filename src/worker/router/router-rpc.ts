@@ -451,6 +451,11 @@ export interface DrainInput extends AdminInput {
   readonly backendId: string;
   /** true: drain (no new requests; its streams finish), false: back in rotation. */
   readonly drained: boolean;
+  /**
+   * The drain may leave this RouterDO no backend in rotation: it is a cell, and another cell of the pool has
+   * backends not drained, which take its requests (no_usable: the Worker's cell chooser passes it over).
+   */
+  readonly mayEmpty?: true;
 }
 
 /** An operator's change to the pool (drain, undrain, reset of the affinity index). */
