@@ -154,7 +154,12 @@ describe("prefix-gateway analyze", () => {
     expect(json).toMatchObject({ requests: 4, malformed: 0, skippedLines: 7, formats: { gateway: 4 } });
 
     let out = "";
-    const io: CliIO = { out: (s) => void (out += s), err: () => {} };
+    const io: CliIO = {
+      out: (s) => {
+        out += s;
+      },
+      err: () => {},
+    };
     expect(
       await analyzeCommand([file("dev2.txt", lines.join("\n")), "--search-runs", "2"], io, NOT_A_TTY),
     ).toBe(0);
@@ -163,7 +168,12 @@ describe("prefix-gateway analyze", () => {
     expect(out).toContain("wrangler tail --format json");
 
     let err = "";
-    const errIo: CliIO = { out: () => {}, err: (s) => void (err += s) };
+    const errIo: CliIO = {
+      out: () => {},
+      err: (s) => {
+        err += s;
+      },
+    };
     expect(await analyzeCommand([file("banner.txt", wrangler.join("\n"))], errIo, NOT_A_TTY)).toBe(1);
     expect(err).toContain("(0 malformed, 0 ignored, 3 lines not JSON skipped)");
     expect(err).toContain("For the gateway's lines alone: wrangler tail --format json");
