@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { type Report, refill, signalsTable } from "./sim-tables";
 
 const SUMMARY = join(dirname(fileURLToPath(import.meta.url)), "results", "SUMMARY.md");
+const README = join(dirname(fileURLToPath(import.meta.url)), "..", "README.md");
 
 describe("bench/sim-tables: SUMMARY.md's simulator tables", () => {
   it("are the reports' own: refilling them from the JSON changes nothing", () => {
@@ -13,6 +14,22 @@ describe("bench/sim-tables: SUMMARY.md's simulator tables", () => {
     const text = readFileSync(SUMMARY, "utf8");
     expect(text).toContain("<!-- sim-tables: headline scoring -->");
     expect(refill(text)).toBe(text);
+  });
+
+  it("README's headline table is the race of record's, as SUMMARY.md's 'Issue #12's targets now' is", () => {
+    // Fails when README.md shows another race first, or after-rescore's reports change without
+    // npx tsx bench/sim-tables.ts write README.md
+    const readme = readFileSync(README, "utf8");
+    const results = readme.slice(readme.indexOf("## Measured results"));
+    const marker = "<!-- sim-tables: targets after-rescore -->";
+    const summary = readFileSync(SUMMARY, "utf8");
+    expect(summary.slice(summary.indexOf("## Issue #12's targets now"))).toContain(marker);
+    // The first table of "Measured results" is the marked one, and it is the reports' own.
+    expect(results.indexOf(marker)).toBeGreaterThan(0);
+    expect(results.indexOf(marker)).toBeLessThan(results.indexOf("\n|"));
+    // Biome pads README's tables (npx biome check --write README.md); the figures are what must not move.
+    const unpadded = (t: string): string => t.replace(/ {2,}/g, " ").replace(/-{3,}/g, "---");
+    expect(unpadded(refill(readme))).toBe(unpadded(readme));
   });
 
   it("has an 'After issue #12' section whose runs are the baseline's race with only prefix_aware changed", () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { engineFlags, setNameTag, UsageError } from "./flags";
+import {
+  engineFlags,
+  FLEET_OPTIONS,
+  failure,
+  HelpRequested,
+  parseFlags,
+  setNameTag,
+  UsageError,
+} from "./flags";
 
 describe("engineFlags: --kv-allocation", () => {
   it("is incremental, vLLM V1's allocation, when absent, and says so in the engine config", () => {
@@ -24,5 +32,30 @@ describe("setNameTag: the set and seed in a default report name", () => {
     expect(setNameTag("scoring", true, 4, true)).toBe("-scoring-s4");
     expect(setNameTag("tuning", true, 2, true)).toBe("-tuning-s2");
     expect(setNameTag(undefined, true, 4, true)).toBe("");
+  });
+});
+
+describe("parseFlags and failure: --help and unknown options", () => {
+  it("names the known option nearest an unknown one", () => {
+    expect(() => parseFlags(["--backend", "8"], FLEET_OPTIONS)).toThrow(
+      new UsageError("unknown option --backend; did you mean --backends?"),
+    );
+    expect(() => parseFlags(["--backend=8"], FLEET_OPTIONS)).toThrow("did you mean --backends?");
+  });
+
+  it("points to --help, without node's advice on positionals, when no option is near", () => {
+    expect(() => parseFlags(["--workload", "x"], FLEET_OPTIONS)).toThrow(
+      new UsageError("unknown option --workload (--help lists the options)"),
+    );
+  });
+
+  it("prints the usage to stdout and ends 0 on HelpRequested; a usage error to stderr, 2", () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = [(s: string) => void err.push(s), (s: string) => void out.push(s)] as const;
+    expect(failure(new HelpRequested(), "cmd", "USAGE", ...io)).toBe(0);
+    expect([out, err]).toEqual([["USAGE"], []]);
+    expect(failure(new UsageError("bad"), "cmd", "USAGE", ...io)).toBe(2);
+    expect(err).toEqual(["cmd: bad\n\nUSAGE"]);
   });
 });

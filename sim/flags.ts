@@ -13,6 +13,7 @@ import {
   MAX_TOKENS_MODEL_NAMES,
   type MaxTokensModelName,
 } from "./client-max-tokens";
+import { didYouMean } from "./did-you-mean";
 import { isSetName, SET_NAMES, type SetDataArgs, type SetName, seedOfSet } from "./eval-sets";
 import { DEFAULT_KV_ALLOCATION, kvAllocationFlag } from "./model/engine-config";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
@@ -26,10 +27,32 @@ import { parseSampleRate } from "./workloads/sample-families";
 export class UsageError extends Error {}
 
 /**
- * How a command ends on an error: a UsageError with the usage text (exit 2),
- * anything else in one line (exit 1). Returns the exit code.
+ * Thrown by a command's argument reader on --help when it returns parsed
+ * arguments rather than deciding what to print: failure() prints the usage
+ * to stdout and the command exits 0, as any command's --help should.
  */
-export function failure(e: unknown, command: string, usage: string, err: (s: string) => void): number {
+export class HelpRequested extends Error {
+  constructor() {
+    super("help requested");
+  }
+}
+
+/**
+ * How a command ends on an error: --help (HelpRequested) with the usage on
+ * stdout (exit 0), a UsageError with the usage text (exit 2), anything else
+ * in one line (exit 1). Returns the exit code.
+ */
+export function failure(
+  e: unknown,
+  command: string,
+  usage: string,
+  err: (s: string) => void,
+  out: (s: string) => void = (s) => console.log(s),
+): number {
+  if (e instanceof HelpRequested) {
+    out(usage);
+    return 0;
+  }
   if (e instanceof UsageError) {
     err(`${command}: ${e.message}\n\n${usage}`);
     return 2;
@@ -69,11 +92,26 @@ export function parseFlagsAndArgs<O extends ParseArgsOptionsConfig>(
   try {
     parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
+    throw new UsageError(parseArgsComplaint(e, Object.keys(options)));
   }
   if (parsed.positionals.length > maxPositionals)
     throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
   return parsed;
+}
+
+/**
+ * node's complaint about argv, reworded where it misleads: an unknown option is named with the nearest known
+ * ones (`--backend` → `--backends`), without node's advice on positionals after `--`, which these commands
+ * rarely take.
+ */
+export function parseArgsComplaint(e: unknown, known: readonly string[]): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const code = (e as { code?: unknown } | null)?.code;
+  const unknown = /^Unknown option '(-{1,2})([^'=]+)'/.exec(message);
+  if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" || unknown === null) return message;
+  const [, dashes = "", name = ""] = unknown;
+  const hint = dashes === "--" ? didYouMean(name, known) : "";
+  return `unknown option ${dashes}${name}${hint || " (--help lists the options)"}`;
 }
 
 /** A positive number; `fallback` when the flag is absent, which is an error when there is none. */

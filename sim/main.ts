@@ -19,6 +19,7 @@ import {
   ENGINE_USAGE,
   engineFlags,
   FLEET_OPTIONS,
+  failure,
   maxTokensFlag,
   maxTokensHelp,
   parseFlags,
@@ -170,7 +171,5 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  console.error(`bench:sim: ${e instanceof Error ? e.message : String(e)}`);
-  console.error(HELP);
-  process.exitCode = 1;
+  process.exitCode = failure(e, "bench:sim", HELP, (s) => console.error(s));
 });

@@ -18,6 +18,8 @@ import {
   countFlag,
   engineFlags,
   FLEET_OPTIONS,
+  failure,
+  HelpRequested,
   maxTokensFlag,
   parseFlags,
   policiesFlag,
@@ -32,6 +34,11 @@ import { prepareWorkload } from "./prepare";
 import { machine } from "./report";
 import { simulatePolicy } from "./simulator";
 import { isTraceSpec } from "./workloads/index";
+
+const USAGE = `npm run bench:sweep -- --workload W --loads 0.5,4,8,16 [--backends N (default 8)]
+  [--policy P (default least_outstanding)] [--seed S] [--set tuning|scoring] [--preset NAME] [--kv-tokens T]
+  [--kv-allocation incremental|reserve] [--requests N] [--max-tokens M] [--out FILE]
+Loads are request rates for a synthetic workload, speed factors for a trace. Sweep on --set tuning.`;
 
 /** A load is busy when the policy's p99 TTFT is at least this many times its idle p99. */
 const BUSY_RATIO = 2;
@@ -50,7 +57,9 @@ async function main(argv: string[]): Promise<void> {
     "max-tokens": FLEET_OPTIONS["max-tokens"],
     requests: { type: "string" },
     out: { type: "string" },
+    help: FLEET_OPTIONS.help,
   });
+  if (values.help) throw new HelpRequested();
   const workload = values.workload;
   if (workload === undefined || values.loads === undefined)
     throw new UsageError("--workload and --loads are required");
@@ -120,6 +129,5 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  console.error(`sweep: ${e instanceof Error ? e.message : String(e)}`);
-  process.exitCode = 1;
+  process.exitCode = failure(e, "bench:sweep", USAGE, (s) => console.error(s));
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HelpRequested, UsageError } from "../../sim/flags";
 import { parseE2eArgs } from "./args";
 
 const base = ["--workload", "generated-shared-prefix", "--rate", "8", "--backends", "4", "--duration", "30"];
@@ -22,5 +23,19 @@ describe("parseE2eArgs: the scrape and the second client", () => {
     ["--second-client", "1.5"],
   ])("refuses %s %s", (flag, value) => {
     expect(() => parseE2eArgs([...base, flag, value])).toThrow(flag);
+  });
+});
+
+describe("parseE2eArgs: --help and mistakes", () => {
+  it("asks for the usage on --help (printed to stdout, exit 0), not an error", () => {
+    expect(() => parseE2eArgs(["--help"])).toThrow(HelpRequested);
+    expect(() => parseE2eArgs(["-h"])).toThrow(HelpRequested);
+  });
+
+  it("refuses a near miss with a usage error naming the option meant", () => {
+    expect(() => parseE2eArgs(["--backend", "4"])).toThrow(
+      new UsageError("unknown option --backend; did you mean --backends?"),
+    );
+    expect(() => parseE2eArgs(["--rate", "8", "--duration", "30"])).toThrow(UsageError);
   });
 });

@@ -1,12 +1,18 @@
 /** Command line of `npm run bench:e2e`. */
-import { parseArgs } from "node:util";
 import {
   DEFAULT_MAX_TOKENS_MODEL,
   isMaxTokensModel,
   MAX_TOKENS_MODEL_NAMES,
   type MaxTokensModelName,
 } from "../../sim/client-max-tokens";
-import { scrapeFlag, secondClientFlag, TRAFFIC_OPTIONS } from "../../sim/flags";
+import {
+  HelpRequested,
+  parseFlags,
+  scrapeFlag,
+  secondClientFlag,
+  TRAFFIC_OPTIONS,
+  UsageError,
+} from "../../sim/flags";
 import type { SecondClient } from "../../sim/second-client";
 import { GATEWAY_RUNTIMES, type GatewayRuntime } from "./gateway";
 
@@ -55,11 +61,11 @@ npm run bench:e2e -- --cost    (gateway cost: prefix keys, RouterDO, cold start,
 
 function num(name: string, v: string | undefined, def?: number): number {
   if (v === undefined) {
-    if (def === undefined) throw new Error(`--${name} is required\n${USAGE}`);
+    if (def === undefined) throw new UsageError(`--${name} is required`);
     return def;
   }
   const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got "${v}"`);
   return n;
 }
 
@@ -73,48 +79,46 @@ function optNum(name: string, v: string | undefined): number | undefined {
 }
 
 export function parseE2eArgs(argv: readonly string[]): E2eArgs {
-  const { values } = parseArgs({
-    args: [...argv],
-    strict: true,
-    options: {
-      workload: { type: "string", default: "generated-shared-prefix" },
-      rate: { type: "string" },
-      backends: { type: "string" },
-      duration: { type: "string" },
-      arms: { type: "string", default: "prefix_aware,least_outstanding,direct" },
-      speed: { type: "string" },
-      name: { type: "string" },
-      seed: { type: "string" },
-      "max-requests": { type: "string" },
-      model: { type: "string", default: "llama-3.1-8b-instruct" },
-      "kv-cache-tokens": { type: "string" },
-      "system-tokens": { type: "string" },
-      "question-tokens": { type: "string" },
-      "output-tokens": { type: "string" },
-      "max-output-tokens": { type: "string" },
-      "max-tokens": { type: "string", default: DEFAULT_MAX_TOKENS_MODEL },
-      requests: { type: "string" },
-      "no-sim": { type: "boolean", default: false },
-      "request-timeout": { type: "string" },
-      cost: { type: "boolean", default: false },
-      runtime: { type: "string", default: "workerd" },
-      ...TRAFFIC_OPTIONS,
-      help: { type: "boolean", default: false },
-    },
+  const values = parseFlags(argv, {
+    workload: { type: "string", default: "generated-shared-prefix" },
+    rate: { type: "string" },
+    backends: { type: "string" },
+    duration: { type: "string" },
+    arms: { type: "string", default: "prefix_aware,least_outstanding,direct" },
+    speed: { type: "string" },
+    name: { type: "string" },
+    seed: { type: "string" },
+    "max-requests": { type: "string" },
+    model: { type: "string", default: "llama-3.1-8b-instruct" },
+    "kv-cache-tokens": { type: "string" },
+    "system-tokens": { type: "string" },
+    "question-tokens": { type: "string" },
+    "output-tokens": { type: "string" },
+    "max-output-tokens": { type: "string" },
+    "max-tokens": { type: "string", default: DEFAULT_MAX_TOKENS_MODEL },
+    requests: { type: "string" },
+    "no-sim": { type: "boolean", default: false },
+    "request-timeout": { type: "string" },
+    cost: { type: "boolean", default: false },
+    runtime: { type: "string", default: "workerd" },
+    ...TRAFFIC_OPTIONS,
+    help: { type: "boolean", short: "h", default: false },
   });
-  if (values.help) throw new Error(USAGE);
+  if (values.help) throw new HelpRequested();
   const cost = values.cost === true;
   const arms = values.arms
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  if (arms.length === 0) throw new Error("--arms: give at least one arm");
+  if (arms.length === 0) throw new UsageError("--arms: give at least one arm");
   const runtime = values.runtime as GatewayRuntime;
   if (!GATEWAY_RUNTIMES.includes(runtime))
-    throw new Error(`--runtime must be one of ${GATEWAY_RUNTIMES.join(", ")}, got "${values.runtime}"`);
+    throw new UsageError(`--runtime must be one of ${GATEWAY_RUNTIMES.join(", ")}, got "${values.runtime}"`);
   const maxTokens = values["max-tokens"];
   if (!isMaxTokensModel(maxTokens))
-    throw new Error(`--max-tokens must be one of ${MAX_TOKENS_MODEL_NAMES.join(", ")}, got "${maxTokens}"`);
+    throw new UsageError(
+      `--max-tokens must be one of ${MAX_TOKENS_MODEL_NAMES.join(", ")}, got "${maxTokens}"`,
+    );
   const workload = values.workload;
   const base = workload.startsWith("file:") ? "file" : workload;
   return {

@@ -9,10 +9,11 @@ import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { clientMaxTokens, hintStats, MAX_TOKENS_MODELS } from "../../sim/client-max-tokens";
 import { describeSet } from "../../sim/eval-sets";
+import { failure, HelpRequested, UsageError } from "../../sim/flags";
 import { DEFAULT_PREFIX_TOKENS } from "../../sim/prepare";
 import { describeSecondClient, secondClientTargets } from "../../sim/second-client";
 import { isTraceSpec } from "../../sim/workloads/index";
-import { parseE2eArgs } from "./args";
+import { parseE2eArgs, USAGE } from "./args";
 import type { ArmResult } from "./arm-result";
 import { DIRECT, PASSTHROUGH, runArm } from "./arms";
 import { runCost } from "./cost";
@@ -134,6 +135,10 @@ export async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  // --help and usage mistakes go through failure(): usage on stdout and 0, or the mistake and the usage on
+  // stderr and 2. A run's own failure keeps its stack (where it broke matters) and exit 1.
+  if (err instanceof HelpRequested || err instanceof UsageError)
+    process.exit(failure(err, "bench:e2e", USAGE, (s) => process.stderr.write(s)));
   process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

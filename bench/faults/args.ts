@@ -1,5 +1,5 @@
 /** Command line of `npm run bench:faults`. */
-import { parseArgs } from "node:util";
+import { HelpRequested, parseFlags, UsageError } from "../../sim/flags";
 import { DEFAULT_SOAK, type SoakOptions } from "./soak";
 
 export interface FaultsArgs {
@@ -23,32 +23,28 @@ function num(name: string, v: string | undefined, def: number, min = 0): number 
   if (v === undefined) return def;
   const n = Number(v);
   if (v.trim() === "" || !Number.isFinite(n) || n <= min)
-    throw new Error(`--${name} must be a number > ${min}, got "${v}"\n${USAGE}`);
+    throw new UsageError(`--${name} must be a number > ${min}, got "${v}"`);
   return n;
 }
 
 export function parseFaultsArgs(argv: readonly string[]): FaultsArgs {
-  const { values } = parseArgs({
-    args: [...argv],
-    strict: true,
-    options: {
-      table: { type: "boolean", default: false },
-      only: { type: "string" },
-      "baseline-s": { type: "string" },
-      "duration-s": { type: "string" },
-      clients: { type: "string" },
-      "flap-s": { type: "string" },
-      "down-s": { type: "string" },
-      "throttle-share": { type: "string" },
-      "retry-after-s": { type: "string" },
-      "sample-s": { type: "string" },
-      "settle-s": { type: "string" },
-      "rss-slope-mib-per-min": { type: "string" },
-      out: { type: "string", default: "bench/results/faults" },
-      help: { type: "boolean", default: false },
-    },
+  const values = parseFlags(argv, {
+    table: { type: "boolean", default: false },
+    only: { type: "string" },
+    "baseline-s": { type: "string" },
+    "duration-s": { type: "string" },
+    clients: { type: "string" },
+    "flap-s": { type: "string" },
+    "down-s": { type: "string" },
+    "throttle-share": { type: "string" },
+    "retry-after-s": { type: "string" },
+    "sample-s": { type: "string" },
+    "settle-s": { type: "string" },
+    "rss-slope-mib-per-min": { type: "string" },
+    out: { type: "string", default: "bench/results/faults" },
+    help: { type: "boolean", short: "h", default: false },
   });
-  if (values.help) throw new Error(USAGE);
+  if (values.help) throw new HelpRequested();
   const d = DEFAULT_SOAK;
   const soak: SoakOptions = {
     durationS: num("duration-s", values["duration-s"], d.durationS),
@@ -66,8 +62,8 @@ export function parseFaultsArgs(argv: readonly string[]): FaultsArgs {
     ),
   };
   if (soak.throttleShare > 1)
-    throw new Error(`--throttle-share must be at most 1, got ${soak.throttleShare}`);
-  if (soak.downS >= soak.flapPeriodS) throw new Error("--down-s must be shorter than --flap-s");
+    throw new UsageError(`--throttle-share must be at most 1, got ${soak.throttleShare}`);
+  if (soak.downS >= soak.flapPeriodS) throw new UsageError("--down-s must be shorter than --flap-s");
   return {
     table: values.table === true,
     soak,

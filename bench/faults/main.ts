@@ -4,8 +4,10 @@
  * bench/results/faults.{md,json} and exits non-zero when the soak misses a
  * pass criterion.
  */
+
+import { failure, HelpRequested, UsageError } from "../../sim/flags";
 import { bundleWorker } from "../e2e/gateway";
-import { parseFaultsArgs } from "./args";
+import { parseFaultsArgs, USAGE } from "./args";
 import { provenance } from "./provenance";
 import { writeFaultsReport } from "./report";
 import { runSoak } from "./soak";
@@ -44,6 +46,10 @@ async function main(argv: readonly string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    // A run's own failure keeps its stack and exit 2 (1 is a missed criterion); --help and usage
+    // mistakes go through failure(): usage on stdout and 0, or the mistake and the usage on stderr and 2.
+    if (err instanceof HelpRequested || err instanceof UsageError)
+      process.exit(failure(err, "bench:faults", USAGE, (s) => process.stderr.write(s)));
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(2);
   },

@@ -30,6 +30,13 @@ export interface Analysis {
   readonly malformed: number;
   /** First malformed records, "line N: reason". */
   readonly malformedSamples: readonly string[];
+  /**
+   * Lines that are neither JSON nor the start of an object: text around the log (npm run dev's terminal,
+   * wrangler's own lines), skipped, not malformed.
+   */
+  readonly skippedLines: number;
+  /** The first skipped line's number, when any. */
+  readonly firstSkippedLine?: number;
   /** Input objects that hold no request to the fleet (other tail events, /healthz, refused requests). */
   readonly ignored: number;
   readonly formats: Readonly<Record<InputFormat, number>>;
@@ -57,6 +64,8 @@ export async function analyze(input: Readable, opts: AnalyzeOptions): Promise<An
   let requests = 0;
   let malformed = 0;
   let ignored = 0;
+  let skippedLines = 0;
+  let firstSkippedLine: number | undefined;
   const bad = (line: number, reason: string): void => {
     malformed++;
     if (samples.length < MAX_SAMPLES) samples.push(`line ${line}: ${reason}`);
@@ -70,6 +79,11 @@ export async function analyze(input: Readable, opts: AnalyzeOptions): Promise<An
   for await (const rec of readJsonRecords(input, { onBytes })) {
     if (rec.kind === "malformed") {
       bad(rec.line, rec.reason);
+      continue;
+    }
+    if (rec.kind === "text") {
+      skippedLines++;
+      firstSkippedLine ??= rec.line;
       continue;
     }
     for (const p of await keyedRequests(rec.value)) {
@@ -98,6 +112,8 @@ export async function analyze(input: Readable, opts: AnalyzeOptions): Promise<An
     requests,
     malformed,
     malformedSamples: samples,
+    skippedLines,
+    ...(firstSkippedLine !== undefined ? { firstSkippedLine } : {}),
     ignored,
     formats,
     logRatePerSec: window.logRatePerSec,

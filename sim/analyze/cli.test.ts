@@ -99,7 +99,8 @@ describe("prefix-gateway analyze", () => {
 
   it("reads an OpenAI request log", async () => {
     const { json } = await analyzeJson(openaiFixture, "--backends", "3");
-    expect(json).toMatchObject({ requests: 60, malformed: 2, formats: { openai: 60 } });
+    // Its "this line is not JSON" is text beside the log, skipped; the cut-off object is malformed.
+    expect(json).toMatchObject({ requests: 60, malformed: 1, skippedLines: 1, formats: { openai: 60 } });
     // Three system prompts shared by 60 requests.
     expect(json.sharedPrefixShare).toBeGreaterThan(0.5);
   });
@@ -127,6 +128,56 @@ describe("prefix-gateway analyze", () => {
     for (const t of tenants) expect(t.share).toBeGreaterThan(0.3);
     expect(json.sharedPrefixShare).toBeGreaterThan(0.3);
   });
+
+  it("skips npm run dev's own lines, counts them apart from malformed, and says what to do", async () => {
+    const system = Array.from({ length: 300 }, (_, i) => `Clause ${i}: be brief and exact.`).join(" ");
+    const wrangler = [
+      " ⛅️ wrangler 4.50.0",
+      "[wrangler:inf] Ready on http://localhost:8787",
+      "⎔ Reloading local server...",
+    ];
+    const lines = [...wrangler];
+    for (let i = 0; i < 4; i++) {
+      lines.push(
+        await gatewayLine({
+          requestId: `d${i}`,
+          arrivedAt: 1_767_225_600_000 + i * 1000,
+          system,
+          user: `Question ${i}`,
+          tenant: "acme",
+        }),
+      );
+      lines.push(`[wrangler:inf] POST /v1/chat/completions 200 OK (${10 + i}ms)`);
+    }
+    const { code, json } = await analyzeJson(file("dev.txt", `${lines.join("\n")}\n`), "--backends", "2");
+    expect(code).toBe(0);
+    expect(json).toMatchObject({ requests: 4, malformed: 0, skippedLines: 7, formats: { gateway: 4 } });
+
+    let out = "";
+    const io: CliIO = {
+      out: (s) => {
+        out += s;
+      },
+      err: () => {},
+    };
+    expect(
+      await analyzeCommand([file("dev2.txt", lines.join("\n")), "--search-runs", "2"], io, NOT_A_TTY),
+    ).toBe(0);
+    expect(out).toMatch(/; 0 malformed, /);
+    expect(out).toContain("skipped 7 lines that are not JSON (first: line 1)");
+    expect(out).toContain("wrangler tail --format json");
+
+    let err = "";
+    const errIo: CliIO = {
+      out: () => {},
+      err: (s) => {
+        err += s;
+      },
+    };
+    expect(await analyzeCommand([file("banner.txt", wrangler.join("\n"))], errIo, NOT_A_TTY)).toBe(1);
+    expect(err).toContain("(0 malformed, 0 ignored, 3 lines not JSON skipped)");
+    expect(err).toContain("For the gateway's lines alone: wrangler tail --format json");
+  }, 60_000);
 
   it("says enable for multi-turn chat and skip for traffic that shares nothing", async () => {
     const chat = await analyzeJson(multiTurnLog);

@@ -23,7 +23,7 @@ import { DEFAULT_ENGINE_CONFIG } from "../model/engine-model";
 import { analyze } from "./analyze";
 import { DEFAULT_SEARCH_RUNS, DEFAULT_SLO_TTFT_P99_MS, SLO_PREFILL_HEADROOM } from "./fleet-estimate";
 import { type ProgressSink, progressBar } from "./progress";
-import { renderText, toJson } from "./render";
+import { renderText, skippedNote, toJson } from "./render";
 import { DEFAULT_WINDOW_REQUESTS } from "./sim-window";
 import { VERDICT_RULE } from "./verdict";
 
@@ -133,8 +133,10 @@ export async function analyzeCommand(
     });
     if (a.requests === 0) {
       const why = a.malformedSamples.length > 0 ? `; ${a.malformedSamples.join("; ")}` : "";
+      const skipped = a.skippedLines > 0 ? `\n  ${skippedNote(a)}` : "";
       io.err(
-        `prefix-gateway analyze: no request in "${path}" (${a.malformed} malformed, ${a.ignored} ignored${why})\n`,
+        `prefix-gateway analyze: no request in "${path}" (${a.malformed} malformed, ${a.ignored} ignored, ` +
+          `${a.skippedLines} lines not JSON skipped${why})${skipped}\n`,
       );
       return 1;
     }

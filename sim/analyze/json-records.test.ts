@@ -38,7 +38,7 @@ describe("readJsonRecords", () => {
   it("counts what it cannot read and goes on", async () => {
     const text = [
       '{"ok":1}',
-      "not json",
+      "{not json",
       "{", // an object cut off by the next one
       '    "half": true,',
       "{",
@@ -50,7 +50,9 @@ describe("readJsonRecords", () => {
       '    "cut": "by the end"',
     ].join("\n");
     const got = await read(text, 5, 100);
-    expect(got.map((r) => (r.kind === "object" ? r.value : `${r.line}: ${r.reason}`))).toEqual([
+    expect(
+      got.map((r) => (r.kind === "malformed" ? `${r.line}: ${r.reason}` : r.kind === "object" ? r.value : r)),
+    ).toEqual([
       { ok: 1 },
       "2: not JSON",
       "3: object cut off before its closing brace",
@@ -61,10 +63,30 @@ describe("readJsonRecords", () => {
     ]);
   });
 
+  it("tells text around the log (npm run dev's terminal) from a broken record", async () => {
+    const text = [
+      " ⛅️ wrangler 4.x",
+      "[wrangler:inf] Ready on http://localhost:8787",
+      '{"msg":"request","requestId":"r1"}',
+      "[wrangler:inf] POST /v1/chat/completions 200 OK (12ms)",
+      '{"msg":"request","requestId":"r2"',
+      "[1, 2]",
+    ].join("\n");
+    const got = await read(text);
+    expect(got.map((r) => [r.kind, r.line])).toEqual([
+      ["text", 1],
+      ["text", 2],
+      ["object", 3],
+      ["text", 4],
+      ["malformed", 5],
+      ["object", 6],
+    ]);
+  });
+
   it("drops a pretty-printed object that grows past the cap without keeping it", async () => {
     const big = JSON.stringify({ rows: Array.from({ length: 50 }, (_, i) => `row ${i}`) }, null, 4);
     const got = await read(`${big}\n{"after":1}\n`, 64, 200);
-    expect(got.map((r) => (r.kind === "object" ? r.value : r.reason))).toEqual([
+    expect(got.map((r) => (r.kind === "malformed" ? r.reason : r.kind === "object" ? r.value : r))).toEqual([
       "object longer than 200 bytes",
       { after: 1 },
     ]);

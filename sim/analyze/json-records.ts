@@ -4,17 +4,22 @@
  * (each event as JSON.stringify(event, null, 4): `{` alone on a line, the
  * body indented, `}` alone on a line), mixed freely.
  *
- * Nothing here is fatal. A line that is not JSON, an object cut off by the
- * end of the input or by the next top-level `{`, and anything longer than
- * `maxRecordBytes` is reported as malformed with its line number, and
- * reading goes on. Memory is one record (at most `maxRecordBytes`) plus one
+ * Nothing here is fatal. A line that opens an object (`{`) but is not JSON,
+ * an object cut off by the end of the input or by the next top-level `{`,
+ * and anything longer than `maxRecordBytes` is reported as malformed with
+ * its line number, and reading goes on. A line that is not JSON and does not
+ * open an object is text around the log (a terminal's banners, wrangler
+ * dev's own `[wrangler:inf] POST … 200 OK`): reported as such, so a reader
+ * can skip and count it instead of calling a broken record what was never
+ * one. Memory is one record (at most `maxRecordBytes`) plus one
  * chunk of input.
  */
 import type { Readable } from "node:stream";
 
 export type JsonRecord =
   | { readonly kind: "object"; readonly value: unknown; readonly line: number }
-  | { readonly kind: "malformed"; readonly reason: string; readonly line: number };
+  | { readonly kind: "malformed"; readonly reason: string; readonly line: number }
+  | { readonly kind: "text"; readonly line: number };
 
 /** A record longer than this is malformed: the gateway caps request bodies at 16 MiB. */
 export const DEFAULT_MAX_RECORD_BYTES = 16 << 20;
@@ -74,7 +79,10 @@ function parse(text: string, line: number): JsonRecord {
   try {
     return { kind: "object", value: JSON.parse(text), line };
   } catch {
-    return { kind: "malformed", reason: "not JSON", line };
+    // Only a line that starts an object was meant as a record; anything else is text beside the log.
+    return text.trimStart().startsWith("{")
+      ? { kind: "malformed", reason: "not JSON", line }
+      : { kind: "text", line };
   }
 }
 

@@ -36,6 +36,7 @@ export function toJson(a: Analysis): object {
   return {
     requests: a.requests,
     malformed: a.malformed,
+    skippedLines: a.skippedLines,
     promptTokens: p.promptTokens,
     sharedPrefixShare: p.share,
     estimate:
@@ -95,6 +96,18 @@ function policyRows(e: NonNullable<Analysis["estimate"]>): string[][] {
   ];
 }
 
+/**
+ * What the skipped lines were and what to do about them: a terminal's output (npm run dev) mixes wrangler's
+ * lines with the gateway's JSON ones; they are passed over, and the clean sources are named.
+ */
+export function skippedNote(a: Pick<Analysis, "skippedLines" | "firstSkippedLine">): string {
+  const first = a.firstSkippedLine !== undefined ? ` (first: line ${a.firstSkippedLine})` : "";
+  return (
+    `skipped ${int(a.skippedLines)} lines that are not JSON${first}: text around the log, as wrangler's own ` +
+    `lines in npm run dev's output. For the gateway's lines alone: wrangler tail --format json, or grep '^{"msg":"request"'`
+  );
+}
+
 export function renderText(a: Analysis, source: string): string {
   const p = a.prefixes;
   const out: string[] = [];
@@ -108,6 +121,7 @@ export function renderText(a: Analysis, source: string): string {
       `${a.logHours.toFixed(2)} h (${fmtNum(a.logRatePerSec)} requests/s).`,
   );
   for (const s of a.malformedSamples) out.push(`  malformed ${s}`);
+  if (a.skippedLines > 0) out.push(`  ${skippedNote(a)}`);
   const kt = p.keyTable;
   out.push(
     "",

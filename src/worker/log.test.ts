@@ -23,6 +23,17 @@ describe("RequestLog", () => {
     });
   });
 
+  it("takes declared fields only, conditional spreads too (checked by npm run typecheck)", () => {
+    const lines: string[] = [];
+    const log = new RequestLog("r3", "POST", "/v1/chat/completions", 0, (l) => lines.push(l));
+    const sawError = lines.length === 0;
+    // A conditional spread escapes the excess-property check; DeclaredLogFields catches it.
+    // @ts-expect-error notAField is no RequestLogFields field
+    log.set({ model: "m", ...(sawError ? { notAField: 1 } : {}) });
+    log.emit(5, { status: 200, ...(sawError ? { backendError: true as const } : {}) });
+    expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ status: 200, backendError: true, notAField: 1 });
+  });
+
   it("can be deferred to the end of a relayed stream", () => {
     const log = new RequestLog("r2", "POST", "/v1/completions", 0, () => {});
     expect(log.isDeferred).toBe(false);

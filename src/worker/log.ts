@@ -58,6 +58,11 @@ export interface RequestLogFields {
   /** How the final attempt failed (connect_error, timeout, throttled, http_500, stream_error…). */
   failure?: string;
   stream?: boolean;
+  /**
+   * The backend's 2xx carried an error (an OpenAI error object, an SSE error event): relayed unchanged, a failed
+   * request, no fault of the backend (respond.ts).
+   */
+  backendError?: true;
   /** Client went away before the response finished. */
   aborted?: boolean;
   /**
@@ -75,6 +80,14 @@ export interface RequestLogFields {
   concurrencyFailOpen?: "error" | "timeout";
   error?: string;
 }
+
+/**
+ * Fields as set() and emit() take them: declared ones only. A conditional spread (`...(c ? { x: 1 } : {})`)
+ * escapes TypeScript's excess-property check, so a field could be logged and documented while the type never
+ * named it; this names every extra key `never`, which fails to compile instead.
+ */
+export type DeclaredLogFields<T> = T &
+  Partial<RequestLogFields> & { [K in Exclude<keyof T, keyof RequestLogFields>]: never };
 
 export type LogSink = (line: string) => void;
 
@@ -96,7 +109,7 @@ export class RequestLog {
     this.fields = { requestId, method, path, arrivedAt: startedAt };
   }
 
-  set(fields: Partial<RequestLogFields>): void {
+  set<T extends object>(fields: DeclaredLogFields<T>): void {
     Object.assign(this.fields, fields);
   }
 
@@ -110,7 +123,10 @@ export class RequestLog {
   }
 
   /** Writes the line once; later calls are ignored, so every exit path may call it. */
-  emit(now: number, fields: Partial<RequestLogFields> = {}): void {
+  emit<T extends object = Record<never, never>>(
+    now: number,
+    fields: DeclaredLogFields<T> = {} as DeclaredLogFields<T>,
+  ): void {
     if (this.emitted) return;
     this.emitted = true;
     Object.assign(this.fields, fields);

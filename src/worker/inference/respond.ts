@@ -148,7 +148,7 @@ export function respond(
       ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
       ...(firstContentAt !== undefined && eventStream ? { ttftMs: firstContentAt - startedAt } : {}),
       ...(end.kind === "client_abort" ? { aborted: true } : {}),
-      ...(backendError ? { backendError: true } : {}),
+      ...(backendError ? { backendError: true as const } : {}),
       ...(end.kind === "stream_error" || end.kind === "idle_timeout" ? { error: end.message } : {}),
     });
   };
