@@ -1,9 +1,24 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 
 // wrangler reads wrangler.toml for the workerd tests and says which secrets it found and that the
 // required ones are missing: the tests bind their own below, so only its errors are worth printing.
 process.env.WRANGLER_LOG ??= "error";
+
+/**
+ * wrangler.toml's [vars] as it states them. The plugin builds the Worker's bindings as `wrangler dev` does, so a
+ * developer's .dev.vars next to wrangler.toml overrode any of them (and the required secrets) for every test:
+ * with ROUTER_CELLS=2 in it, admin.test.ts failed (its pool cut in two cells). The plugin has no option to leave
+ * .dev.vars out (it passes wrangler no envFiles), so each var is bound again here, over what .dev.vars says; keys
+ * that are neither a var nor a required secret wrangler already leaves out of .dev.vars (the [secrets] block).
+ */
+function wranglerVars(): Record<string, string> {
+  const vars = unstable_readConfig({ config: "./wrangler.toml" }).vars;
+  return Object.fromEntries(
+    Object.entries(vars).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+  );
+}
 
 /** Secrets and vars the workerd tests run with (test/worker/helpers.ts mirrors the names). */
 function workerTestBindings(
@@ -92,13 +107,16 @@ export default defineConfig({
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              bindings: workerTestBindings(
-                inject<string[]>("emulatorUrls"),
-                inject<string[]>("spareEmulatorUrls"),
-                inject<string[]>("faultEmulatorUrls"),
-                inject<string[]>("scrapeEmulatorUrls"),
-                inject<string>("metricsFaultUrl"),
-              ),
+              bindings: {
+                ...wranglerVars(),
+                ...workerTestBindings(
+                  inject<string[]>("emulatorUrls"),
+                  inject<string[]>("spareEmulatorUrls"),
+                  inject<string[]>("faultEmulatorUrls"),
+                  inject<string[]>("scrapeEmulatorUrls"),
+                  inject<string>("metricsFaultUrl"),
+                ),
+              },
               // The same kind of binding as wrangler.toml's KEY_RATE_LIMITER, with a limit a test can reach;
               // key-limits.test.ts swaps it in. Its own namespace, so its counters are its own.
               ratelimits: {

@@ -298,6 +298,18 @@ export class RouterDO extends DurableObject<Env> {
     if (this.spec.backends.length === 0)
       return { ok: false, code: "no_backends", message: "this pool has no backends" };
     const ctx = this.context();
+    // A first attempt the Worker can place in another cell is not sent to backends that are all drained, ejected
+    // or failing (kept in rotation only by the ejection cap, which never ejects a cell's last backends): the
+    // answer says so, and the Worker's cell chooser passes this cell over (cell-chooser.ts). The
+    // alarm is kept for the next health probe, so the cell recovers with no request of its own.
+    if (input.movable === true && input.retryOf === undefined && !router.anyUsable()) {
+      await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
+      return {
+        ok: false,
+        code: "no_usable",
+        message: "every backend of this cell is drained, ejected or failing",
+      };
+    }
     // The bound on requests in flight (off: undefined, and nothing below changes). A first attempt finds no
     // room: shed before any budget or lease. A retry is not shed: its failed lease ends with it, freeing a slot.
     const spec = this.spec;
@@ -730,10 +742,10 @@ export class RouterDO extends DurableObject<Env> {
    * Holds a backend out of new decisions (it finishes its streams) or puts it
    * back; persisted. Draining the last backend in rotation is refused.
    */
-  async drain({ backendId, drained, ...pool }: DrainInput): Promise<AdminResult> {
+  async drain({ backendId, drained, mayEmpty, ...pool }: DrainInput): Promise<AdminResult> {
     const router = this.adopt(pool);
     const was = router.drainedIds().includes(backendId);
-    const done = router.drain(backendId, drained);
+    const done = router.drain(backendId, drained, mayEmpty === true);
     if (done === "unknown_backend")
       return { ok: false, code: done, message: `backend ${backendId} is not in the pool` };
     if (done === "last_backend")

@@ -37,6 +37,32 @@ describe("HealthTracker", () => {
     expect(tiny.ejectedCount).toBe(1);
   });
 
+  it("anyUsable: none when every backend outside the drained is ejected or past `fall` faults held in by the cap (one ejected, probed)", () => {
+    const t = tracker(["a", "b"]);
+    const none = new Set<string>();
+    expect(t.anyUsable(none)).toBe(true);
+    for (let k = 0; k < 3; k++) t.fault("a", 0, k);
+    expect(t.isEjected("a")).toBe(true);
+    expect(t.anyUsable(none)).toBe(true);
+    // b past `fall`: the cap (one of two) keeps it in rotation, but it is failing.
+    for (let k = 0; k < 2; k++) t.fault("b", 0, k);
+    expect(t.anyUsable(none)).toBe(true);
+    t.fault("b", 0, 2);
+    expect(t.isEjected("b")).toBe(false);
+    expect(t.failing("b")).toBe(true);
+    expect(t.anyUsable(none)).toBe(false);
+    // A success brings b back; a drained backend never counts.
+    t.success("b", 3);
+    expect(t.anyUsable(none)).toBe(true);
+    expect(t.anyUsable(new Set(["b"]))).toBe(false);
+    // One backend, failing and never ejected (the cap): no probe would tell when it recovers, so it still serves.
+    const solo = tracker(["solo"]);
+    for (let k = 0; k < 5; k++) solo.fault("solo", 0, k);
+    expect(solo.failing("solo")).toBe(true);
+    expect(solo.anyUsable(none)).toBe(true);
+    expect(solo.anyUsable(new Set(["solo"]))).toBe(false);
+  });
+
   it("restores on `rise` good probes, not on one; a failed probe doubles the delay up to 32x", () => {
     const t = tracker();
     for (let k = 0; k < 3; k++) t.fault("a", 0, 100);

@@ -138,6 +138,33 @@ export class HealthTracker {
     return this.rowsById.get(id) ?? inRotation(id);
   }
 
+  /**
+   * Ejected, or past `fall` consecutive faults and kept in rotation only by the cap on ejections (maxEjected):
+   * health would have it out of rotation. In one pool the cap is right (a request has nowhere else to go); a
+   * pool split in cells can send it to another cell (PoolRouter.anyUsable).
+   */
+  failing(id: string): boolean {
+    const r = this.get(id);
+    return r.ejected || r.faults >= this.settings.fall;
+  }
+
+  /**
+   * Whether a backend outside `held` (drained) can serve: one not failing, or, when every one is failing but
+   * none is ejected (a pool of one backend, MAX_EJECTION_PERCENT 0), any: no probe would tell when one
+   * recovers (probes are of ejected backends), only a request's success can. With one ejected, its probes do.
+   */
+  anyUsable(held: ReadonlySet<string>): boolean {
+    let ejected = false;
+    let any = false;
+    for (const id of this.ids) {
+      if (held.has(id)) continue;
+      if (!this.failing(id)) return true;
+      any = true;
+      ejected ||= this.isEjected(id);
+    }
+    return any && !ejected;
+  }
+
   isEjected(id: string): boolean {
     return this.rowsById.get(id)?.ejected === true;
   }

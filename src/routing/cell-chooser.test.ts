@@ -288,3 +288,50 @@ describe("CellChooser.fallbackOrder (a full cell's request, moved: router-client
     expect(c.fallbackOrder(req, 1)).toEqual(Array.from(c.ring.order(9)).filter((x) => x !== 1));
   });
 });
+
+describe("CellChooser: a cell with no usable backend (markUnusable)", () => {
+  /** 200 families at 64 tokens, each its own first key: about half have each cell of two as home. */
+  const families = Array.from({ length: 200 }, (_, f) => request(100 + f, 4, 1, 2));
+
+  it("its families go to the other cells while it is marked, and come home when the mark runs out or it answers", () => {
+    const c = chooser(2);
+    const home = families.map((r) => c.choose(r, 0).cell);
+    expect(home.filter((h) => h === 0).length).toBeGreaterThan(50);
+    expect(home.filter((h) => h === 1).length).toBeGreaterThan(50);
+    // Both cells answered lately, equally loaded (the figures the route responses relay).
+    c.report(0, 10, 1000);
+    c.report(1, 10, 1000);
+    c.markUnusable(0, 1000);
+    expect(c.unusable(0, 1000)).toBe(true);
+    // Every family goes to cell 1: its cap is of the load it carries alone, not of an average with cell 0.
+    for (const r of families) expect(c.choose(r, 1000).cell).toBe(1);
+    const moved = families.map((r) => c.choose(r, 1500));
+    expect(moved.every((m) => m.cell === 1)).toBe(true);
+    expect(moved.filter((_m, i) => home[i] === 0).every((m) => m.reason === "spill")).toBe(true);
+    // The mark runs out (CELL_UNUSABLE_MS): home again.
+    c.report(0, 10, 2000);
+    c.report(1, 10, 2000);
+    expect(families.map((r) => c.choose(r, 2000).cell)).toEqual(home);
+    // Marked again, then its RouterDO answers with a backend in rotation: home at once.
+    c.markUnusable(0, 2100);
+    expect(c.choose(families[home.indexOf(0)]!, 2100).cell).toBe(1);
+    c.markUsable(0);
+    expect(families.map((r) => c.choose(r, 2100).cell)).toEqual(home);
+  });
+
+  it("every cell marked: none is passed over (each family at home, as before)", () => {
+    const c = chooser(3);
+    const home = families.map((r) => c.choose(r, 0).cell);
+    for (let j = 0; j < 3; j++) c.markUnusable(j, 0);
+    expect(families.map((r) => c.choose(r, 10).cell)).toEqual(home);
+  });
+
+  it("of three cells one marked: its families spread over the other two in their probe order", () => {
+    const c = chooser(3);
+    c.markUnusable(2, 0);
+    for (const r of families) {
+      const order = Array.from(c.ring.order(r.blocks[3]!)).filter((j) => j !== 2);
+      expect(c.choose(r, 10).cell).toBe(order[0]);
+    }
+  });
+});

@@ -52,6 +52,18 @@
  *    Before the relay the gain shrank as a conversation's turns spread over
  *    more isolates.
  *
+ * 5. A cell whose RouterDO answered that it has no usable backend (every one
+ *    drained, ejected or failing: the Worker asks with RouteInput.movable and hears
+ *    no_usable, router-client.ts) is passed over for CELL_UNUSABLE_MS
+ *    (markUnusable): its families go to the next cell of their probe order,
+ *    and the other cells' caps are of the load they then carry; after that
+ *    long a request asks the family's home again, and a cell that answers a
+ *    request is usable at once (markUsable). Before, the chooser knew cells'
+ *    loads, not whether a cell could serve: every request whose family was
+ *    at home there was sent to a failing backend (a cell never ejects its
+ *    last ones, as one RouterDO never ejects a pool's), while the other cells had backends in rotation. Unless
+ *    every cell is marked: then none is passed over (as with one RouterDO).
+ *
  * A family's share, and where its requests diverge, are learnt from the
  * requests that pass through this isolate; the cells' loads from every route
  * response, each relaying what every isolate told that cell. An isolate that
@@ -68,6 +80,7 @@ import {
   CELL_RATE_HALF_LIFE_MS,
   CELL_SHARE_Z,
   CELL_SPLIT_SHARE,
+  CELL_UNUSABLE_MS,
 } from "./defaults";
 import { DecayedCount, PrefixFamily } from "./prefix-family";
 import { shareBounds } from "./share-bounds";
@@ -106,6 +119,8 @@ export interface CellChooserOptions {
   readonly halfLifeMs?: number;
   /** The bound a continuing split-off family leaves its home at (default CELL_KEEP_FACTOR; never below balanceFactor). */
   readonly keepFactor?: number;
+  /** How long a cell heard to have no usable backend is passed over (default CELL_UNUSABLE_MS). */
+  readonly unusableMs?: number;
 }
 
 export class CellChooser {
@@ -119,6 +134,9 @@ export class CellChooser {
   private readonly firstDepth: number;
   private readonly memory: number;
   private readonly halfLifeMs: number;
+  private readonly unusableMs: number;
+  /** Per cell: until when it is passed over (it answered that it has no usable backend); 0 when never. */
+  private readonly unusableUntil: Float64Array;
 
   constructor(
     readonly ring: CellRing,
@@ -132,6 +150,23 @@ export class CellChooser {
     this.relayed = new RelayedFamilies(this.memory);
     this.halfLifeMs = options.halfLifeMs ?? CELL_RATE_HALF_LIFE_MS;
     this.total = new DecayedCount(this.halfLifeMs);
+    this.unusableMs = options.unusableMs ?? CELL_UNUSABLE_MS;
+    this.unusableUntil = new Float64Array(ring.size);
+  }
+
+  /** `cell`'s RouterDO answered, at `now`, that it has no usable backend: pass it over for unusableMs (step 5). */
+  markUnusable(cell: number, now: number): void {
+    this.unusableUntil[cell] = now + this.unusableMs;
+  }
+
+  /** `cell`'s RouterDO answered a request with a backend in rotation: its families may come home at once. */
+  markUsable(cell: number): void {
+    this.unusableUntil[cell] = 0;
+  }
+
+  /** Whether `cell` is passed over at `now` (heard to have no usable backend within unusableMs). */
+  unusable(cell: number, now: number): boolean {
+    return now < this.unusableUntil[cell]!;
   }
 
   /** What a route response said of its cell's load. */
@@ -189,7 +224,9 @@ export class CellChooser {
 
   /** The first cell under its cap (`factor` × its share) in the family key's probe order (home first). */
   private place(key: BlockKey, level: number, factor: number, now: number): CellChoice {
-    const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, factor, now);
+    const { cell, skipped } = this.ring.firstUnderCap(key, this.loads, factor, now, (j) =>
+      this.unusable(j, now),
+    );
     return { cell, reason: skipped ? "spill" : "home", level };
   }
 

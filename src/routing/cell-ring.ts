@@ -62,13 +62,20 @@ export class CellRing {
    * reported does not count toward the average (counting it as idle would
    * make every home of a new isolate look over its cap).
    */
-  underCap(cell: number, loads: CellLoads, balanceFactor: number, now: number): boolean {
+  underCap(
+    cell: number,
+    loads: CellLoads,
+    balanceFactor: number,
+    now: number,
+    out?: (cell: number) => boolean,
+  ): boolean {
     const load = loads.load(cell, now);
     if (load === undefined) return true;
     let total = 0;
     let weight = 0;
     for (let j = 0; j < this.size; j++) {
-      if (!loads.reported(j)) continue;
+      // A cell passed over takes none of the load: the others share it (their caps are of the load they carry).
+      if (!loads.reported(j) || out?.(j) === true) continue;
       total += loads.load(j, now) ?? 0;
       weight += this.weights[j]!;
     }
@@ -77,23 +84,34 @@ export class CellRing {
 
   /**
    * The first cell in the key's probe order under its cap, and whether any
-   * cell before it was at its cap. When every cell is (only possible with
-   * c < 1): the least loaded per weight, ties in probe order.
+   * cell before it was at its cap or passed over. When every cell is (only
+   * possible with c < 1): the least loaded per weight, ties in probe order.
+   * Cells `out` names (no usable backend, as their RouterDOs answered:
+   * cell-chooser.ts) are passed over, and left out of the average the caps
+   * are of, unless every cell is out: then none is (as before, the request
+   * fails open where it would have gone).
    */
   firstUnderCap(
     key: BlockKey,
     loads: CellLoads,
     balanceFactor: number,
     now: number,
+    out?: (cell: number) => boolean,
   ): { cell: number; skipped: boolean } {
     const order = this.order(key);
-    for (let r = 0; r < order.length; r++)
-      if (this.underCap(order[r]!, loads, balanceFactor, now)) return { cell: order[r]!, skipped: r > 0 };
-    let best = order[0]!;
+    let skip = out;
+    if (skip !== undefined && order.every((j) => skip!(j))) skip = undefined;
+    for (let r = 0; r < order.length; r++) {
+      const j = order[r]!;
+      if (skip?.(j) === true) continue;
+      if (this.underCap(j, loads, balanceFactor, now, skip)) return { cell: j, skipped: r > 0 };
+    }
+    let best = -1;
     let bestLoad = Number.POSITIVE_INFINITY;
     for (const j of order) {
+      if (skip?.(j) === true) continue;
       const l = (loads.load(j, now) ?? 0) / this.weights[j]!;
-      if (l < bestLoad) {
+      if (best < 0 || l < bestLoad) {
         best = j;
         bestLoad = l;
       }

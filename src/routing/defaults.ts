@@ -278,6 +278,19 @@ export const INDEX_BYTES_PER_KEY = 40;
 export const CELL_LOAD_TTL_MS = 1000;
 
 /**
+ * How long a cell whose RouterDO answered that it has no usable backend
+ * (every one drained, ejected or failing: RouteResult no_usable) is passed over by
+ * the Worker's choice of cell (cell-chooser.ts), unless every cell is. Its
+ * families go to the next cell in their probe order meanwhile; after this
+ * the next request of one of them asks its home again (one route call, no
+ * lease when the answer is the same), so they return within about this long
+ * of the RouterDO's health probe restoring a backend. A second, as the
+ * route-call breaker (ROUTER_BACKOFF_MS): one wasted call per isolate per
+ * second against a whole cell's requests failing.
+ */
+export const CELL_UNUSABLE_MS = 1000;
+
+/**
  * The cell choice's memory of prefix families (cell-chooser.ts), per pool
  * and Worker isolate: a family is the requests that share a prefix up to
  * some depth (first the leading 64 tokens).

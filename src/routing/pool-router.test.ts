@@ -160,6 +160,15 @@ describe("PoolRouter.drain", () => {
     expect(pool.drain("b", true)).toBe("ok");
     expect(pool.drainedIds()).toEqual(["b"]);
   });
+
+  it("mayEmpty (a cell whose pool has backends in rotation in other cells): the last may go, and then none is usable", () => {
+    const pool = new PoolRouter([spec("a"), spec("b")], { arms: [{ policy: "round_robin" }] });
+    expect(pool.drain("a", true)).toBe("ok");
+    expect(pool.anyUsable()).toBe(true);
+    expect(pool.drain("b", true, true)).toBe("ok");
+    expect(pool.drainedIds()).toEqual(["a", "b"]);
+    expect(pool.anyUsable()).toBe(false);
+  });
 });
 
 describe("PoolRouter.restore", () => {

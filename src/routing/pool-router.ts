@@ -169,19 +169,31 @@ export class PoolRouter {
   /**
    * An operator's drain: as setDrained, but never of the last backend not
    * drained (a drain is a deliberate hold, not a fault: failing open over it
-   * would route to the backend the operator is taking down).
+   * would route to the backend the operator is taking down) unless
+   * `mayEmpty`: this Router is one cell of a pool whose other cells have
+   * backends in rotation, which take its requests (RouteResult no_usable).
    */
-  drain(id: string, drained: boolean): "ok" | "unknown_backend" | "last_backend" {
+  drain(id: string, drained: boolean, mayEmpty = false): "ok" | "unknown_backend" | "last_backend" {
     const ids = this.arms[0]!.stats().backends.map((b) => b.id);
     if (!ids.includes(id)) return "unknown_backend";
     const held = new Set(this.drainedIds());
-    if (drained && !held.has(id) && held.size + 1 >= ids.length) return "last_backend";
+    if (drained && !mayEmpty && !held.has(id) && held.size + 1 >= ids.length) return "last_backend";
     this.setDrained(id, drained);
     return "ok";
   }
 
   drainedIds(): string[] {
     return this.arms[0]!.drainedIds();
+  }
+
+  /**
+   * Whether any backend can serve: neither drained, ejected, nor past `fall` consecutive faults (health's
+   * `failing`: kept in rotation only by the cap on ejections, which never ejects a pool's last backends); or
+   * every one is failing and none ejected, so no probe would tell of a recovery (HealthTracker.anyUsable). The
+   * RouterDO of a cell answers no_usable when none can and the Worker may send the request to another cell.
+   */
+  anyUsable(): boolean {
+    return this.health.anyUsable(new Set(this.drainedIds()));
   }
 
   /** Forgets every arm's and the shadow's affinity index. */

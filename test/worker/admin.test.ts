@@ -6,6 +6,7 @@
  * index, and the dashboard page is served with a strict CSP and no data.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { DrainInput } from "../../src/worker/router/router-rpc";
 import {
   ADMIN_TOKEN,
   authHeaders,
@@ -15,6 +16,7 @@ import {
   expectOpenAIError,
   gateway,
   gatewayWithEnv,
+  interceptRouterMethod,
   longPrompt,
   openWithEnv,
   SPARE_MODEL,
@@ -124,6 +126,43 @@ describe("admin API", () => {
       seen.add(r.headers.get("x-prefix-gateway-backend")!);
     }
     expect(seen).toEqual(new Set(["adm-a", "adm-b"]));
+  });
+
+  it("a drain whose RouterDO throws in a later pool is undone in the pools it reached: 503, nothing changed", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const row = (id: string, url: string, models: string[]) => ({
+      id,
+      url,
+      models,
+      apiKey: BACKEND_KEY,
+      weight: 1,
+      kvCacheTokens: 262144,
+    });
+    // adm-x serves two pools, spare-model first; the second pool's RouterDO throws on drain.
+    const twoPools = {
+      BACKENDS: JSON.stringify([
+        row("adm-x", a, [SPARE_MODEL, "adm-throws"]),
+        row("adm-y", b, [SPARE_MODEL]),
+        row("adm-z", b, ["adm-throws"]),
+      ]),
+    };
+    const ROUTER = interceptRouterMethod("drain", (target) => async (input: DrainInput) => {
+      if (input.spec?.model === "adm-throws") throw new Error("Durable Object reset");
+      return target.drain(input);
+    });
+    const res = await gatewayWithEnv({ ...twoPools, ROUTER }, "/admin/backends/adm-x/drain", {
+      method: "POST",
+      headers: admin(),
+    });
+    // Before: a 500, with adm-x left drained in spare-model.
+    const message = await expectOpenAIError(res, 503, "router_unavailable");
+    expect(message).toMatch(/pool 'adm-throws': its RouterDO did not answer \(Durable Object reset\)/);
+    expect(message).toMatch(/Nothing was changed \(undone in pool 'spare-model'\)/);
+    const list = await gatewayWithEnv(twoPools, "/admin/backends", { headers: admin() });
+    const body = (await list.json()) as {
+      backends: { id: string; pools: Record<string, { drained: boolean } | null> }[];
+    };
+    expect(body.backends.find((x) => x.id === "adm-x")!.pools[SPARE_MODEL]).toMatchObject({ drained: false });
   });
 
   it("resets a pool's affinity index: a prompt it held is new again", async () => {

@@ -16,6 +16,7 @@ import {
   authHeaders,
   BACKEND_KEY,
   chatBody,
+  faultServerUrl,
   gatewayWithEnv,
   interceptRoute,
   longPrompt,
@@ -120,7 +121,7 @@ describe("ROUTER_CELLS = 2", () => {
     expect(undrain.status).toBe(200);
   });
 
-  it("a drain its cell refuses in one pool is undone in the pools it already reached, and says which cell", async () => {
+  it("a drain may empty its cell while another cell has a backend in rotation; the pool's last is refused, and undone in the pools it reached", async () => {
     // drain-a: 4 backends, 2 cells of 2; drain-b: 2 backends, 2 cells of 1. dual serves both, drain-a first.
     const urls = spareUrls();
     const backend = (id: string, models: string[], i: number) => ({
@@ -131,9 +132,10 @@ describe("ROUTER_CELLS = 2", () => {
       weight: 1,
       kvCacheTokens: 262144,
     });
+    // dual answers any model (the spare emulators serve spare-model only): the requests below reach it.
     const twoPools = {
       BACKENDS: JSON.stringify([
-        backend("dual", ["drain-a", "drain-b"], 0),
+        { ...backend("dual", ["drain-a", "drain-b"], 0), url: `${faultServerUrl()}/echo` },
         backend("a-2", ["drain-a"], 1),
         backend("a-3", ["drain-a"], 0),
         backend("a-4", ["drain-a"], 1),
@@ -142,12 +144,29 @@ describe("ROUTER_CELLS = 2", () => {
       ROUTER_CELLS: "2",
     };
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    // b-2 is its cell's only backend: draining it empties the cell, and dual, in the other cell, takes the
+    // pool's requests (before: 409, "would leave its cell no backend in rotation").
+    const first = await gatewayWithEnv(twoPools, "/admin/backends/b-2/drain", {
+      method: "POST",
+      headers: admin,
+    });
+    expect(first.status).toBe(200);
+    for (let i = 0; i < 6; i++) {
+      const body = JSON.parse(chatBody(longPrompt(`drained-cell-${i}`), "q")) as Record<string, unknown>;
+      const r = await gatewayWithEnv(twoPools, "/v1/chat/completions", {
+        method: "POST",
+        headers: authHeaders(),
+        body: JSON.stringify({ ...body, model: "drain-b" }),
+      });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-prefix-gateway-backend")).toBe("dual");
+    }
+    // Draining dual would leave drain-b none in any cell: refused, and undone in drain-a, which took it.
     const res = await gatewayWithEnv(twoPools, "/admin/backends/dual/drain", {
       method: "POST",
       headers: admin,
     });
     expect(res.status).toBe(409);
-    // drain-a's cell that owns dual still routes to it.
     const list = await gatewayWithEnv(twoPools, "/admin/backends", { headers: admin });
     const { backends } = (await list.json()) as {
       backends: { id: string; pools: Record<string, { drained: boolean } | null> }[];
@@ -155,10 +174,15 @@ describe("ROUTER_CELLS = 2", () => {
     expect(backends.find((b) => b.id === "dual")!.pools["drain-a"]).toMatchObject({ drained: false });
     const { error } = (await res.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe("last_backend");
-    // Not "the pool": drain-b has b-2 in rotation, in the other cell.
-    expect(error.message).toMatch(/pool 'drain-b': draining it would leave its cell no backend/);
-    expect(error.message).toMatch(/2 RouterDO cells.*this one holds dual\)/);
+    expect(error.message).toMatch(
+      /pool 'drain-b': draining it would leave the pool no backend in rotation in any of its 2 RouterDO cells \(ROUTER_CELLS\): undrain one of b-2 first/,
+    );
     expect(error.message).toMatch(/Nothing was changed \(undone in pool 'drain-a'\)/);
+    const undrain = await gatewayWithEnv(twoPools, "/admin/backends/b-2/undrain", {
+      method: "POST",
+      headers: admin,
+    });
+    expect(undrain.status).toBe(200);
   });
 
   it("a cell relays every cell's load: what one isolate's call told it, the next caller's response carries", async () => {

@@ -104,18 +104,32 @@ export function drainHandler(drained: boolean) {
     // Pools this call moved the backend in, to undo if a later pool refuses: a 409 must mean nothing
     // changed, not "drained in some pools" (a drain is all of the backend's pools or none).
     const moved: string[] = [];
+    // What the undo did, as a sentence for the error.
+    const undoNote = async (): Promise<string> => {
+      const kept = await undo(c.env.ROUTER, config, moved, id, !drained);
+      return kept.length === 0
+        ? moved.length === 0
+          ? ""
+          : ` Nothing was changed (undone in ${quoted(moved)})`
+        : ` It stays ${drained ? "drained" : "in rotation"} in ${quoted(kept)}: the undo failed there`;
+    };
     for (const model of backend.models) {
-      const r = await drainIn(c.env.ROUTER, config, model, id, drained);
-      if (!r.ok) {
-        const kept = await undo(c.env.ROUTER, config, moved, id, !drained);
-        const note =
-          kept.length === 0
-            ? moved.length === 0
-              ? ""
-              : ` Nothing was changed (undone in ${quoted(moved)})`
-            : ` It stays ${drained ? "drained" : "in rotation"} in ${quoted(kept)}: the undo failed there`;
-        check(r, `pool '${model}'`, note);
+      let r: AdminResult;
+      try {
+        r = await drainIn(c.env.ROUTER, config, model, id, drained);
+      } catch (err) {
+        // A RouterDO that throws (unreachable, overloaded, reset) is undone as a refusal is: a 503 that says
+        // nothing changed, not a 500 with the backend moved in the pools before this one.
+        const note = await undoNote();
+        const why = err instanceof Error ? err.message : String(err);
+        throw new GatewayError(
+          503,
+          "service_unavailable",
+          "router_unavailable",
+          `pool '${model}': its RouterDO did not answer (${why}); try again.${note === "" ? "" : `${note}.`}`,
+        );
       }
+      if (!r.ok) check(r, `pool '${model}'`, await undoNote());
       if (r.ok) {
         pools[model] = r.drained;
         if (r.changed === true) moved.push(model);

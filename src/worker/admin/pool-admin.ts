@@ -6,7 +6,7 @@
  * cell owning the backend, a reset of the affinity index to every cell.
  */
 import type { GatewayConfig } from "../config";
-import { cellOwning } from "../router/pool-cells";
+import { type Cell, cellOwning } from "../router/pool-cells";
 import { type Pool, poolFor, routerStub } from "../router/router-client";
 import type { AdminResult } from "../router/router-rpc";
 import type { PoolSnapshot } from "../stats/pool-snapshot";
@@ -58,24 +58,56 @@ export async function drainIn(
   const cell = cellOwning(pool.cells, backendId);
   if (cell === undefined)
     return { ok: false, code: "unknown_backend", message: `backend ${backendId} is not in the pool` };
+  // With cells, a drain may empty its cell while another cell has a backend in rotation: that cell takes the
+  // emptied one's requests (its RouterDO answers no_usable, the cell chooser passes it over). The refusal is
+  // the pool's: no backend in rotation in any cell. (Two drains at once in two cells can still empty the
+  // pool: each cell then fails open onto its drained backends, as one RouterDO whose every backend is drained.)
+  const others =
+    drained && pool.cells.length > 1 ? await otherCellsDrained(ns, config, pool, cell) : undefined;
   const r = await routerStub(ns, cell, config.locationHint).drain({
     fleetVersion: cell.version,
     spec: cell.spec,
     backendId,
     drained,
+    ...(others?.inRotation === true ? { mayEmpty: true as const } : {}),
   });
-  // The RouterDO does not know it is a cell, so its refusal says "the pool"; with cells it is the cell
-  // that would be left with none (other cells' backends do not take its requests), and the operator
-  // needs to know which backends share it.
-  if (!r.ok && r.code === "last_backend" && pool.cells.length > 1)
+  // The RouterDO does not know it is a cell, so its refusal names its own drained backends; the pool's are
+  // those and the other cells'.
+  if (!r.ok && r.code === "last_backend" && others !== undefined) {
+    const held = [...cell.spec.backends.map((b) => b.id).filter((id) => id !== backendId), ...others.drained];
     return {
       ...r,
       message:
-        `draining it would leave its cell no backend in rotation (ROUTER_CELLS cuts this pool into ` +
-        `${pool.cells.length} RouterDO cells, each routing only its own backends; this one holds ` +
-        `${cell.spec.backends.map((b) => b.id).join(", ")})`,
+        `draining it would leave the pool no backend in rotation in any of its ${pool.cells.length} ` +
+        `RouterDO cells (ROUTER_CELLS): undrain one of ${held.join(", ")} first (POST /admin/backends/{id}/undrain)`,
     };
+  }
   return r;
+}
+
+/**
+ * The other cells' drained backends, and whether any of their backends is in rotation (not drained): from
+ * each cell's snapshot; a cell no request or admin call has reached holds none drained.
+ */
+async function otherCellsDrained(
+  ns: Env["ROUTER"],
+  config: GatewayConfig,
+  pool: Pool,
+  cell: Cell,
+): Promise<{ inRotation: boolean; drained: string[] }> {
+  const others = pool.cells.filter((c) => c !== cell);
+  const snaps = await Promise.all(others.map((c) => routerStub(ns, c, config.locationHint).snapshot()));
+  const drained: string[] = [];
+  let inRotation = false;
+  others.forEach((c, i) => {
+    const s = snaps[i]!;
+    const held = new Set(s.ok ? s.snapshot.backends.filter((b) => b.drained).map((b) => b.id) : []);
+    for (const b of c.spec.backends) {
+      if (held.has(b.id)) drained.push(b.id);
+      else inRotation = true;
+    }
+  });
+  return { inRotation, drained };
 }
 
 /** Forgets a pool's affinity index. */

@@ -43,7 +43,7 @@
  * cell does not answer, the local decision among the cell's backends.
  */
 
-import { anyBound, type RouteTicket } from "../../routing";
+import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
 import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
@@ -267,12 +267,13 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
     return decideLocally(call, cell, local, retryOf);
   }
-  // Where a first attempt may go if its cell is full (none with one cell, or with the bound off).
+  // Where a first attempt may go if its cell is full or has nothing usable (none with one cell).
   const extras = retryOf === undefined ? fallbackCells(call, cell) : [];
   try {
     const res = await routeVia(call, cell, retryOf, placed, extras.length > 0);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
+      if (res.code === "no_usable") return await aroundUnusable(call, cell, placed, extras);
       if (res.code === "at_capacity") {
         routerDownUntil.delete(cell.name);
         if (extras.length > 0) heardFull(call, cell, res.retryAfterMs);
@@ -294,23 +295,54 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
 }
 
 /**
- * The cells a first attempt may be moved to when `cell` answers at_capacity: none with one cell or with the
- * bound off; else the chooser's fallback order, without cells whose breaker is open or that this isolate heard
- * full within SHED_CELL_FULL_MS, at most SHED_EXTRA_CELLS. A moved request loses its own cell's affinity index
- * (and its family's place there): the right trade only when that cell has no slot for it.
+ * The cells a first attempt may be moved to when `cell` answers at_capacity or no_usable: none with one cell;
+ * else the chooser's fallback order, without cells whose breaker is open, that this isolate heard full within
+ * SHED_CELL_FULL_MS or that the chooser passes over (no usable backend), at most SHED_EXTRA_CELLS. A moved
+ * request loses its own cell's affinity index (and its family's place there): the right trade only when that
+ * cell has no slot for it, or nothing to serve it with. With the bound off no cell answers at_capacity, and a
+ * pool's cells are asked with RouteInput.movable so that one with nothing usable says so.
  */
 function fallbackCells(call: RouteCall, cell: Cell): Cell[] {
   const { cells, chooser } = call.pool;
-  if (cells.length === 1 || !anyBound(cell.spec.backends, cell.spec.maxInflightPerBackend)) return [];
+  if (cells.length === 1) return [];
   const now = call.now();
   const out: Cell[] = [];
   for (const i of chooser.fallbackOrder(call.req, cell.index)) {
     const other = cells[i]!;
     if ((routerDownUntil.get(other.name) ?? 0) > now || (cellFullUntil.get(other.name) ?? 0) > now) continue;
+    if (chooser.unusable(i, now)) continue;
     out.push(other);
     if (out.length === SHED_EXTRA_CELLS) break;
   }
   return out;
+}
+
+/**
+ * `cell` answered no_usable (every backend drained, ejected or failing): the chooser passes it over for CELL_UNUSABLE_MS,
+ * and the request is asked of `extras` in turn. When none admits it (each full, down or with nothing usable
+ * too), it is shed if a cell said full, else routed in its own cell as with one RouterDO (which routes onto
+ * its failing backends rather than answer nothing: an answer from one may still come).
+ */
+async function aroundUnusable(
+  call: RouteCall,
+  cell: Cell,
+  placed: number | undefined,
+  extras: readonly Cell[],
+): Promise<Decision> {
+  call.pool.chooser.markUnusable(cell.index, call.now());
+  const moved = await askElsewhere(call, extras, Number.POSITIVE_INFINITY);
+  if ("decision" in moved) return moved.decision;
+  if (Number.isFinite(moved.retryAfterMs)) {
+    call.onShed?.("router");
+    throw fleetAtCapacity(call.pool.model, moved.retryAfterMs);
+  }
+  const res = await routeVia(call, cell, undefined, placed, false);
+  if (res.ok) return admitted(call, cell, localRouterFor(cell.name, cell.version, cell.spec), res);
+  if (res.code === "at_capacity") {
+    call.onShed?.("router");
+    throw fleetAtCapacity(call.pool.model, res.retryAfterMs);
+  }
+  throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
 }
 
 function heardFull(call: RouteCall, cell: Cell, retryAfterMs: number): void {
@@ -349,6 +381,7 @@ async function askElsewhere(
       heardFull(call, cell, res.retryAfterMs);
       if (Number.isFinite(res.retryAfterMs)) soonest = Math.min(soonest, res.retryAfterMs);
     }
+    if (res.code === "no_usable") call.pool.chooser.markUnusable(cell.index, call.now());
   }
   return { retryAfterMs: soonest };
 }
@@ -361,6 +394,12 @@ function admitted(
   res: Extract<RouteResult, { ok: true }>,
 ): Decision {
   routerDownUntil.delete(cell.name);
+  // A grant says whether the cell has a backend in rotation: its `ejected` list names them all when it failed
+  // open (a retry, the last cell asked, an object deployed before no_usable), and the chooser passes it over.
+  if (call.pool.cells.length > 1) {
+    if (inRotation(cell, res.ejected)) call.pool.chooser.markUsable(cell.index);
+    else call.pool.chooser.markUnusable(cell.index, call.now());
+  }
   if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
   if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
   if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
@@ -380,6 +419,13 @@ function admitted(
     ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
     ...(held !== undefined ? { held } : {}),
   };
+}
+
+/** Whether any of `cell`'s backends is out of `ejected` (a route answer's list of those ejected or drained). */
+function inRotation(cell: Cell, ejected: readonly string[] | undefined): boolean {
+  if (ejected === undefined) return true;
+  const out = new Set(ejected);
+  return cell.spec.backends.some((b) => !out.has(b.id));
 }
 
 /**

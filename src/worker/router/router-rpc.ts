@@ -93,8 +93,10 @@ export interface RouteInput {
   /** Hash of the PoolSpec the Worker holds. */
   readonly fleetVersion: string;
   /**
-   * A first attempt the Worker will ask another cell of the pool for if this one is full: an at_capacity answer
-   * does not count it shed (usage.shed counts requests the client is refused; the last cell asked counts it).
+   * A first attempt the Worker will ask another cell of the pool for if this one is full or has no backend in
+   * rotation: an at_capacity answer does not count it shed (usage.shed counts requests the client is refused;
+   * the last cell asked counts it), and a cell none of whose backends can serve (each drained, ejected, or past
+   * EJECT_AFTER_FAULTS consecutive faults: PoolRouter.anyUsable) answers no_usable instead of routing onto them (the Worker's cell chooser then passes the cell over for a while).
    */
   readonly movable?: true;
   /** Sent when the Worker is not sure the DO has this version (saves a round trip). */
@@ -211,8 +213,10 @@ export type RouteResult =
       /**
        * fleet_stale: call again with `spec`. retry_budget_exhausted: a retry was
        * refused (the failed lease is ended all the same). no_backends: the pool is empty.
+       * no_usable: a movable first attempt (RouteInput.movable) and no backend of this cell can serve (each
+       * drained, ejected or failing: PoolRouter.anyUsable); no lease, nothing counted: the Worker asks another cell.
        */
-      readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends";
+      readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends" | "no_usable";
       readonly message: string;
     }
   | {
@@ -447,6 +451,11 @@ export interface DrainInput extends AdminInput {
   readonly backendId: string;
   /** true: drain (no new requests; its streams finish), false: back in rotation. */
   readonly drained: boolean;
+  /**
+   * The drain may leave this RouterDO no backend in rotation: it is a cell, and another cell of the pool has
+   * backends not drained, which take its requests (no_usable: the Worker's cell chooser passes it over).
+   */
+  readonly mayEmpty?: true;
 }
 
 /** An operator's change to the pool (drain, undrain, reset of the affinity index). */

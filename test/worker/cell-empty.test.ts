@@ -1,0 +1,121 @@
+/**
+ * A pool in two RouterDO cells whose one cell has no backend that can serve (both its backends answer 502,
+ * /health too): the Worker's cell chooser used to know cells' loads only, so every family at home in that cell
+ * kept going there and got the 502 (its retry stays in the cell), while the other cell had two good backends.
+ * Now the cell's RouterDO answers no_usable to a first attempt the Worker may move (RouteInput.movable), the
+ * chooser passes the cell over (CELL_UNUSABLE_MS), and those families come home once a probe restores a backend.
+ * One RouterDO over the same four backends (ROUTER_CELLS = 1) is the reference: it ejects the failing two.
+ */
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import { assignCells } from "../../src/routing/cells";
+import { CELL_UNUSABLE_MS } from "../../src/routing/defaults";
+import {
+  authHeaders,
+  BACKEND_KEY,
+  clearBackendFault,
+  FAULT_MODEL,
+  faultUrls,
+  gatewayWithEnv,
+  longPrompt,
+  setBackendFault,
+} from "./helpers";
+
+const IDS = ["empty-a", "empty-b", "empty-c", "empty-d"];
+const specs = IDS.map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
+/** Each backend's cell of two (cells.ts): a cell's backends share one fault emulator, so a fault takes the cell. */
+const cellOf = Array.from(assignCells(specs, 2));
+
+function poolEnv(cells: number): { BACKENDS: string; ROUTER_CELLS: string } {
+  const urls = faultUrls();
+  return {
+    BACKENDS: JSON.stringify(
+      IDS.map((id, i) => ({
+        id,
+        url: urls[cellOf[i]!],
+        models: [FAULT_MODEL],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 65536,
+      })),
+    ),
+    ROUTER_CELLS: String(cells),
+  };
+}
+
+/** One round of 16 prompts, each its own family (its first 64 tokens its own): status and backend of each. */
+async function round(cells: number, tag: string): Promise<{ status: number; backend: string | null }[]> {
+  const out = [];
+  for (let i = 0; i < 16; i++) {
+    const res = await gatewayWithEnv(poolEnv(cells), "/v1/chat/completions", {
+      method: "POST",
+      headers: authHeaders(),
+      body: JSON.stringify({
+        model: FAULT_MODEL,
+        max_tokens: 4,
+        messages: [
+          { role: "system", content: longPrompt(`family-${i}`, 80) },
+          { role: "user", content: tag },
+        ],
+      }),
+    });
+    await res.arrayBuffer();
+    out.push({ status: res.status, backend: res.headers.get("x-prefix-gateway-backend") });
+  }
+  return out;
+}
+
+const badIds = IDS.filter((_, i) => cellOf[i] === 0);
+const badUrl = () => faultUrls()[0]!;
+/** Both backends of cell 0 answer 502, and their /health too (so a probe does not restore them). */
+const breakCell = () => setBackendFault(badUrl(), { kind: "status", status: 502, health: "follow" });
+
+async function waitRestored(name: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await env.ROUTER.getByName(name).stats();
+    if (s.ok && s.backends.every((b) => b.healthy)) return;
+    if (Date.now() > until) throw new Error(`${name}: backends still ejected`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+afterEach(async () => {
+  await clearBackendFault(badUrl());
+});
+
+describe("a cell with nothing usable", () => {
+  it("guard: the cut puts two backends in each cell", () => {
+    expect(badIds.length).toBe(2);
+  });
+
+  it("two cells: once cell 0's backends fail, its families are served by cell 1; they come home when it recovers", async () => {
+    const home = await round(2, "warm");
+    expect(home.every((r) => r.status === 200)).toBe(true);
+    const atHome0 = home.filter((r) => badIds.includes(r.backend!)).length;
+    expect(atHome0).toBeGreaterThan(0);
+    await breakCell();
+    // The cell learns: a few requests fail (each a fault on both its backends, and the client's 502).
+    await round(2, "learning");
+    // Then every family is served, by cell 1 (before: each family at home in cell 0 got a 502).
+    const around = await round(2, "around");
+    expect(around.map((r) => r.status)).toEqual(around.map(() => 200));
+    expect(around.some((r) => badIds.includes(r.backend!))).toBe(false);
+    // Recovery: the fault cleared, the cell's probe restores its ejected backend; after CELL_UNUSABLE_MS the
+    // families ask home again and are served there.
+    await clearBackendFault(badUrl());
+    await waitRestored(`${FAULT_MODEL} cell 1/2`, 15_000);
+    await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
+    const back = await round(2, "back");
+    expect(back.every((r) => r.status === 200)).toBe(true);
+    expect(back.some((r) => badIds.includes(r.backend!))).toBe(true);
+  });
+
+  it("reference: one RouterDO over the same backends ejects the failing two and serves every family", async () => {
+    await round(1, "warm");
+    await breakCell();
+    await round(1, "learning");
+    const around = await round(1, "around");
+    expect(around.map((r) => r.status)).toEqual(around.map(() => 200));
+  });
+});
