@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type CliIO, simulateCommand } from "./cli";
+import { type CliIO, LARGE_TRACE_REQUESTS, largeTraceNote, simulateCommand, size } from "./cli";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "..");
@@ -236,5 +236,94 @@ describe("prefix-gateway simulate --sample-families (in-process)", () => {
     const help = capture();
     await simulateCommand(["--help"], help);
     expect(help.text()).toMatch(/--kv-tokens R x T/);
+  });
+});
+
+describe("prefix-gateway simulate on a long trace (in-process)", () => {
+  function capture(): CliIO & { text(): string; errText(): string } {
+    let out = "";
+    let err = "";
+    return { out: (s) => (out += s), err: (s) => (err += s), text: () => out, errText: () => err };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "pg-cli-long-"));
+  const trace = join(dir, "mc.jsonl");
+  writeFileSync(
+    trace,
+    Array.from(
+      { length: 80 },
+      (_, i) =>
+        `{"timestamp": ${i * 50}, "input_length": 1100, "output_length": 4, "hash_ids": [1, ${100 + (i % 40)}, ${1000 + i}]}`,
+    ).join("\n"),
+  );
+  const args = ["--trace", trace, "--backends", "2", "--policies", "round_robin,least_outstanding"];
+
+  it("--max-requests replays the first N requests, says how much of the file it read, and rejects 0", async () => {
+    const json = capture();
+    expect(await simulateCommand([...args, "--max-requests", "10", "--json"], json)).toBe(0);
+    const j = JSON.parse(json.text()) as { requests: number; window: Record<string, number> };
+    expect(j.requests).toBe(10);
+    expect(j.window).toMatchObject({ maxRequests: 10, linesRead: 10 });
+    // Read in 1 MiB chunks, so this small file is read whole (trace-file.test.ts shows reading stop early).
+    expect(j.window.bytesRead).toBeLessThanOrEqual(j.window.bytes!);
+    const text = capture();
+    expect(await simulateCommand([...args, "--max-requests", "10"], text)).toBe(0);
+    expect(text.text()).toMatch(/^10 requests from /);
+    expect(text.text()).toMatch(
+      /--max-requests 10: the first 10 requests in file order \(lines 1–10, [\d.]+ KiB of [\d.]+ KiB\); the rest of the file was not read\./,
+    );
+    // A window past the end is the whole trace, without a window note.
+    const all = capture();
+    expect(await simulateCommand([...args, "--max-requests", "1000", "--json"], all)).toBe(0);
+    expect(JSON.parse(all.text())).not.toHaveProperty("window");
+    expect((JSON.parse(all.text()) as { requests: number }).requests).toBe(80);
+    const zero = capture();
+    expect(await simulateCommand([...args, "--max-requests", "0"], zero)).toBe(2);
+    expect(zero.errText()).toMatch(/--max-requests must be a positive/);
+    const help = capture();
+    await simulateCommand(["--help"], help);
+    expect(help.text()).toMatch(/--max-requests N +replay only the first N valid requests/);
+  });
+
+  it("prints its progress on stderr when a run is slow: reading, hashing, each policy's requests replayed", async () => {
+    // Each look at the clock is 6 s later, past the 5 s interval: every report is printed.
+    let now = 0;
+    const io = capture();
+    const code = await simulateCommand([...args, "--json"], io, () => (now += 6_000));
+    expect(code).toBe(0);
+    const err = io.errText();
+    expect(err).toMatch(
+      /^prefix-gateway simulate: reading .*mc\.jsonl: [\d.]+ KiB of [\d.]+ KiB, \d+ requests \(\d+s\)$/m,
+    );
+    expect(err).toMatch(
+      /^prefix-gateway simulate: hashing the prompts' blocks: 80 of 80 requests \(\d+s\)$/m,
+    );
+    expect(err).toMatch(
+      /^prefix-gateway simulate: round_robin \(policy 1 of 2\): 80 of 80 requests replayed \(100%\) \(\d+s\)$/m,
+    );
+    expect(err).toMatch(/^prefix-gateway simulate: least_outstanding \(policy 2 of 2\): 80 of 80 requests/m);
+    // stdout is the JSON alone.
+    expect(JSON.parse(io.text())).toMatchObject({ requests: 80 });
+    // A quick run says nothing on stderr.
+    const quick = capture();
+    await simulateCommand([...args, "--json"], quick);
+    expect(quick.errText()).toBe("");
+  });
+
+  it("says before a whole replay of a large trace that it is one, and how to replay a window", () => {
+    expect(largeTraceNote(LARGE_TRACE_REQUESTS, 9, undefined)).toBeUndefined();
+    expect(largeTraceNote(1_400_000, 9, 20_000)).toBeUndefined();
+    expect(largeTraceNote(1_400_000, 9, undefined)).toMatch(
+      /replaying all 1,400,000 requests under each of 9 policies, one after another: .*--max-requests N replays only the first N/,
+    );
+    expect(largeTraceNote(LARGE_TRACE_REQUESTS + 1, 1, undefined)).toMatch(/under each of 1 policy,/);
+  });
+
+  it("writes sizes in the unit that reads best", () => {
+    expect([size(812), size(40 * 1024), size(3.25 * 2 ** 20), size(125.4 * 2 ** 20)]).toEqual([
+      "812 B",
+      "40 KiB",
+      "3.3 MiB",
+      "125 MiB",
+    ]);
   });
 });

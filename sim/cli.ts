@@ -25,12 +25,20 @@ import {
 import { fmtMs, fmtPct, table } from "./format";
 import { ALL_POLICIES } from "./policies";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "./prepare";
+import { type ProgressLines, progressLines } from "./progress-lines";
 import { SUMMARY_HEAD, summaryRows } from "./report";
-import type { SimReport } from "./run";
+import type { PolicyProgress, SimReport } from "./run";
 import { runPolicies } from "./run";
 import { sampleWorkloadFamilies } from "./workloads/sample-families";
-import { readTraceFile } from "./workloads/trace-file";
+import { readTraceFile, type TraceFileWorkload } from "./workloads/trace-file";
 import type { Workload } from "./workloads/types";
+
+/**
+ * Past this many requests a whole-trace replay takes minutes and gigabytes (1.4 M short Mooncake
+ * requests: 25 s of hashing, then about a minute and 1–3 GB resident per policy, red-team.md pass 8),
+ * so simulate says so and names --max-requests before it starts.
+ */
+export const LARGE_TRACE_REQUESTS = 100_000;
 
 export const USAGE = `usage: prefix-gateway simulate --trace <file.jsonl> --backends N [options]
 
@@ -42,9 +50,16 @@ routing policy and reports KV-cache hit rate, TTFT and load balance.
                         timestamp: ISO-8601 string, epoch ms (>= 1e11), epoch s (>= 1e8),
                         or ms from the start of the log (< 1e8)
                       Mooncake:   {"timestamp" (ms), "input_length", "output_length", "hash_ids"}
-                    malformed lines are counted and skipped; read whole, so a regular
-                    file of at most 512 MiB (a longer log: analyze streams it)
+                    malformed lines are counted and skipped; a regular file of at most
+                    512 MiB (a longer log: head -n, or analyze, which streams it)
   --backends N      number of engines (required)
+  --max-requests N  replay only the first N valid requests of the trace, in file order
+                    (then sorted by arrival): the rest of the file is not read, so time
+                    and memory stay bounded on a long trace (malformed lines are counted
+                    in the part read). Without it every request is replayed under every
+                    policy, one policy after another; past ${LARGE_TRACE_REQUESTS.toLocaleString("en-US")} requests simulate
+                    says so before it starts. A run longer than 5 s prints its progress
+                    on stderr (reading, hashing, requests replayed per policy) every 5 s
   --preset NAME     ${ENGINE_USAGE.preset}
   --kv-tokens T     ${ENGINE_USAGE.kvTokens}
   --kv-allocation A ${ENGINE_USAGE.kvAllocation}
@@ -75,7 +90,7 @@ const stdio: CliIO = {
   err: (s) => process.stderr.write(s),
 };
 
-export function toJson(r: SimReport): object {
+export function toJson(r: SimReport, window?: JsonWindow): object {
   const policies: Record<string, object> = {};
   for (const p of r.policies)
     policies[p.policy] = {
@@ -93,7 +108,57 @@ export function toJson(r: SimReport): object {
       inflightAvg: p.inflightAvg,
       reasons: p.reasons,
     };
-  return { requests: r.requests, malformed: r.malformed, policies };
+  return {
+    requests: r.requests,
+    malformed: r.malformed,
+    ...(window !== undefined ? { window } : {}),
+    policies,
+  };
+}
+
+/** How much of the trace --max-requests read, when it stopped before the end. */
+export interface JsonWindow {
+  readonly maxRequests: number;
+  readonly linesRead: number;
+  readonly bytesRead: number;
+  readonly bytes: number;
+}
+
+function windowOf(w: TraceFileWorkload, maxRequests: number | undefined): JsonWindow | undefined {
+  if (maxRequests === undefined || w.window === undefined) return undefined;
+  return { maxRequests, linesRead: w.window.lines, bytesRead: w.window.bytesRead, bytes: w.window.bytes };
+}
+
+const count = (n: number): string => n.toLocaleString("en-US");
+/** "812 B", "40 KiB", "3.2 MiB", "125 MiB". */
+export function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 2 ** 20) return `${(bytes / 1024).toFixed(0)} KiB`;
+  const m = bytes / 2 ** 20;
+  return `${m.toFixed(m < 10 ? 1 : 0)} MiB`;
+}
+
+/** Said once, before a whole-trace replay past LARGE_TRACE_REQUESTS; undefined for a window or a small trace. */
+export function largeTraceNote(
+  requests: number,
+  policies: number,
+  maxRequests: number | undefined,
+): string | undefined {
+  if (maxRequests !== undefined || requests <= LARGE_TRACE_REQUESTS) return undefined;
+  return (
+    `prefix-gateway simulate: replaying all ${count(requests)} requests under each of ${policies} ` +
+    `polic${policies === 1 ? "y" : "ies"}, one after another: time and memory grow with the trace ` +
+    `(progress every 5 s below). --max-requests N replays only the first N (e.g. --max-requests 20000, ` +
+    "analyze's window).\n"
+  );
+}
+
+/** The progress line of a policy run: which policy, how many of the requests have arrived. */
+export function replayLabel(p: PolicyProgress): string {
+  return (
+    `${p.policy} (policy ${p.index + 1} of ${p.count}): ${count(p.sent)} of ${count(p.total)} requests ` +
+    `replayed (${((p.sent / Math.max(1, p.total)) * 100).toFixed(0)}%)`
+  );
 }
 
 /** "prefix_aware would cut p50 TTFT by X% ..." against the load balancer most fleets run today. */
@@ -121,10 +186,11 @@ export function verdict(r: SimReport): string {
 }
 
 /**
- * Why the trace cannot be read whole, or undefined. simulate holds the trace as one string, so it
- * takes regular files only, up to V8's longest string: a device or a pipe (/dev/zero, `<(yes)`) was
- * read until that limit (~512 MiB, ~650 MB resident) and a larger file read whole, both to fail with
- * V8's bare "Invalid string length".
+ * Why the trace cannot be read, or undefined. simulate took regular files only, up to V8's longest
+ * string, when it held the trace as one string: a device or a pipe (/dev/zero, `<(yes)`) was read
+ * until that limit (~512 MiB, ~650 MB resident) and a larger file read whole, both to fail with V8's
+ * bare "Invalid string length". It now reads in chunks, but still holds every request it replays,
+ * and an endless line would still end in that error, so the bound on the input stays.
  */
 export async function whyUnreadable(
   path: string,
@@ -147,7 +213,11 @@ export async function whyUnreadable(
   return undefined;
 }
 
-export async function simulateCommand(argv: string[], io: CliIO = stdio): Promise<number> {
+export async function simulateCommand(
+  argv: string[],
+  io: CliIO = stdio,
+  clock: () => number = () => performance.now(),
+): Promise<number> {
   try {
     const values = parseFlags(argv, OPTIONS);
     if (values.help) {
@@ -162,12 +232,21 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
     const sampleRate = sampleRateFlag(values["sample-families"]);
     const policies = policiesFlag(values.policies);
     const maxTokens = maxTokensFlag(values["max-tokens"]);
+    const maxRequests =
+      values["max-requests"] === undefined ? undefined : countFlag("max-requests", values["max-requests"]);
     const unreadable = await whyUnreadable(values.trace);
     if (unreadable !== undefined) {
       io.err(`prefix-gateway simulate: cannot read trace file "${values.trace}": ${unreadable}\n`);
       return 1;
     }
-    const w = await readTraceFile(values.trace, { speed });
+    const progress: ProgressLines = progressLines(io.err, "prefix-gateway simulate", clock);
+    const trace = values.trace;
+    const w = await readTraceFile(trace, {
+      speed,
+      ...(maxRequests !== undefined ? { maxRequests } : {}),
+      onProgress: (read, bytes, requests) =>
+        progress.note(() => `reading ${trace}: ${size(read)} of ${size(bytes)}, ${count(requests)} requests`),
+    });
     if (w.requests.length === 0) {
       io.err(
         `prefix-gateway simulate: no valid request in "${values.trace}" (${w.malformed} malformed lines${w.malformedSamples.length > 0 ? `; ${w.malformedSamples.join("; ")}` : ""})\n`,
@@ -181,14 +260,34 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
       replayed = s.workload;
       sampled = `, ${s.description}`;
     }
-    const prepared = prepareWorkload(replayed, { prefixTokens: DEFAULT_PREFIX_TOKENS, maxTokens, seed });
-    const report = runPolicies(prepared, { backends, seed, ...engine }, policies);
+    const note = largeTraceNote(replayed.requests.length, policies.length, maxRequests);
+    if (note !== undefined) io.err(note);
+    const prepared = prepareWorkload(replayed, {
+      prefixTokens: DEFAULT_PREFIX_TOKENS,
+      maxTokens,
+      seed,
+      onProgress: (hashed, total) =>
+        progress.note(() => `hashing the prompts' blocks: ${count(hashed)} of ${count(total)} requests`),
+    });
+    const report = runPolicies(prepared, { backends, seed, ...engine }, policies, undefined, undefined, (p) =>
+      progress.note(() => replayLabel(p)),
+    );
+    const window = windowOf(w, maxRequests);
     if (values.json) {
-      io.out(`${JSON.stringify(toJson(report))}\n`);
+      io.out(`${JSON.stringify(toJson(report, window))}\n`);
       return 0;
     }
+    const windowed =
+      window === undefined
+        ? []
+        : [
+            `--max-requests ${window.maxRequests}: the first ${count(window.maxRequests)} requests in file order ` +
+              `(lines 1–${count(window.linesRead)}, ${size(window.bytesRead)} of ${size(window.bytes)}); ` +
+              "the rest of the file was not read.",
+          ];
     const lines = [
       `${report.requests} requests from ${values.trace}${sampled} (${report.malformed} malformed lines skipped${w.malformedSamples.length > 0 ? `: ${w.malformedSamples.join("; ")}` : ""}), ${backends} backends × ${engine.preset} (${engine.kvCacheTokens} KV tokens), blocks of ${report.blockTokens} tokens.`,
+      ...windowed,
       "",
       table(SUMMARY_HEAD, summaryRows(report)),
       "",
@@ -209,5 +308,6 @@ export async function simulateCommand(argv: string[], io: CliIO = stdio): Promis
 const OPTIONS = {
   ...FLEET_OPTIONS,
   trace: { type: "string" },
+  "max-requests": { type: "string" },
   json: { type: "boolean" },
 } as const;

@@ -55,7 +55,12 @@ export interface PrepareOptions {
   readonly maxTokens?: MaxTokensModelName;
   /** Seed of the max_tokens draws and of the gateway's count past its window (the run's seed; default 1). */
   readonly seed?: number;
+  /** Called every PREPARE_PROGRESS_EVERY requests hashed and after the last: hashing a long trace takes a while. */
+  readonly onProgress?: (hashed: number, total: number) => void;
 }
+
+/** Requests hashed between two PrepareOptions.onProgress calls. */
+export const PREPARE_PROGRESS_EVERY = 4096;
 
 export function prepareWorkload(
   w: Workload,
@@ -69,7 +74,12 @@ export function prepareWorkload(
   for (let i = 1; i < w.requests.length; i++)
     if (w.requests[i]!.arrivalMs < w.requests[i - 1]!.arrivalMs)
       throw new Error(`workload ${w.name}: requests must be sorted by arrival (index ${i})`);
-  const promptBlocks = w.requests.map((r) => requestBlockKeys(r, w.blockTokens));
+  const total = w.requests.length;
+  const promptBlocks = w.requests.map((r, i) => {
+    const keys = requestBlockKeys(r, w.blockTokens);
+    if ((i + 1) % PREPARE_PROGRESS_EVERY === 0 || i + 1 === total) opts.onProgress?.(i + 1, total);
+    return keys;
+  });
   const gatewayBlocks = promptBlocks.map((b) => (b.length > cap ? b.slice(0, cap) : b));
   const promptKeys = w.requests.map((r, i) =>
     gatewayBlocks[i]!.length === 0 ? requestPromptKey(r, w.blockTokens, prefixTokens) : undefined,

@@ -29,12 +29,22 @@ export interface SimReport {
   readonly simulateMs: number;
 }
 
+/** How far a runPolicies call is: policy `index` (0-based) of `count`, `sent` of its `total` arrivals. */
+export interface PolicyProgress {
+  readonly policy: SimPolicyName;
+  readonly index: number;
+  readonly count: number;
+  readonly sent: number;
+  readonly total: number;
+}
+
 export function runPolicies(
   w: PreparedWorkload,
   fleet: FleetConfig,
   policies: readonly SimPolicyName[],
   onResult?: (r: PolicyResult) => void,
   clock: () => number = () => performance.now(),
+  onProgress?: (p: PolicyProgress) => void,
 ): SimReport {
   const t0 = clock();
   const capacityBlocks = Math.floor((fleet.backends * fleet.kvCacheTokens) / w.blockTokens);
@@ -44,8 +54,15 @@ export function runPolicies(
     w.blockTokens,
   );
   const results: PolicyResult[] = [];
-  for (const p of policies) {
-    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), viewOf(p), clock);
+  for (const [index, p] of policies.entries()) {
+    const observer =
+      onProgress === undefined
+        ? undefined
+        : {
+            replayed: (sent: number, total: number) =>
+              onProgress({ policy: p, index, count: policies.length, sent, total }),
+          };
+    const r = simulatePolicy(w, fleet, p, routerFactory(p, w.blockTokens), viewOf(p), clock, observer);
     results.push(r);
     onResult?.(r);
   }

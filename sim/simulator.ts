@@ -73,7 +73,15 @@ export interface SimObserver {
   routed?(i: number, backend: number, decision: RouteDecision, engines: readonly EngineModel[]): void;
   /** Request i completed on `backend`, with the cached tokens its engine reported and its TTFT. */
   done?(i: number, backend: number, cachedTokens: number, ttftMs: number): void;
+  /**
+   * `sent` of the `total` requests have arrived (been routed and submitted): called every
+   * REPLAY_PROGRESS_EVERY arrivals and after the last, so a long replay can say how far it is.
+   */
+  replayed?(sent: number, total: number): void;
 }
+
+/** Arrivals between two SimObserver.replayed calls: often enough for a progress line, cheap per request. */
+export const REPLAY_PROGRESS_EVERY = 4096;
 
 /**
  * Builds a fresh router for one run, given the fleet and the engines' readings. `engines`, the
@@ -350,6 +358,7 @@ export function simulatePolicy(
     );
     nextAt[bi] = engines[bi]!.nextEventTime();
     next++;
+    if (next % REPLAY_PROGRESS_EVERY === 0 || next === total) observer?.replayed?.(next, total);
   }
 
   if (completed !== total) throw new Error(`${total - completed} of ${total} requests never completed`);

@@ -1,10 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import { mooncakeRequest } from "./mooncake";
 import { timestampMs } from "./openai-log";
 import { requestBlockKeys } from "./segments";
-import { parseTrace } from "./trace-file";
+import { parseTrace, readTraceFile } from "./trace-file";
 
 const mc = (o: object): string => JSON.stringify(o);
 
@@ -128,5 +131,85 @@ describe("parseTrace", () => {
     const w = await parseTrace("\u0000\n{\n}\nnull\n42\n");
     expect(w.requests).toHaveLength(0);
     expect(w.malformed).toBe(5);
+  });
+});
+
+describe("readTraceFile", () => {
+  const dir = mkdtempSync(join(tmpdir(), "pg-trace-file-"));
+  const write = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const req = (t: number, ids: number[]) =>
+    mc({ timestamp: t, input_length: ids.length * 512 - 12, output_length: 3, hash_ids: ids });
+
+  it("makes the workload parseTrace makes of the file's text, whatever the reads' size", async () => {
+    // Multi-byte characters, CRLF, blank and malformed lines, and no newline at the end: read 7 bytes at a
+    // time, lines and characters fall across reads.
+    const text = [
+      req(30, [1, 2]),
+      "",
+      "pas du JSON — Résumé 東京",
+      `${req(10, [1, 3])}\r`,
+      JSON.stringify({
+        timestamp: 20,
+        model: "m",
+        messages: [{ role: "user", content: "Grüße aus 東京 ✓" }],
+      }),
+      "{broken",
+      req(40, [1, 2, 4]),
+    ].join("\n");
+    const path = write("mixed.jsonl", text);
+    try {
+      const whole = await parseTrace(text, { name: path, speed: 2 });
+      expect(whole.requests).toHaveLength(4);
+      expect(whole.malformedSamples).toEqual(["line 3: not JSON", "line 6: not JSON"]);
+      for (const chunkBytes of [7, 64, 1 << 20])
+        expect(await readTraceFile(path, { speed: 2, chunkBytes })).toEqual(whole);
+    } finally {
+      rmSync(path);
+    }
+  });
+
+  it("with maxRequests, keeps the first N requests in file order and reads no further", async () => {
+    // Twelve requests, newest first, then malformed lines that a whole read would count.
+    const lines = Array.from({ length: 12 }, (_, i) => req(1_000 - i * 10, [1, 100 + i]));
+    const path = write(
+      "window.jsonl",
+      [lines[0], "oops", ...lines.slice(1), "bad 1", "bad 2", ""].join("\n"),
+    );
+    try {
+      const progress: [number, number, number][] = [];
+      const w = await readTraceFile(path, {
+        maxRequests: 5,
+        chunkBytes: 64,
+        onProgress: (...p) => progress.push(p),
+      });
+      // The first five in the file (timestamps 1000…960), sorted by arrival and rebased to the earliest.
+      expect(w.requests.map((r) => r.arrivalMs)).toEqual([0, 10, 20, 30, 40]);
+      expect(w.malformed).toBe(1);
+      expect(w.window).toMatchObject({ lines: 6 });
+      expect(w.window!.bytesRead).toBeLessThan(w.window!.bytes);
+      expect(progress.length).toBeGreaterThan(0);
+      expect(progress.every(([read, bytes]) => read <= bytes)).toBe(true);
+      // A window larger than the file is the whole file, and says no window.
+      const all = await readTraceFile(path, { maxRequests: 13 });
+      expect(all.requests).toHaveLength(12);
+      expect(all.malformed).toBe(3);
+      expect(all.window).toBeUndefined();
+      expect(await readTraceFile(path, {})).toEqual(all);
+      // Full at the last request: the lines after it are not read (their malformed lines go uncounted)…
+      expect(await readTraceFile(path, { maxRequests: 12 })).toMatchObject({
+        malformed: 1,
+        window: { lines: 13 },
+      });
+      // …and when only blank lines follow, nothing was left out.
+      const exact = write("exact.jsonl", `${lines.slice(0, 3).join("\n")}\n\n  \n`);
+      expect((await readTraceFile(exact, { maxRequests: 3, chunkBytes: 16 })).window).toBeUndefined();
+      await expect(readTraceFile(path, { maxRequests: 0 })).rejects.toThrow(/maxRequests/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,7 +9,8 @@
  * 512-token blocks), else 16 (vLLM's block size, used for OpenAI logs).
  * Arrivals: relative to the earliest request, divided by `speed` (2 = twice as fast).
  */
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { looksLikeMooncake, MOONCAKE_BLOCK_TOKENS, mooncakeRequest } from "./mooncake";
 import { looksLikeOpenAI, OPENAI_LOG_BLOCK_TOKENS, openAIRequest } from "./openai-log";
 import type { Workload, WorkloadRequest } from "./types";
@@ -48,56 +49,136 @@ export async function traceRecordRequest(rec: Record<string, unknown>): Promise<
   return "neither a Mooncake record (hash_ids) nor an OpenAI request (messages/prompt)";
 }
 
-export async function parseTrace(text: string, opts: TraceOptions = {}): Promise<TraceWorkload> {
-  const speed = opts.speed ?? 1;
-  if (!(speed > 0 && Number.isFinite(speed))) throw new RangeError(`speed must be > 0, got ${speed}`);
-  const lines = text.split("\n");
-  const parsed: WorkloadRequest[] = [];
-  const samples: string[] = [];
-  let malformed = 0;
-  let mooncake = 0;
-  const bad = (lineNo: number, reason: string): void => {
-    malformed++;
-    if (samples.length < MAX_SAMPLES) samples.push(`line ${lineNo}: ${reason}`);
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === "") continue;
+/**
+ * Reads a trace line by line: parseTrace (a whole text) and readTraceFile (a file in chunks) feed it the
+ * same lines, so both make the same workload. Line numbers count every line, blank ones too.
+ */
+class TraceLines {
+  private readonly parsed: WorkloadRequest[] = [];
+  private readonly samples: string[] = [];
+  private malformed = 0;
+  private mooncake = 0;
+  private lineNo = 0;
+
+  get requests(): number {
+    return this.parsed.length;
+  }
+
+  get lines(): number {
+    return this.lineNo;
+  }
+
+  async line(raw: string): Promise<void> {
+    const lineNo = ++this.lineNo;
+    const line = raw.trim();
+    if (line === "") return;
     let o: unknown;
     try {
       o = JSON.parse(line);
     } catch {
-      bad(i + 1, "not JSON");
-      continue;
+      this.bad(lineNo, "not JSON");
+      return;
     }
     if (o === null || typeof o !== "object" || Array.isArray(o)) {
-      bad(i + 1, "not a JSON object");
-      continue;
+      this.bad(lineNo, "not a JSON object");
+      return;
     }
     const r = await traceRecordRequest(o as Record<string, unknown>);
-    if (typeof r === "string") bad(i + 1, r);
+    if (typeof r === "string") this.bad(lineNo, r);
     else {
-      if (r.format === "mooncake") mooncake++;
-      parsed.push(r.request);
+      if (r.format === "mooncake") this.mooncake++;
+      this.parsed.push(r.request);
     }
   }
-  // Stable sort by arrival; rebase to the first request and apply the speed factor.
-  const order = parsed
-    .map((r, i) => [r, i] as const)
-    .sort((a, b) => a[0].arrivalMs - b[0].arrivalMs || a[1] - b[1]);
-  const t0 = order.length > 0 ? order[0]![0].arrivalMs : 0;
-  let requests = order.map(([r]) => ({ ...r, arrivalMs: (r.arrivalMs - t0) / speed }));
-  if (opts.limit !== undefined) requests = requests.slice(0, opts.limit);
-  return {
-    name: opts.name ?? "trace",
-    blockTokens: mooncake * 2 > parsed.length ? MOONCAKE_BLOCK_TOKENS : OPENAI_LOG_BLOCK_TOKENS,
-    requests,
-    malformed,
-    malformedSamples: samples,
-  };
+
+  private bad(lineNo: number, reason: string): void {
+    this.malformed++;
+    if (this.samples.length < MAX_SAMPLES) this.samples.push(`line ${lineNo}: ${reason}`);
+  }
+
+  workload(opts: TraceOptions, speed: number): TraceWorkload {
+    const parsed = this.parsed;
+    // Stable sort by arrival; rebase to the first request and apply the speed factor.
+    const order = parsed
+      .map((r, i) => [r, i] as const)
+      .sort((a, b) => a[0].arrivalMs - b[0].arrivalMs || a[1] - b[1]);
+    const t0 = order.length > 0 ? order[0]![0].arrivalMs : 0;
+    let requests = order.map(([r]) => ({ ...r, arrivalMs: (r.arrivalMs - t0) / speed }));
+    if (opts.limit !== undefined) requests = requests.slice(0, opts.limit);
+    return {
+      name: opts.name ?? "trace",
+      blockTokens: this.mooncake * 2 > parsed.length ? MOONCAKE_BLOCK_TOKENS : OPENAI_LOG_BLOCK_TOKENS,
+      requests,
+      malformed: this.malformed,
+      malformedSamples: this.samples,
+    };
+  }
 }
 
-export async function readTraceFile(path: string, opts: TraceOptions = {}): Promise<TraceWorkload> {
-  const text = await readFile(path, "utf8");
-  return parseTrace(text, { name: opts.name ?? path, ...opts });
+function speedOf(opts: TraceOptions): number {
+  const speed = opts.speed ?? 1;
+  if (!(speed > 0 && Number.isFinite(speed))) throw new RangeError(`speed must be > 0, got ${speed}`);
+  return speed;
+}
+
+export async function parseTrace(text: string, opts: TraceOptions = {}): Promise<TraceWorkload> {
+  const speed = speedOf(opts);
+  const reader = new TraceLines();
+  for (const line of text.split("\n")) await reader.line(line);
+  return reader.workload(opts, speed);
+}
+
+export interface TraceFileOptions extends TraceOptions {
+  /**
+   * Read only until this many valid requests are held: the first N in file order (a window, as
+   * analyze's --sim-requests takes; then sorted by arrival like the rest). The lines after them are
+   * not read, so neither memory nor time grows with the rest of the file, and their malformed lines
+   * go uncounted.
+   */
+  readonly maxRequests?: number;
+  /** Called after each chunk read: bytes read so far, the file's size and the requests held. */
+  readonly onProgress?: (bytesRead: number, bytes: number, requests: number) => void;
+  /** Bytes per read (default 1 MiB): tests make it small to split lines and characters across reads. */
+  readonly chunkBytes?: number;
+}
+
+export interface TraceFileWorkload extends TraceWorkload {
+  /** With maxRequests, when the window filled before the end of the file: how far it was read. */
+  readonly window?: { readonly lines: number; readonly bytesRead: number; readonly bytes: number };
+}
+
+/**
+ * A trace file, read in chunks rather than as one string: the file's text is never held whole, and with
+ * `maxRequests` reading stops once the window is full.
+ */
+export async function readTraceFile(path: string, opts: TraceFileOptions = {}): Promise<TraceFileWorkload> {
+  const speed = speedOf(opts);
+  const named = { name: opts.name ?? path, ...opts };
+  const max = opts.maxRequests;
+  if (max !== undefined && !(Number.isInteger(max) && max > 0))
+    throw new RangeError(`maxRequests must be a positive integer, got ${max}`);
+  const bytes = (await stat(path)).size;
+  const reader = new TraceLines();
+  const stream = createReadStream(path, { encoding: "utf8", highWaterMark: opts.chunkBytes ?? 1 << 20 });
+  // The start of a line the last chunk did not finish. Joined to the next chunk's first piece only (not
+  // re-split whole), so a line that spans many chunks is not copied once per chunk.
+  let rest = "";
+  for await (const chunk of stream as AsyncIterable<string>) {
+    const pieces = chunk.split("\n");
+    pieces[0] = rest + pieces[0];
+    rest = pieces.pop()!;
+    for (let i = 0; i < pieces.length; i++) {
+      await reader.line(pieces[i]!);
+      if (max !== undefined && reader.requests >= max) {
+        const unread = pieces.slice(i + 1).some((p) => p.trim() !== "") || rest.trim() !== "";
+        const bytesRead = stream.bytesRead;
+        stream.destroy();
+        const w = reader.workload(named, speed);
+        return unread || bytesRead < bytes ? { ...w, window: { lines: reader.lines, bytesRead, bytes } } : w;
+      }
+    }
+    opts.onProgress?.(stream.bytesRead, bytes, reader.requests);
+  }
+  await reader.line(rest);
+  return reader.workload(named, speed);
 }
