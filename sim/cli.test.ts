@@ -4,7 +4,7 @@ import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { type CliIO, LARGE_TRACE_REQUESTS, largeTraceNote, simulateCommand, size } from "./cli";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -12,6 +12,28 @@ const repo = resolve(here, "..");
 const node = join(repo, "node_modules/.bin/node");
 const bin = join(repo, "bin/prefix-gateway.mjs");
 const fixture = join(here, "fixtures/openai-log-small.jsonl");
+
+/** A CliIO that keeps what the command writes. */
+function capture(): CliIO & { text(): string; errText(): string } {
+  let out = "";
+  let err = "";
+  return { out: (s) => (out += s), err: (s) => (err += s), text: () => out, errText: () => err };
+}
+
+/** 80 Mooncake lines, 40 conversations behind one shared block 1 (families are keyed on the block after it). */
+function conversationsTrace(prefix: string): { dir: string; trace: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const trace = join(dir, "mc.jsonl");
+  writeFileSync(
+    trace,
+    Array.from(
+      { length: 80 },
+      (_, i) =>
+        `{"timestamp": ${i * 50}, "input_length": 1100, "output_length": 4, "hash_ids": [1, ${100 + (i % 40)}, ${1000 + i}]}`,
+    ).join("\n"),
+  );
+  return { dir, trace };
+}
 
 function run(...args: string[]) {
   const r = spawnSync(node, [bin, ...args], { cwd: repo, encoding: "utf8", timeout: 120_000 });
@@ -154,22 +176,8 @@ describe("prefix-gateway simulate on a trace it cannot hold (in-process)", () =>
 });
 
 describe("prefix-gateway simulate --sample-families (in-process)", () => {
-  function capture(): CliIO & { text(): string; errText(): string } {
-    let out = "";
-    let err = "";
-    return { out: (s) => (out += s), err: (s) => (err += s), text: () => out, errText: () => err };
-  }
-  // 40 conversations behind one shared block 1: families are keyed on the block after it.
-  const dir = mkdtempSync(join(tmpdir(), "pg-cli-sf-"));
-  const trace = join(dir, "mc.jsonl");
-  writeFileSync(
-    trace,
-    Array.from(
-      { length: 80 },
-      (_, i) =>
-        `{"timestamp": ${i * 50}, "input_length": 1100, "output_length": 4, "hash_ids": [1, ${100 + (i % 40)}, ${1000 + i}]}`,
-    ).join("\n"),
-  );
+  const { dir, trace } = conversationsTrace("pg-cli-sf-");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("replays whole sampled families and says so", async () => {
     const io = capture();
@@ -240,21 +248,8 @@ describe("prefix-gateway simulate --sample-families (in-process)", () => {
 });
 
 describe("prefix-gateway simulate on a long trace (in-process)", () => {
-  function capture(): CliIO & { text(): string; errText(): string } {
-    let out = "";
-    let err = "";
-    return { out: (s) => (out += s), err: (s) => (err += s), text: () => out, errText: () => err };
-  }
-  const dir = mkdtempSync(join(tmpdir(), "pg-cli-long-"));
-  const trace = join(dir, "mc.jsonl");
-  writeFileSync(
-    trace,
-    Array.from(
-      { length: 80 },
-      (_, i) =>
-        `{"timestamp": ${i * 50}, "input_length": 1100, "output_length": 4, "hash_ids": [1, ${100 + (i % 40)}, ${1000 + i}]}`,
-    ).join("\n"),
-  );
+  const { dir, trace } = conversationsTrace("pg-cli-long-");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const args = ["--trace", trace, "--backends", "2", "--policies", "round_robin,least_outstanding"];
 
   it("--max-requests replays the first N requests, says how much of the file it read, and rejects 0", async () => {

@@ -11,6 +11,7 @@ import {
   ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
+  backendRow,
   CLIENT_KEY,
   chatBody,
   expectOpenAIError,
@@ -130,20 +131,12 @@ describe("admin API", () => {
 
   it("a drain whose RouterDO throws in a later pool is undone in the pools it reached: 503, nothing changed", async () => {
     const [a, b] = spareUrls() as [string, string];
-    const row = (id: string, url: string, models: string[]) => ({
-      id,
-      url,
-      models,
-      apiKey: BACKEND_KEY,
-      weight: 1,
-      kvCacheTokens: 262144,
-    });
     // adm-x serves two pools, spare-model first; the second pool's RouterDO throws on drain.
     const twoPools = {
       BACKENDS: JSON.stringify([
-        row("adm-x", a, [SPARE_MODEL, "adm-throws"]),
-        row("adm-y", b, [SPARE_MODEL]),
-        row("adm-z", b, ["adm-throws"]),
+        backendRow("adm-x", a, [SPARE_MODEL, "adm-throws"]),
+        backendRow("adm-y", b, [SPARE_MODEL]),
+        backendRow("adm-z", b, ["adm-throws"]),
       ]),
     };
     const ROUTER = interceptRouterMethod("drain", (target) => async (input: DrainInput) => {

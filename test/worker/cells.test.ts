@@ -15,6 +15,7 @@ import {
   ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
+  backendRow,
   chatBody,
   faultServerUrl,
   gatewayWithEnv,
@@ -124,14 +125,8 @@ describe("ROUTER_CELLS = 2", () => {
   it("a drain may empty its cell while another cell has a backend in rotation; the pool's last is refused, and undone in the pools it reached", async () => {
     // drain-a: 4 backends, 2 cells of 2; drain-b: 2 backends, 2 cells of 1. dual serves both, drain-a first.
     const urls = spareUrls();
-    const backend = (id: string, models: string[], i: number) => ({
-      id,
-      url: urls[i % urls.length],
-      models,
-      apiKey: BACKEND_KEY,
-      weight: 1,
-      kvCacheTokens: 262144,
-    });
+    const backend = (id: string, models: string[], i: number) =>
+      backendRow(id, urls[i % urls.length]!, models);
     // dual answers any model (the spare emulators serve spare-model only): the requests below reach it.
     const twoPools = {
       BACKENDS: JSON.stringify([

@@ -177,6 +177,11 @@ export async function expectOpenAIError(res: Response, status: number, code: str
 export const SPARE_MODEL = "spare-model";
 export const BACKEND_KEY = "emu-test-key";
 
+/** A BACKENDS entry for a test's own config: the emulators' key, weight 1, a 256k-token cache. */
+export function backendRow(id: string, url: string, models: string[]) {
+  return { id, url, models, apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 262144 };
+}
+
 /** Addresses of the two spare-model emulators (a test-only binding set in vitest.config.ts). */
 export function spareUrls(): string[] {
   return JSON.parse((env as unknown as { TEST_SPARE_URLS: string }).TEST_SPARE_URLS) as string[];
