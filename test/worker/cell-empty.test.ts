@@ -118,4 +118,22 @@ describe("a cell with nothing usable", () => {
     const around = await round(1, "around");
     expect(around.map((r) => r.status)).toEqual(around.map(() => 200));
   });
+
+  // The requests that teach a cell it has nothing usable: each one's retry used to stay in its cell, whose other
+  // backend was failing too (both share the fault), so the client got the 502. A retry its cell cannot place on a
+  // backend not suspect (each one failed, or faulted since its last success) now goes to the next cell. The
+  // count with two cells must be no more than one RouterDO's over the same backends in the same round.
+  it("the first round after the fault: no more 502s with two cells than with one RouterDO", async () => {
+    const failed: Record<number, number> = {};
+    for (const cells of [1, 2]) {
+      await round(cells, `warm-${cells}`);
+      await breakCell();
+      const learning = await round(cells, `learning-${cells}`);
+      failed[cells] = learning.filter((r) => r.status !== 200).length;
+      await clearBackendFault(badUrl());
+      await waitRestored(cells === 1 ? FAULT_MODEL : `${FAULT_MODEL} cell 1/2`, 15_000);
+    }
+    console.log(`first round after the fault: 502s with one RouterDO ${failed[1]}, with two cells ${failed[2]}`);
+    expect(failed[2]).toBeLessThanOrEqual(failed[1]!);
+  }, 60_000);
 });
