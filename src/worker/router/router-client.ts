@@ -39,8 +39,8 @@
  * figures of every cell, and every response the cell's (cellLoads), so each
  * cell relays what all isolates told it (src/routing/cell-loads.ts), and with it the
  * conversations any isolate newly placed there (src/routing/cell-families.ts); from then on the
- * request lives in that cell: its lease, its retry, its report, and, when the
- * cell does not answer, the local decision among the cell's backends.
+ * request lives in that cell: its lease, its retry (unless the cell has no backend to take it unsuspected:
+ * movedRetry), its report, and, when the cell does not answer, the local decision among the cell's backends.
  */
 
 import type { RouteTicket } from "../../routing";
