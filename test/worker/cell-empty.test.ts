@@ -85,56 +85,6 @@ afterEach(async () => {
   await clearBackendFault(badUrl());
 });
 
-describe("one backend per cell", () => {
-  // Two backends, one per cell (ROUTER_CELLS=2). A failing backend alone in its cell is never ejected (the cap
-  // keeps a cell's last backend), so its cell never answers no_usable, and a one-backend cell's request had no
-  // retry: every family at home there got the 502 for as long as the fault lasted. Its retry now goes to the
-  // other cell, within the cell's retry budget (RETRY_BURST = 10 retries, then 20% of first attempts): this
-  // block runs first in the file, before the other tests spend that budget (the DO is named by model and cell).
-  // Measured: 11 of 16 not 200 before, 4 after (the four once the budget was spent).
-  const env2 = () => {
-    const urls = faultUrls();
-    return {
-      BACKENDS: JSON.stringify(
-        ["solo-a", "solo-b"].map((id, i) => ({
-          id,
-          url: urls[i],
-          models: [FAULT_MODEL],
-          apiKey: BACKEND_KEY,
-          weight: 1,
-          kvCacheTokens: 65536,
-        })),
-      ),
-      ROUTER_CELLS: "2",
-    };
-  };
-
-  it("a failing backend alone in its cell: its families' requests are retried in the other cell, within the budget", async () => {
-    const statuses: number[] = [];
-    await setBackendFault(badUrl(), { kind: "status", status: 502, health: "follow" });
-    for (let i = 0; i < 16; i++) {
-      const res = await gatewayWithEnv(env2(), "/v1/chat/completions", {
-        method: "POST",
-        headers: authHeaders(),
-        body: JSON.stringify({
-          model: FAULT_MODEL,
-          max_tokens: 4,
-          messages: [
-            { role: "system", content: longPrompt(`solo-family-${i}`, 80) },
-            { role: "user", content: "q" },
-          ],
-        }),
-      });
-      await res.arrayBuffer();
-      statuses.push(res.status);
-    }
-    console.log(
-      `one backend per cell, one failing: ${statuses.filter((s) => s !== 200).length} of 16 not 200`,
-    );
-    expect(statuses.filter((s) => s !== 200).length).toBeLessThanOrEqual(6);
-  }, 60_000);
-});
-
 describe("a cell with nothing usable", () => {
   it("guard: the cut puts two backends in each cell", () => {
     expect(badIds.length).toBe(2);
@@ -251,4 +201,55 @@ describe("a movable retry (RouteInput.movable with retryOf)", () => {
     });
     expect(r4.ok).toBe(true);
   });
+});
+
+describe("one backend per cell", () => {
+  // Two backends, one per cell (ROUTER_CELLS=2). A failing backend alone in its cell is never ejected (the cap
+  // keeps a cell's last backend), so its cell never answers no_usable, and a one-backend cell's request had no
+  // retry: every family at home there got the 502 for as long as the fault lasted. Its retry now goes to the
+  // other cell, within the cell's retry budget (RETRY_BURST = 10 retries, then 20% of first attempts). The
+  // budget is the client key's share in a DO named by model and cell, which the tests above spend with the
+  // first key: this one is sent with the second key (its own share), so the order of the tests does not matter.
+  // Measured: 11 of 16 not 200 before, 4 after (the four once the budget was spent).
+  const env2 = () => {
+    const urls = faultUrls();
+    return {
+      BACKENDS: JSON.stringify(
+        ["solo-a", "solo-b"].map((id, i) => ({
+          id,
+          url: urls[i],
+          models: [FAULT_MODEL],
+          apiKey: BACKEND_KEY,
+          weight: 1,
+          kvCacheTokens: 65536,
+        })),
+      ),
+      ROUTER_CELLS: "2",
+    };
+  };
+
+  it("a failing backend alone in its cell: its families' requests are retried in the other cell, within the budget", async () => {
+    const statuses: number[] = [];
+    await setBackendFault(badUrl(), { kind: "status", status: 502, health: "follow" });
+    for (let i = 0; i < 16; i++) {
+      const res = await gatewayWithEnv(env2(), "/v1/chat/completions", {
+        method: "POST",
+        headers: { ...authHeaders(), authorization: "Bearer test-key-beta" },
+        body: JSON.stringify({
+          model: FAULT_MODEL,
+          max_tokens: 4,
+          messages: [
+            { role: "system", content: longPrompt(`solo-family-${i}`, 80) },
+            { role: "user", content: "q" },
+          ],
+        }),
+      });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    console.log(
+      `one backend per cell, one failing: ${statuses.filter((s) => s !== 200).length} of 16 not 200`,
+    );
+    expect(statuses.filter((s) => s !== 200).length).toBeLessThanOrEqual(6);
+  }, 60_000);
 });
