@@ -344,6 +344,20 @@ export class RouterDO extends DurableObject<Env> {
       this.usage.retried++;
       if (isJudgedByRetry(input.retryOf.failure) && failed !== undefined)
         verdict = { backendId: failed.backendId, routedAt: failed.ticket.routedAt };
+      // With cells, a retry whose every other backend here is suspect (faulted since its last success, ejected
+      // or drained: the cell's backends likely share the fault) is sent to another cell: the lease is ended and
+      // the budget spent above, as for any retry. Not a 500/404's retry: its outcome is that backend's verdict.
+      if (input.movable === true && verdict === undefined && !router.fitForRetry(avoid)) {
+        await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
+        return {
+          ok: false,
+          code: "no_usable",
+          message: "no backend of this cell but the failed one can take the retry unsuspected",
+        };
+      }
+    } else if (input.movedRetry !== undefined) {
+      // Its budget was spent in its first cell; it is still one request. The avoided backend, when asked back.
+      avoid = input.movedRetry.avoid;
     } else {
       this.budget!.deposit(input.clientKey);
     }

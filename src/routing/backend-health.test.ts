@@ -63,6 +63,25 @@ describe("HealthTracker", () => {
     expect(solo.anyUsable(new Set(["solo"]))).toBe(false);
   });
 
+  it("fitForRetry: a backend other than the failed one, not drained, not ejected, with no fault since its last success", () => {
+    const t = tracker(["a", "b", "c"]);
+    const none = new Set<string>();
+    expect(t.fitForRetry(none, "a")).toBe(true);
+    // b faulted once (far from `fall`): still usable, but suspect for a retry.
+    t.fault("b", 0, 1);
+    expect(t.anyUsable(none)).toBe(true);
+    expect(t.fitForRetry(none, "a")).toBe(true); // c
+    expect(t.fitForRetry(new Set(["c"]), "a")).toBe(false); // c drained: only b, suspect
+    t.fault("c", 0, 2);
+    expect(t.fitForRetry(none, "a")).toBe(false);
+    // The failed backend itself never counts; a success clears b.
+    expect(t.fitForRetry(none, undefined)).toBe(true); // a
+    t.success("b", 3);
+    expect(t.fitForRetry(none, "a")).toBe(true);
+    // One backend: a retry has nowhere to go in the pool.
+    expect(tracker(["solo"]).fitForRetry(none, "solo")).toBe(false);
+  });
+
   it("restores on `rise` good probes, not on one; a failed probe doubles the delay up to 32x", () => {
     const t = tracker();
     for (let k = 0; k < 3; k++) t.fault("a", 0, 100);

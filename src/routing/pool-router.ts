@@ -196,6 +196,15 @@ export class PoolRouter {
     return this.health.anyUsable(new Set(this.drainedIds()));
   }
 
+  /**
+   * Whether a retry of an attempt that failed on `avoid` has a backend here that is neither drained, `avoid`,
+   * nor suspect (ejected, or faulted since its last success: HealthTracker.fitForRetry). The RouterDO of a cell
+   * answers a movable retry no_usable when none has, and the Worker sends the retry to another cell.
+   */
+  fitForRetry(avoid: string | undefined): boolean {
+    return this.health.fitForRetry(new Set(this.drainedIds()), avoid);
+  }
+
   /** Forgets every arm's and the shadow's affinity index. */
   resetAffinity(): void {
     for (const r of this.all()) r.resetAffinity();

@@ -162,6 +162,16 @@ function progressOf(call: RouteCall, cell: Cell): ProgressSource {
   };
 }
 
+/**
+ * Whether a retry can reach a backend other than the failed one: another in its cell, or, with cells, another
+ * cell's (its RouterDO sends a retry it cannot place unsuspected there: router-client.ts movedRetry) — except
+ * for a local decision or a 500/404, whose retry stays in the cell (local-router.ts; the backend's verdict).
+ */
+function retryHasSomewhere(ctx: AttemptContext, first: Decision, failure: FailureKind): boolean {
+  if (first.cell.spec.backends.length >= 2) return true;
+  return ctx.call.pool.cells.length > 1 && first.via === "router" && !isJudgedByRetry(failure);
+}
+
 export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   const first = await decide(ctx.call);
   if (first === RETRY_REFUSED) throw new Error("a first attempt is never refused by the retry budget");
@@ -170,7 +180,7 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   if (
     failure === undefined ||
     !RETRYABLE.has(failure) ||
-    first.cell.spec.backends.length < 2 ||
+    !retryHasSomewhere(ctx, first, failure) ||
     ctx.client.aborted
   )
     return { final: one };

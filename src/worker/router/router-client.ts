@@ -39,8 +39,8 @@
  * figures of every cell, and every response the cell's (cellLoads), so each
  * cell relays what all isolates told it (src/routing/cell-loads.ts), and with it the
  * conversations any isolate newly placed there (src/routing/cell-families.ts); from then on the
- * request lives in that cell: its lease, its retry, its report, and, when the
- * cell does not answer, the local decision among the cell's backends.
+ * request lives in that cell: its lease, its retry (unless the cell has no backend to take it unsuspected:
+ * movedRetry), its report, and, when the cell does not answer, the local decision among the cell's backends.
  */
 
 import type { RouteTicket } from "../../routing";
@@ -55,6 +55,7 @@ import { placementOptions } from "../location-hint";
 import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
 import { type LocalRouter, localRouterFor } from "./local-router";
+import { isJudgedByRetry } from "./outcomes";
 import { type Cell, poolCells, specVersion } from "./pool-cells";
 import { RelayNotices } from "./relay-notices";
 
@@ -256,7 +257,8 @@ export const RETRY_REFUSED = "retry_refused" as const;
  * there is none.
  */
 export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decision | typeof RETRY_REFUSED> {
-  // A retry stays in its first attempt's cell: that RouterDO holds the failed lease and the failed backend.
+  // A retry is asked of its first attempt's cell: that RouterDO holds the failed lease and the failed backend
+  // (and may send it on to another cell: movedRetry).
   const { cell, placed } =
     retryOf !== undefined ? { cell: retryOf.decision.cell, placed: undefined } : chooseCell(call);
   const local = localRouterFor(cell.name, cell.version, cell.spec);
@@ -267,12 +269,16 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     if (retryOf !== undefined) endLeaseOf(call, retryOf);
     return decideLocally(call, cell, local, retryOf);
   }
-  // Where a first attempt may go if its cell is full or has nothing usable (none with one cell).
-  const extras = retryOf === undefined ? fallbackCells(call, cell) : [];
+  // Where a first attempt may go if its cell is full or has nothing usable, and a retry if its cell has no
+  // backend but the failed one it can take unsuspected (none with one cell). A 500's or 404's retry stays: its
+  // outcome is the failed backend's verdict, which that cell's RouterDO waits for.
+  const extras = retryOf === undefined || !isJudgedByRetry(retryOf.failure) ? fallbackCells(call, cell) : [];
   try {
     const res = await routeVia(call, cell, retryOf, placed, extras.length > 0);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
+      if (res.code === "no_usable" && retryOf !== undefined)
+        return await movedRetry(call, cell, retryOf, extras);
       if (res.code === "no_usable") return await aroundUnusable(call, cell, placed, extras);
       if (res.code === "at_capacity") {
         routerDownUntil.delete(cell.name);
@@ -345,6 +351,32 @@ async function aroundUnusable(
   throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
 }
 
+/**
+ * `cell` ended the failed lease, spent the retry budget, and had no backend but the failed one to take the retry
+ * unsuspected: the retry is asked of `extras` in turn (RouteInput.movedRetry: no budget deposited again), within
+ * the one retry the request has. When none admits it (each full, down or with nothing usable), it goes back to
+ * its own cell, avoiding the failed backend, as it would have with one cell; when that too fails, the client gets
+ * the first attempt's failure (RETRY_REFUSED: the lease is already ended).
+ */
+async function movedRetry(
+  call: RouteCall,
+  cell: Cell,
+  retryOf: RetryOf,
+  extras: readonly Cell[],
+): Promise<Decision | typeof RETRY_REFUSED> {
+  const moved = await askElsewhere(call, extras, Number.POSITIVE_INFINITY, {});
+  if ("decision" in moved) return moved.decision;
+  try {
+    const res = await routeVia(call, cell, undefined, undefined, false, {
+      avoid: retryOf.decision.backendId,
+    });
+    if (res.ok) return admitted(call, cell, localRouterFor(cell.name, cell.version, cell.spec), res);
+  } catch {
+    routerDownUntil.set(cell.name, call.now() + ROUTER_BACKOFF_MS);
+  }
+  return RETRY_REFUSED;
+}
+
 function heardFull(call: RouteCall, cell: Cell, retryAfterMs: number): void {
   const ms = Number.isFinite(retryAfterMs) ? Math.min(SHED_CELL_FULL_MS, retryAfterMs) : SHED_CELL_FULL_MS;
   cellFullUntil.set(cell.name, call.now() + ms);
@@ -361,13 +393,16 @@ async function askElsewhere(
   call: RouteCall,
   cells: readonly Cell[],
   retryAfterMs: number,
+  movedRetry?: RouteInput["movedRetry"],
 ): Promise<{ decision: Decision } | { retryAfterMs: number }> {
   let soonest = retryAfterMs;
   for (let i = 0; i < cells.length; i++) {
     const cell = cells[i]!;
     let res: RouteResult;
     try {
-      res = await routeVia(call, cell, undefined, undefined, i < cells.length - 1);
+      // A moved retry has its own cell to fall back on: every cell asked for it may say it cannot take it.
+      const movable = movedRetry !== undefined || i < cells.length - 1;
+      res = await routeVia(call, cell, undefined, undefined, movable, movedRetry);
     } catch {
       routerDownUntil.set(cell.name, call.now() + ROUTER_BACKOFF_MS);
       continue;
@@ -558,6 +593,7 @@ async function routeVia(
   retryOf: RetryOf | undefined,
   placed: number | undefined,
   movable = false,
+  movedRetry?: RouteInput["movedRetry"],
 ): Promise<RouteResult> {
   const stub = routerStub(call.router, cell, call.locationHint);
   const key = `${cell.name}\u0000${cell.version}`;
@@ -586,6 +622,7 @@ async function routeVia(
       ...(call.clientKey !== undefined ? { clientKey: call.clientKey } : {}),
       ...retry,
       ...(movable ? { movable: true as const } : {}),
+      ...(movedRetry !== undefined ? { movedRetry } : {}),
       fleetVersion: cell.version,
       ...(withSpec ? { spec: cell.spec } : {}),
       ...(call.pool.cells.length > 1

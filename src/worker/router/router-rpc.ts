@@ -99,6 +99,12 @@ export interface RouteInput {
    * EJECT_AFTER_FAULTS consecutive faults: PoolRouter.anyUsable) answers no_usable instead of routing onto them (the Worker's cell chooser then passes the cell over for a while).
    */
   readonly movable?: true;
+  /**
+   * A retry whose first attempt's cell spent the retry budget on it and then could not place it (it answered
+   * the movable retry no_usable): this cell routes it as a first attempt but deposits nothing in its budget
+   * (the retry is not a new request), and, when it is the first cell asked again, avoids `avoid`.
+   */
+  readonly movedRetry?: { readonly avoid?: string };
   /** Sent when the Worker is not sure the DO has this version (saves a round trip). */
   readonly spec?: PoolSpec;
   readonly blocks: readonly number[];
@@ -215,6 +221,9 @@ export type RouteResult =
        * refused (the failed lease is ended all the same). no_backends: the pool is empty.
        * no_usable: a movable first attempt (RouteInput.movable) and no backend of this cell can serve (each
        * drained, ejected or failing: PoolRouter.anyUsable); no lease, nothing counted: the Worker asks another cell.
+       * Also to a movable retry (retryOf with movable) that no backend of this cell but the failed one can take
+       * unsuspected (PoolRouter.fitForRetry): the failed lease is ended and the retry budget spent, as for any
+       * granted retry, and the Worker asks another cell with RouteInput.movedRetry.
        */
       readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends" | "no_usable";
       readonly message: string;
