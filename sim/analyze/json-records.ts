@@ -32,8 +32,12 @@ export interface ReadOptions {
 
 const NL = 0x0a;
 
-/** Raw lines (without "\n" or a trailing "\r"), each with its number; too-long lines as `null`. */
-async function* lines(input: Readable, maxBytes: number, onBytes?: (n: number) => void) {
+/**
+ * Raw lines (without "\n" or a trailing "\r"), each with its number; too-long lines as `null`. A line split
+ * across chunks, or a character split across them, is joined before it is decoded. `onBytes` is called after
+ * each chunk's lines, with the bytes consumed so far. Also simulate's trace reader (workloads/trace-file.ts).
+ */
+export async function* readLines(input: Readable, maxBytes: number, onBytes?: (n: number) => void) {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let tooLong = false;
@@ -95,7 +99,7 @@ export async function* readJsonRecords(input: Readable, opts: ReadOptions = {}):
   let openLine = 0;
   let skipping = false;
   const tooLong = `longer than ${maxBytes} bytes`;
-  for await (const { line, text } of lines(input, maxBytes, opts.onBytes)) {
+  for await (const { line, text } of readLines(input, maxBytes, opts.onBytes)) {
     if (text === null) {
       if (open !== null) skipping = true;
       else yield { kind: "malformed", reason: `line ${tooLong}`, line };

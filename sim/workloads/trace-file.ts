@@ -11,6 +11,7 @@
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import { readLines } from "../analyze/json-records";
 import { looksLikeMooncake, MOONCAKE_BLOCK_TOKENS, mooncakeRequest } from "./mooncake";
 import { looksLikeOpenAI, OPENAI_LOG_BLOCK_TOKENS, openAIRequest } from "./openai-log";
 import type { Workload, WorkloadRequest } from "./types";
@@ -159,26 +160,27 @@ export async function readTraceFile(path: string, opts: TraceFileOptions = {}): 
     throw new RangeError(`maxRequests must be a positive integer, got ${max}`);
   const bytes = (await stat(path)).size;
   const reader = new TraceLines();
-  const stream = createReadStream(path, { encoding: "utf8", highWaterMark: opts.chunkBytes ?? 1 << 20 });
-  // The start of a line the last chunk did not finish. Joined to the next chunk's first piece only (not
-  // re-split whole), so a line that spans many chunks is not copied once per chunk.
-  let rest = "";
-  for await (const chunk of stream as AsyncIterable<string>) {
-    const pieces = chunk.split("\n");
-    pieces[0] = rest + pieces[0];
-    rest = pieces.pop()!;
-    for (let i = 0; i < pieces.length; i++) {
-      await reader.line(pieces[i]!);
-      if (max !== undefined && reader.requests >= max) {
-        const unread = pieces.slice(i + 1).some((p) => p.trim() !== "") || rest.trim() !== "";
-        const bytesRead = stream.bytesRead;
-        stream.destroy();
-        const w = reader.workload(named, speed);
-        return unread || bytesRead < bytes ? { ...w, window: { lines: reader.lines, bytesRead, bytes } } : w;
-      }
+  const stream = createReadStream(path, { highWaterMark: opts.chunkBytes ?? 1 << 20 });
+  // analyze's bounded line reader, with no bound on a line: the whole file was once read as one string, so
+  // simulate's own bound is whyUnreadable's on the file (sim/cli.ts).
+  const lines = readLines(stream, Number.POSITIVE_INFINITY, () =>
+    opts.onProgress?.(stream.bytesRead, bytes, reader.requests),
+  )[Symbol.asyncIterator]();
+  for (let next = await lines.next(); !next.done; next = await lines.next()) {
+    await reader.line(next.value.text ?? "");
+    if (max === undefined || reader.requests < max) continue;
+    const bytesRead = stream.bytesRead;
+    // A window when anything but blank lines is left: the file not read to its end, or, read whole, a line
+    // with something on it after this one (those lines are already in hand).
+    let unread = bytesRead < bytes;
+    while (!unread) {
+      const more = await lines.next();
+      if (more.done) break;
+      unread = (more.value.text ?? "").trim() !== "";
     }
-    opts.onProgress?.(stream.bytesRead, bytes, reader.requests);
+    stream.destroy();
+    const w = reader.workload(named, speed);
+    return unread ? { ...w, window: { lines: reader.lines, bytesRead, bytes } } : w;
   }
-  await reader.line(rest);
   return reader.workload(named, speed);
 }
