@@ -285,8 +285,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
         if (extras.length > 0) heardFull(call, cell, res.retryAfterMs);
         const moved = await askElsewhere(call, extras, res.retryAfterMs);
         if ("decision" in moved) return moved.decision;
-        call.onShed?.("router");
-        throw fleetAtCapacity(call.pool.model, moved.retryAfterMs);
+        shedByRouter(call, moved.retryAfterMs);
       }
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
     }
@@ -338,16 +337,10 @@ async function aroundUnusable(
   call.pool.chooser.markUnusable(cell.index, call.now());
   const moved = await askElsewhere(call, extras, Number.POSITIVE_INFINITY);
   if ("decision" in moved) return moved.decision;
-  if (Number.isFinite(moved.retryAfterMs)) {
-    call.onShed?.("router");
-    throw fleetAtCapacity(call.pool.model, moved.retryAfterMs);
-  }
+  if (Number.isFinite(moved.retryAfterMs)) shedByRouter(call, moved.retryAfterMs);
   const res = await routeVia(call, cell, undefined, placed, false);
   if (res.ok) return admitted(call, cell, localRouterFor(cell.name, cell.version, cell.spec), res);
-  if (res.code === "at_capacity") {
-    call.onShed?.("router");
-    throw fleetAtCapacity(call.pool.model, res.retryAfterMs);
-  }
+  if (res.code === "at_capacity") shedByRouter(call, res.retryAfterMs);
   throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
 }
 
@@ -375,6 +368,12 @@ async function movedRetry(
     routerDownUntil.set(cell.name, call.now() + ROUTER_BACKOFF_MS);
   }
   return RETRY_REFUSED;
+}
+
+/** Refuses the request: no cell the RouterDOs were asked of had room (counted as shed by the router). */
+function shedByRouter(call: RouteCall, retryAfterMs: number): never {
+  call.onShed?.("router");
+  throw fleetAtCapacity(call.pool.model, retryAfterMs);
 }
 
 function heardFull(call: RouteCall, cell: Cell, retryAfterMs: number): void {
