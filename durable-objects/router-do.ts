@@ -686,8 +686,10 @@ export class RouterDO extends DurableObject<Env> {
     // saw; it is in `retried` (counted when the retry was routed), and the retry's own end is counted.
     if (input.ok && input.backendError !== true) this.usage.completed++;
     else if (input.retried !== true) this.usage.failed++;
-    // From the outcome the router got, not the report: what the index was charged.
-    if (outcome.outputTokens !== undefined) this.usage.outputTokens += outcome.outputTokens;
+    // From the outcome the router got, not the report: what the index was charged (a batch's, which the
+    // router is not told, as the report has it: toRouteOutcome).
+    const output = input.batch === true && input.ok ? input.outputTokens : outcome.outputTokens;
+    if (output !== undefined) this.usage.outputTokens += output;
     if (input.cachedTokens !== undefined) {
       this.usage.withUsage++;
       this.usage.cachedTokens += input.cachedTokens;

@@ -10,7 +10,12 @@ import type { GatewayEnv } from "../app-types";
 import { requireModel } from "../errors";
 import { fingerprint, prefixLogFields } from "../log";
 import { replaceMemberValue } from "../request/json-members";
-import type { ChatBody, InferenceKind } from "../request/openai-schemas";
+import {
+  type ChatBody,
+  type CompletionsBody,
+  type InferenceKind,
+  promptCount,
+} from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
 import { armKeyOf } from "./arm-key";
 import { withUniqueBodyIds } from "./upstream-body-ids";
@@ -33,6 +38,11 @@ export interface InferenceRequest {
   readonly route: RouteRequest;
   /** The request's A/B arm key (arm-key.ts): its conversation's or tenant's hash. */
   readonly armKey: number;
+  /**
+   * A /v1/completions batch of more than one prompt: its usage is summed over the prompts and its first
+   * token is the first prompt's, so none of it is one request's figure for the router (outcomes.ts).
+   */
+  readonly batch: boolean;
 }
 
 /**
@@ -102,6 +112,7 @@ export async function readInferenceRequest(
       config.router.abPolicy === null
         ? 0
         : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
+    batch: kind === "completions" && promptCount((body as CompletionsBody).prompt) > 1,
   };
 }
 

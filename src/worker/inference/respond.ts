@@ -130,6 +130,7 @@ export function respond(
     report({
       ok,
       ...(backendError ? { backendError: true as const } : {}),
+      ...(request.batch ? { batch: true as const } : {}),
       status: res.status,
       ...(ended !== undefined ? { failure: ended } : {}),
       ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),

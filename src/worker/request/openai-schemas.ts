@@ -141,6 +141,14 @@ function checkPrompt(v: unknown): { count: number } | { path: (string | number)[
   return { count: v.length };
 }
 
+/**
+ * Prompts in a validated /v1/completions `prompt`: a list of strings or of token-id lists is a batch, each
+ * its own sequence on the engine; a string or one token-id list is one.
+ */
+export function promptCount(prompt: Prompt): number {
+  return typeof prompt === "string" || typeof prompt[0] === "number" ? 1 : prompt.length;
+}
+
 export const completionsBodySchema = z
   .looseObject({
     ...common,

@@ -46,6 +46,15 @@ describe("attempt outcomes for routing", () => {
     expect(toRouteOutcome({ ok: false, failure: "client_abort" })).toEqual({ ok: false });
   });
 
+  it("tells the router a prompt batch's verdict only: its usage and TTFT are no one request's", () => {
+    const usage = { promptTokens: 24_000, cachedTokens: 0, ttftMs: 40, outputTokens: 80 };
+    expect(toRouteOutcome({ ok: true, batch: true, ...usage })).toEqual({ ok: true });
+    expect(toRouteOutcome({ ok: false, batch: true, failure: "stream_error", ...usage })).toEqual({
+      ok: false,
+      backendFault: true,
+    });
+  });
+
   it("throttles a 429's backend for its retry-after, within bounds; other failures not at all", () => {
     expect(throttledUntil({ ok: false, failure: "throttled", retryAfterMs: 5000 }, 1000)).toBe(6000);
     expect(throttledUntil({ ok: false, failure: "throttled" }, 1000)).toBe(1000 + DEFAULT_THROTTLE_MS);

@@ -35,8 +35,15 @@ export function isBackendFault(failure: FailureKind | undefined): boolean {
   return failure !== undefined && BACKEND_FAULTS.has(failure);
 }
 
-/** A report as the routing core's outcome. */
+/**
+ * A report as the routing core's outcome. A batch's usage and TTFT are not one request's: its summed prompt
+ * tokens over its first prompt's TTFT taught a prefill rate k times the real one (a 40-prompt batch: the
+ * pool's rate ×5 in one request, for every client); its summed cached tokens, prompt and answer lengths
+ * would skew the index's correction, the estimate margin and the expected answer alike. Its verdict stays.
+ */
 export function toRouteOutcome(input: CompleteInput): RouteOutcome {
+  if (input.batch === true)
+    return { ok: input.ok, ...(isBackendFault(input.failure) ? { backendFault: true } : {}) };
   return {
     ok: input.ok,
     ...(input.promptTokens !== undefined ? { promptTokens: input.promptTokens } : {}),

@@ -265,6 +265,12 @@ export interface CompleteInput {
    */
   readonly backendError?: true;
   /**
+   * A /v1/completions batch of more than one prompt: its usage is the engine's sum over the prompts
+   * (vLLM adds every prompt's tokens) and its TTFT the first prompt's. Counted as reported; the router
+   * learns nothing per request from it (outcomes.ts toRouteOutcome).
+   */
+  readonly batch?: true;
+  /**
    * Set by the RouterDO, never sent by the Worker: the attempt failed and the Worker's retry elsewhere was
    * granted, so the client's request lives on in the retry; the arms and the pool's usage count it as
    * retried, not failed.
