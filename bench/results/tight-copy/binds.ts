@@ -1,3 +1,4 @@
+// @ts-nocheck -- runs on branch tight-copy only: its CostObserver passes the copy charge (copyMs), main's does not.
 // How often the tight-copy charge binds, and how often it decides (an audit, not a policy). For one run of
 // prefix_aware (this tree's policy; args as admission-view/gauge.ts): decisions, decisions where some
 // candidate was charged a copy (copyMs > 0), and decisions where the charge decided (the backend picked was
