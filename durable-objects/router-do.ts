@@ -300,8 +300,12 @@ export class RouterDO extends DurableObject<Env> {
     const ctx = this.context();
     // A first attempt the Worker can place in another cell is not sent to backends that are all drained, ejected
     // or failing (kept in rotation only by the ejection cap, which never ejects a cell's last backends): the
-    // answer says so, and the Worker's cell chooser passes this cell over (cell-chooser.ts). The
-    // alarm is kept for the next health probe, so the cell recovers with no request of its own.
+    // answer says so, and the Worker's cell chooser passes this cell over (cell-chooser.ts). Those the cap holds
+    // in are probed from now on (watchHeld: a lone backend in its cell is never ejected, and no request of its
+    // own would tell of its recovery); one RouterDO is never asked with movable, so its pool is probed as before.
+    // The alarm is kept for the next health probe, so the cell recovers with no request of its own.
+    if (input.movable === true && input.retryOf === undefined && router.watchHeld(ctx.now))
+      this.store.saveHealth(this.spec, router.healthRows());
     if (input.movable === true && input.retryOf === undefined && !router.anyUsable()) {
       await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
       return {
@@ -896,9 +900,11 @@ export class RouterDO extends DurableObject<Env> {
     // The backend may have left the pool, or moved, while we waited.
     const now = this.spec?.backends.find((b) => b.id === id);
     if (now === undefined || now.url !== backend.url || this.router === undefined) return;
-    this.healthChanged(this.router.probed(id, healthy, Date.now()));
-    // A failed probe moves the next one: persist the schedule too.
-    if (!healthy) this.store.saveHealth(this.spec!, this.router.healthRows());
+    const change = this.router.probed(id, healthy, Date.now());
+    this.healthChanged(change);
+    // A failed probe moves the next one, a good one of a watched backend (watchHeld) may clear its faults:
+    // persist the schedule and the rows too.
+    if (change === null) this.store.saveHealth(this.spec!, this.router.healthRows());
   }
 
   /** Sets the alarm to `at` unless one is already due earlier (one alarm, earliest deadline). */
