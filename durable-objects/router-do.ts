@@ -73,6 +73,8 @@ import type {
   CompleteInput,
   CompleteResult,
   DrainInput,
+  DrainLockInput,
+  DrainLockResult,
   HeldLease,
   ObserveInput,
   ObserveResult,
@@ -91,6 +93,7 @@ import type {
 import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
 import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
 import { BackendChecker } from "./backend-check";
+import { DeadlineLock } from "./drain-lock";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
@@ -164,6 +167,8 @@ export class RouterDO extends DurableObject<Env> {
   private readonly scraper = new EngineScraper();
   private readonly checker = new BackendChecker();
   private readonly verdicts = new Map<string, PendingVerdict>();
+  /** The lock a pool split in cells takes here, in its first cell, around each drain (drainLock()). */
+  private readonly drainGate = new DeadlineLock();
   /**
    * When (our clock) each backend was last seen producing output, as any isolate reported it: a request
    * finished with an answer, or a notice that its answer bytes were being relayed (relaying()). The
@@ -780,6 +785,18 @@ export class RouterDO extends DurableObject<Env> {
       };
     this.store.saveDrained(router.drainedIds());
     return { ok: true, drained: router.drainedIds(), changed: was !== drained };
+  }
+
+  /**
+   * Takes or releases the pool's drain lock (DrainLockInput): the Worker takes it in a pool's first cell around
+   * a drain, so drains in different cells are decided one after the other. Memory only: it guards seconds.
+   */
+  async drainLock({ holder, ttlMs, release }: DrainLockInput): Promise<DrainLockResult> {
+    if (release === true) {
+      this.drainGate.release(holder);
+      return { ok: true };
+    }
+    return this.drainGate.take(holder, Date.now(), ttlMs);
   }
 
   /** Forgets what every backend is believed to cache (every arm's and the shadow's index). */
