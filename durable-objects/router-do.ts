@@ -73,6 +73,8 @@ import type {
   CompleteInput,
   CompleteResult,
   DrainInput,
+  DrainLockInput,
+  DrainLockResult,
   HeldLease,
   ObserveInput,
   ObserveResult,
@@ -91,6 +93,7 @@ import type {
 import type { ArmLabel } from "../src/worker/stats/pool-snapshot";
 import { type DecisionFigures, PoolStats, poolSnapshot } from "../src/worker/stats/pool-stats";
 import { BackendChecker } from "./backend-check";
+import { DeadlineLock } from "./drain-lock";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
@@ -164,6 +167,8 @@ export class RouterDO extends DurableObject<Env> {
   private readonly scraper = new EngineScraper();
   private readonly checker = new BackendChecker();
   private readonly verdicts = new Map<string, PendingVerdict>();
+  /** The lock a pool split in cells takes here, in its first cell, around each drain (drainLock()). */
+  private readonly drainGate = new DeadlineLock();
   /**
    * When (our clock) each backend was last seen producing output, as any isolate reported it: a request
    * finished with an answer, or a notice that its answer bytes were being relayed (relaying()). The
@@ -300,8 +305,12 @@ export class RouterDO extends DurableObject<Env> {
     const ctx = this.context();
     // A first attempt the Worker can place in another cell is not sent to backends that are all drained, ejected
     // or failing (kept in rotation only by the ejection cap, which never ejects a cell's last backends): the
-    // answer says so, and the Worker's cell chooser passes this cell over (cell-chooser.ts). The
-    // alarm is kept for the next health probe, so the cell recovers with no request of its own.
+    // answer says so, and the Worker's cell chooser passes this cell over (cell-chooser.ts). Those the cap holds
+    // in are probed from now on (watchHeld: a lone backend in its cell is never ejected, and no request of its
+    // own would tell of its recovery); one RouterDO is never asked with movable, so its pool is probed as before.
+    // The alarm is kept for the next health probe, so the cell recovers with no request of its own.
+    if (input.movable === true && input.retryOf === undefined && router.watchHeld(ctx.now))
+      this.store.saveHealth(this.spec, router.healthRows());
     if (input.movable === true && input.retryOf === undefined && !router.anyUsable()) {
       await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
       return {
@@ -778,6 +787,18 @@ export class RouterDO extends DurableObject<Env> {
     return { ok: true, drained: router.drainedIds(), changed: was !== drained };
   }
 
+  /**
+   * Takes or releases the pool's drain lock (DrainLockInput): the Worker takes it in a pool's first cell around
+   * a drain, so drains in different cells are decided one after the other. Memory only: it guards seconds.
+   */
+  async drainLock({ holder, ttlMs, release }: DrainLockInput): Promise<DrainLockResult> {
+    if (release === true) {
+      this.drainGate.release(holder);
+      return { ok: true };
+    }
+    return this.drainGate.take(holder, Date.now(), ttlMs);
+  }
+
   /** Forgets what every backend is believed to cache (every arm's and the shadow's index). */
   async resetAffinity(pool: AdminInput): Promise<AdminResult> {
     const router = this.adopt(pool);
@@ -896,9 +917,11 @@ export class RouterDO extends DurableObject<Env> {
     // The backend may have left the pool, or moved, while we waited.
     const now = this.spec?.backends.find((b) => b.id === id);
     if (now === undefined || now.url !== backend.url || this.router === undefined) return;
-    this.healthChanged(this.router.probed(id, healthy, Date.now()));
-    // A failed probe moves the next one: persist the schedule too.
-    if (!healthy) this.store.saveHealth(this.spec!, this.router.healthRows());
+    const change = this.router.probed(id, healthy, Date.now());
+    this.healthChanged(change);
+    // A failed probe moves the next one, a good one of a watched backend (watchHeld) may clear its faults:
+    // persist the schedule and the rows too.
+    if (change === null) this.store.saveHealth(this.spec!, this.router.healthRows());
   }
 
   /** Sets the alarm to `at` unless one is already due earlier (one alarm, earliest deadline). */

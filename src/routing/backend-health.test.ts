@@ -63,6 +63,49 @@ describe("HealthTracker", () => {
     expect(solo.anyUsable(new Set(["solo"]))).toBe(false);
   });
 
+  it("watchHeld: once every backend is failing, the ones the cap holds in are probed; good probes clear them", () => {
+    const none = new Set<string>();
+    // One backend (a cell of one): never ejected, so never probed, until watched.
+    const solo = tracker(["solo"]);
+    expect(solo.watchHeld(none, 0)).toBe(false); // not failing: nothing to watch
+    for (let k = 0; k < 3; k++) solo.fault("solo", 0, k);
+    expect(solo.isEjected("solo")).toBe(false);
+    expect(solo.due(10_000)).toEqual([]);
+    expect(solo.watchHeld(none, 100)).toBe(true);
+    expect(solo.watchHeld(none, 200)).toBe(false); // already watched: the schedule is not moved
+    expect(solo.anyUsable(none)).toBe(false); // its probe tells of the recovery: a cell may be passed over
+    expect(solo.nextProbeAt()).toBe(1100);
+    expect(solo.due(1100)).toEqual(["solo"]);
+    // A failed probe backs off as an ejected backend's does; a fault resets the good-check streak.
+    expect(solo.probed("solo", false, 1100)).toBeNull();
+    expect(solo.get("solo").nextProbeAt).toBe(3100);
+    solo.probed("solo", true, 3100);
+    expect(solo.get("solo").goodChecks).toBe(1);
+    solo.fault("solo", 0, 3200);
+    expect(solo.get("solo").goodChecks).toBe(0);
+    // `rise` good probes clear it: in rotation with no fault, not probed, nothing "restored" (never ejected).
+    expect(solo.probed("solo", true, 4100)).toBeNull();
+    expect(solo.probed("solo", true, 5100)).toBeNull();
+    expect(solo.get("solo")).toMatchObject({ faults: 0, nextProbeAt: null });
+    expect(solo.failing("solo")).toBe(false);
+    expect(solo.due(1e9)).toEqual([]);
+    // Or one success clears it at once.
+    for (let k = 0; k < 3; k++) solo.fault("solo", 0, k);
+    solo.watchHeld(none, 6000);
+    solo.success("solo", 6001);
+    expect(solo.get("solo")).toMatchObject({ faults: 0, nextProbeAt: null });
+    // With one backend not failing, nothing is watched (the cap's backend takes requests as before).
+    const two = tracker(["a", "b", "c", "d"]);
+    for (let k = 0; k < 3; k++) two.fault("a", 0, k);
+    for (let k = 0; k < 3; k++) two.fault("b", 0, k);
+    for (let k = 0; k < 3; k++) two.fault("c", 0, k);
+    expect(two.isEjected("a") && two.isEjected("b") && !two.isEjected("c")).toBe(true);
+    expect(two.watchHeld(none, 0)).toBe(false);
+    // A drained backend does not count: d drained, c is the last, held in: watched.
+    expect(two.watchHeld(new Set(["d"]), 0)).toBe(true);
+    expect(two.get("c").nextProbeAt).toBe(1000);
+  });
+
   it("fitForRetry: a backend other than the failed one, not drained, not ejected, with no fault since its last success", () => {
     const t = tracker(["a", "b", "c"]);
     const none = new Set<string>();

@@ -20,6 +20,10 @@
  *   routed to it AFTER its ejection (fail-open traffic). Outcomes of requests
  *   routed before the ejection say nothing new; letting them restore it made
  *   ejection flap under load.
+ * - A backend the cap holds in rotation is probed only when asked (watchHeld:
+ *   a pool split in cells whose cell has nothing else, so its requests go to
+ *   other cells and no request of its own would tell of a recovery); the same
+ *   schedule, and `rise` good probes (or one success) clear its faults.
  */
 import { checkSetting } from "./defaults";
 
@@ -150,19 +154,39 @@ export class HealthTracker {
 
   /**
    * Whether a backend outside `held` (drained) can serve: one not failing, or, when every one is failing but
-   * none is ejected (a pool of one backend, MAX_EJECTION_PERCENT 0), any: no probe would tell when one
-   * recovers (probes are of ejected backends), only a request's success can. With one ejected, its probes do.
+   * none is probed (none ejected, none watched: a pool of one backend, MAX_EJECTION_PERCENT 0), any: no probe
+   * would tell when one recovers, only a request's success can. With one probed, its probes do.
    */
   anyUsable(held: ReadonlySet<string>): boolean {
-    let ejected = false;
+    let probed = false;
     let any = false;
     for (const id of this.ids) {
       if (held.has(id)) continue;
       if (!this.failing(id)) return true;
       any = true;
-      ejected ||= this.isEjected(id);
+      probed ||= this.get(id).nextProbeAt !== null || this.isEjected(id);
     }
-    return any && !ejected;
+    return any && !probed;
+  }
+
+  /**
+   * When every backend outside `held` (drained) is failing, schedules a probe (at `now` + the interval) of each
+   * the cap holds in rotation that has none: a pool split in cells then sends this cell's requests to other
+   * cells (anyUsable turns false), and the probe is how it hears of a recovery. True when one was scheduled
+   * (the caller persists the rows). A pool that is not split never calls it: the cap's backends take its
+   * requests, and their successes clear them.
+   */
+  watchHeld(held: ReadonlySet<string>, now: number): boolean {
+    const watch: HealthRow[] = [];
+    for (const id of this.ids) {
+      if (held.has(id)) continue;
+      if (!this.failing(id)) return false;
+      const r = this.get(id);
+      if (!r.ejected && r.nextProbeAt === null) watch.push(r);
+    }
+    for (const r of watch)
+      this.put({ ...r, goodChecks: 0, failedProbes: 0, nextProbeAt: now + this.settings.probeIntervalMs });
+    return watch.length > 0;
   }
 
   /**
@@ -220,7 +244,8 @@ export class HealthTracker {
       });
       return "ejected";
     }
-    this.put({ ...r, faults });
+    // A watched backend's good probes start over (as an ejected one's do).
+    this.put({ ...r, faults, goodChecks: 0 });
     return null;
   }
 
@@ -236,10 +261,10 @@ export class HealthTracker {
     return this.goodCheck(r);
   }
 
-  /** The result of a /health probe. */
+  /** The result of a /health probe (of an ejected backend, or a watched one: watchHeld). */
   probed(id: string, ok: boolean, now: number): HealthChange {
     const r = this.rowsById.get(id);
-    if (r === undefined || !r.ejected) return null;
+    if (r === undefined || r.nextProbeAt === null) return null;
     if (ok) return this.goodCheck(r, now);
     const failedProbes = r.failedProbes + 1;
     const backoff = this.settings.probeIntervalMs * 2 ** Math.min(failedProbes, MAX_BACKOFF_DOUBLINGS);
@@ -247,19 +272,18 @@ export class HealthTracker {
     return null;
   }
 
-  /** Ejected backends whose probe is due. */
+  /** Backends whose probe is due (ejected, or watched: watchHeld). */
   due(now: number): string[] {
     const out: string[] = [];
     for (const r of this.rowsById.values())
-      if (r.ejected && r.nextProbeAt !== null && r.nextProbeAt <= now) out.push(r.id);
+      if (r.nextProbeAt !== null && r.nextProbeAt <= now) out.push(r.id);
     return out;
   }
 
   nextProbeAt(): number | undefined {
     let min: number | undefined;
     for (const r of this.rowsById.values())
-      if (r.ejected && r.nextProbeAt !== null && (min === undefined || r.nextProbeAt < min))
-        min = r.nextProbeAt;
+      if (r.nextProbeAt !== null && (min === undefined || r.nextProbeAt < min)) min = r.nextProbeAt;
     return min;
   }
 
@@ -268,7 +292,8 @@ export class HealthTracker {
     if (goodChecks >= this.settings.rise) {
       this.rowsById.delete(r.id);
       this.changes++;
-      return "restored";
+      // A watched backend was never out of rotation: its faults are cleared, nothing is restored.
+      return r.ejected ? "restored" : null;
     }
     // Not yet: check again one interval later (a good probe undoes the backoff).
     const nextProbeAt = now !== undefined ? now + this.settings.probeIntervalMs : r.nextProbeAt;

@@ -189,11 +189,22 @@ export class PoolRouter {
   /**
    * Whether any backend can serve: neither drained, ejected, nor past `fall` consecutive faults (health's
    * `failing`: kept in rotation only by the cap on ejections, which never ejects a pool's last backends); or
-   * every one is failing and none ejected, so no probe would tell of a recovery (HealthTracker.anyUsable). The
+   * every one is failing and none probed (ejected or watched: watchHeld), so no probe would tell of a recovery
+   * (HealthTracker.anyUsable). The
    * RouterDO of a cell answers no_usable when none can and the Worker may send the request to another cell.
    */
   anyUsable(): boolean {
     return this.health.anyUsable(new Set(this.drainedIds()));
+  }
+
+  /**
+   * When every backend not drained is failing, schedules a probe of those the cap on ejections holds in
+   * (HealthTracker.watchHeld): a cell asked with a request the Worker can move elsewhere then answers no_usable
+   * even when its only backend is held in by the cap, and hears of its recovery from the probe. True when a
+   * probe was scheduled (the health rows changed).
+   */
+  watchHeld(now: number): boolean {
+    return this.health.watchHeld(new Set(this.drainedIds()), now);
   }
 
   /**

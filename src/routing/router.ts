@@ -207,13 +207,13 @@ export class Router {
     this.fleet.forgetMatches();
   }
 
-  /** The result of a /health probe of an ejected backend. */
+  /** The result of a /health probe of an ejected backend (or one the cap holds in, watched: HealthTracker.watchHeld). */
   probed(id: string, ok: boolean, now: number): HealthChange {
     if (!this.byId.has(id)) return null;
     return this.changed(this.health.probed(id, ok, now));
   }
 
-  /** Ejected backends whose /health probe is due. */
+  /** Ejected (or watched) backends whose /health probe is due. */
   dueProbes(now: number): string[] {
     return this.health.due(now);
   }

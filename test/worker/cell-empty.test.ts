@@ -252,4 +252,68 @@ describe("one backend per cell", () => {
     );
     expect(statuses.filter((s) => s !== 200).length).toBeLessThanOrEqual(6);
   }, 60_000);
+
+  // A failing backend alone in its cell was never ejected (the cap keeps a cell's last backend), so its cell kept
+  // taking its families' first attempts: each cost a moved retry, and once the key's share of the cell's retry
+  // budget was spent its clients got the 502 while the other cell's backend was fine (main: 27 of the 48 requests
+  // after the learning round). Now the cell's RouterDO, asked with a movable first attempt while every backend it
+  // has is failing, schedules a /health probe of the one the cap holds in and answers no_usable: the chooser
+  // passes the cell over, and the probe tells the cell when its backend is back. One RouterDO is never asked with
+  // movable: unchanged.
+  it("a failing backend alone in its cell stops taking first attempts; its probe brings the cell back", async () => {
+    const solo = ["solo-a", "solo-b"].map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
+    const bad = "solo-a"; // urls[0]: the emulator badUrl() breaks
+    const badCell = `${FAULT_MODEL} cell ${assignCells(solo, 2)[0]! + 1}/2`;
+    const send = async (tag: string) => {
+      const out: { status: number; backend: string | null }[] = [];
+      for (let i = 0; i < 16; i++) {
+        const res = await gatewayWithEnv(env2(), "/v1/chat/completions", {
+          method: "POST",
+          headers: authHeaders(),
+          body: JSON.stringify({
+            model: FAULT_MODEL,
+            max_tokens: 4,
+            messages: [
+              { role: "system", content: longPrompt(`lone-family-${i}`, 80) },
+              { role: "user", content: tag },
+            ],
+          }),
+        });
+        await res.arrayBuffer();
+        out.push({ status: res.status, backend: res.headers.get("x-prefix-gateway-backend") });
+      }
+      return out;
+    };
+    // Its cell clear of faults (the test before this one broke the same backend); no fleet yet counts as clear.
+    const waitClear = async () => {
+      const until = Date.now() + 15_000;
+      for (;;) {
+        const s = await env.ROUTER.getByName(badCell).stats();
+        if (!s.ok || s.backends.every((b) => b.consecutiveFailures === 0 && b.nextProbeAt === undefined))
+          return;
+        if (Date.now() > until) throw new Error(`${badCell}: ${bad} still failing`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await waitClear();
+    await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
+    const warm = await send("warm");
+    expect(warm.some((r) => r.backend === bad)).toBe(true);
+    await setBackendFault(badUrl(), { kind: "status", status: 502, health: "follow" });
+    const learning = await send("learning");
+    const after = [...(await send("after-1")), ...(await send("after-2")), ...(await send("after-3"))];
+    console.log(
+      `lone failing backend: learning round ${learning.filter((r) => r.status !== 200).length} of 16 not 200; ` +
+        `next 48: ${after.filter((r) => r.status !== 200).length} not 200, ${after.filter((r) => r.backend === bad).length} on ${bad}`,
+    );
+    expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
+    expect(after.some((r) => r.backend === bad)).toBe(false);
+    // The cell hears of the recovery from its probe (no request of its own), then its families come home.
+    await clearBackendFault(badUrl());
+    await waitClear();
+    await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
+    const back = await send("back");
+    expect(back.every((r) => r.status === 200)).toBe(true);
+    expect(back.some((r) => r.backend === bad)).toBe(true);
+  }, 90_000);
 });

@@ -180,6 +180,48 @@ describe("ROUTER_CELLS = 2", () => {
     expect(undrain.status).toBe(200);
   });
 
+  // Each drain reads the other cells' snapshots before it lands: two at once, each the last backend in rotation
+  // of its cell, each saw the other in rotation and both were granted (main: 200, 200; the pool had no backend in
+  // rotation, every cell failing open onto its drained ones). A pool's drains now take a lock its first cell's
+  // RouterDO holds, so the second reads the first's result: one is drained, the other refused, whatever the order.
+  it("two drains at once in two cells never leave the pool no backend in rotation", async () => {
+    const urls = spareUrls();
+    const pool = {
+      BACKENDS: JSON.stringify([
+        backendRow("race-x", urls[0]!, ["drain-race"]),
+        backendRow("race-y", urls[1 % urls.length]!, ["drain-race"]),
+      ]),
+      ROUTER_CELLS: "2",
+    };
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    for (let round = 0; round < 3; round++) {
+      const [x, y] = await Promise.all(
+        ["race-x", "race-y"].map((id) =>
+          gatewayWithEnv(pool, `/admin/backends/${id}/drain`, { method: "POST", headers: admin }),
+        ),
+      );
+      const statuses = [x!.status, y!.status].sort();
+      expect(statuses).toEqual([200, 409]);
+      const refused = x!.status === 409 ? x! : y!;
+      const { error } = (await refused.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("last_backend");
+      expect(error.message).toMatch(/no backend in rotation in any of its 2 RouterDO cells/);
+      const list = await gatewayWithEnv(pool, "/admin/backends", { headers: admin });
+      const { backends } = (await list.json()) as {
+        backends: { id: string; pools: Record<string, { drained: boolean } | null> }[];
+      };
+      const drained = backends.filter((b) => b.pools["drain-race"]?.drained === true).map((b) => b.id);
+      expect(drained).toEqual([x!.status === 200 ? "race-x" : "race-y"]);
+      for (const id of drained) {
+        const undrain = await gatewayWithEnv(pool, `/admin/backends/${id}/undrain`, {
+          method: "POST",
+          headers: admin,
+        });
+        expect(undrain.status).toBe(200);
+      }
+    }
+  });
+
   it("a cell relays every cell's load: what one isolate's call told it, the next caller's response carries", async () => {
     const stub = env.ROUTER.getByName(`relay-test cell 1/2`);
     const spec = testPoolSpec([{ id: "relay-a", url: spareUrls()[0]! }]);

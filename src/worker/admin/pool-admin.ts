@@ -60,8 +60,52 @@ export async function drainIn(
     return { ok: false, code: "unknown_backend", message: `backend ${backendId} is not in the pool` };
   // With cells, a drain may empty its cell while another cell has a backend in rotation: that cell takes the
   // emptied one's requests (its RouterDO answers no_usable, the cell chooser passes it over). The refusal is
-  // the pool's: no backend in rotation in any cell. (Two drains at once in two cells can still empty the
-  // pool: each cell then fails open onto its drained backends, as one RouterDO whose every backend is drained.)
+  // the pool's: no backend in rotation in any cell. The other cells' state is read before the drain lands, so
+  // two drains at once in two cells could each read the other in rotation and empty the pool: a drain with
+  // cells holds the pool's drain lock (in its first cell) from that read to its answer. An undrain needs no lock:
+  // it only puts a backend back.
+  if (!drained || pool.cells.length === 1) return drainCell(ns, config, pool, cell, backendId, drained);
+  const lock = routerStub(ns, pool.cells[0]!, config.locationHint);
+  const holder = crypto.randomUUID();
+  await takeDrainLock(lock, holder);
+  try {
+    return await drainCell(ns, config, pool, cell, backendId, drained);
+  } finally {
+    // A release that fails leaves the lock to its deadline.
+    await lock.drainLock({ holder, ttlMs: DRAIN_LOCK_TTL_MS, release: true }).catch(() => {});
+  }
+}
+
+/**
+ * How long a drain may hold its pool's drain lock: far above a drain's two RouterDO calls; past it, a holder
+ * that never released (its isolate died) no longer blocks the pool's drains.
+ */
+const DRAIN_LOCK_TTL_MS = 10_000;
+/** A drain waits for the lock up to this (a dead holder's deadline, and then some), asking every 25 ms. */
+const DRAIN_LOCK_WAIT_MS = DRAIN_LOCK_TTL_MS + 2_000;
+const DRAIN_LOCK_POLL_MS = 25;
+
+/** Takes the pool's drain lock in `lock` (its first cell's RouterDO) for `holder`, waiting while another holds it. */
+async function takeDrainLock(lock: ReturnType<typeof routerStub>, holder: string): Promise<void> {
+  const until = Date.now() + DRAIN_LOCK_WAIT_MS;
+  for (;;) {
+    const r = await lock.drainLock({ holder, ttlMs: DRAIN_LOCK_TTL_MS });
+    if (r.ok) return;
+    if (Date.now() >= until)
+      throw new Error(`another drain of this pool still holds its drain lock (for ${r.heldForMs} ms more)`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_LOCK_POLL_MS, r.heldForMs)));
+  }
+}
+
+/** The drain (or undrain) in the cell that owns the backend, the pool's rule checked against the other cells. */
+async function drainCell(
+  ns: Env["ROUTER"],
+  config: GatewayConfig,
+  pool: Pool,
+  cell: Cell,
+  backendId: string,
+  drained: boolean,
+): Promise<AdminResult> {
   const others =
     drained && pool.cells.length > 1 ? await otherCellsDrained(ns, config, pool, cell) : undefined;
   const r = await routerStub(ns, cell, config.locationHint).drain({

@@ -473,6 +473,19 @@ export interface DrainInput extends AdminInput {
   readonly mayEmpty?: true;
 }
 
+/**
+ * The lock a pool split in cells takes in its first cell's RouterDO around each drain (pool-admin.ts drainIn):
+ * `holder` (the drain's own id) takes it for `ttlMs`, or, with `release`, frees it.
+ */
+export interface DrainLockInput {
+  readonly holder: string;
+  readonly ttlMs: number;
+  readonly release?: true;
+}
+
+/** Taken (or released); or held by another drain for `heldForMs` more at most. */
+export type DrainLockResult = { readonly ok: true } | { readonly ok: false; readonly heldForMs: number };
+
 /** An operator's change to the pool (drain, undrain, reset of the affinity index). */
 export type AdminResult =
   | {
