@@ -31,7 +31,7 @@ import { type CorsOrigins, parseCorsOrigins } from "./cors/cors-origins";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, listedKeys, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
-import { sha256 } from "./sha256";
+import { sha256, sha256Hex } from "./sha256";
 
 /**
  * A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). Only plain
@@ -441,6 +441,12 @@ export interface GatewayKey {
   readonly id: string;
   /** Requests in flight allowed, 0 = no limit: the key's max_concurrent, else KEY_MAX_CONCURRENT. */
   readonly maxConcurrent: number;
+  /**
+   * 64 hex of SHA-256 over a domain string and the key: what the key's vLLM `cache_salt` is derived from
+   * (inference/prefix-scope.ts). Not `id`, which names objects and counters the operator sees: vLLM asks for
+   * a salt nobody can predict, and this one cannot be computed without the key.
+   */
+  readonly saltSecret: string;
 }
 
 /** Per-key limits (README "Per-key limits"); the requests-per-period figures live on the binding. */
@@ -492,6 +498,9 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** Domain separation of GatewayKey.saltSecret: no other hash the gateway makes of a key. */
+const SALT_SECRET_DOMAIN = "prefix-gateway cache_salt key v1\u0000";
+
 /** Parses and validates; never throws for bad input. */
 export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const parsed = envSchema.safeParse(env);
@@ -502,6 +511,9 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const models: string[] = [];
   for (const b of e.BACKENDS) for (const m of b.models) if (!models.includes(m)) models.push(m);
   const keyDigests = await Promise.all(e.GATEWAY_API_KEYS.map((k) => sha256(k.key)));
+  const saltSecrets = await Promise.all(
+    e.GATEWAY_API_KEYS.map((k) => sha256Hex(`${SALT_SECRET_DOMAIN}${k.key}`, 32)),
+  );
   return {
     ok: true,
     config: {
@@ -511,6 +523,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       gatewayKeys: e.GATEWAY_API_KEYS.map((k, i) => ({
         id: keyIdOf(keyDigests[i]!),
         maxConcurrent: k.options.maxConcurrent ?? e.KEY_MAX_CONCURRENT,
+        saltSecret: saltSecrets[i]!,
       })),
       keyLimits: { rateLimit: e.KEY_RATE_LIMIT === "on", maxConcurrent: e.KEY_MAX_CONCURRENT },
       adminTokenDigest: await sha256(e.ADMIN_TOKEN),

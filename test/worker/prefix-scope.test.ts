@@ -149,7 +149,7 @@ describe("cache_salt sent upstream", () => {
     const env = echoPool(model, true, "key");
     const a1 = await received(env, K1, body(model));
     const salt1 = saltOf(a1);
-    expect(salt1).toMatch(/^[0-9a-f]{32}$/);
+    expect(salt1).toMatch(/^[0-9a-f]{64}$/);
     expect(a1).toBe(`${body(model).slice(0, -1)},"cache_salt":"${salt1}"}`);
     // Stable for the key (its engine cache is reused), another for another key, never the key or its id.
     expect(salt1).not.toContain(keyIdOf(await sha256(K1)));
@@ -170,14 +170,14 @@ describe("cache_salt sent upstream", () => {
     const plain = saltOf(await received(env, K1, body(model)));
     const mine = await received(env, K1, body(model, own));
     const s1 = saltOf(mine);
-    expect(s1).toMatch(/^[0-9a-f]{32}$/);
+    expect(s1).toMatch(/^[0-9a-f]{64}$/);
     expect(mine).toBe(body(model, `,"cache_salt":"${s1}"`));
     expect(s1).not.toBe(plain);
     // Another key naming the same salt lands in a cache of its own, not in K1's.
     expect(saltOf(await received(env, K2, body(model, own)))).not.toBe(s1);
     // Every copy of a duplicated member is replaced (JSON.parse keeps the last, other parsers the first).
     const twice = await received(env, K1, body(model, `,"cache_salt":"user-42","cache_salt":"other"`));
-    expect(twice.match(/"cache_salt":"([0-9a-f]{32})"/g)).toHaveLength(2);
+    expect(twice.match(/"cache_salt":"([0-9a-f]{64})"/g)).toHaveLength(2);
   });
 
   it("a backend not marked cacheSalt, or shared scope, gets the client's body unchanged", async () => {

@@ -84,7 +84,7 @@ export async function readInferenceRequest(
   if (hasTenant) log.set({ tenant: await fingerprint(tenant) });
   const scope = await prefixScopeOf(
     config.prefixScope,
-    c.get("gatewayKey").id,
+    c.get("gatewayKey"),
     hasTenant ? tenant : undefined,
     raw,
   );

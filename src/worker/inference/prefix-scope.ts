@@ -13,8 +13,10 @@
  * cached prefix answers sooner, and says so in `usage.prompt_tokens_details.cached_tokens`); vLLM closes it
  * with the request's `cache_salt`, which it folds into the hash of the prompt's first block so that requests
  * of different salts share no cached block. A backend marked `cacheSalt` in BACKENDS is sent a salt derived
- * from the same scope (a hash: the engine and its logs never see the key or its id), so what the router
- * expects to find cached and what the engine can find are the same set.
+ * from the same scope: 256 bits of SHA-256 over the key's `saltSecret` (config.ts: itself a hash of the key),
+ * the tenant and the client's salt, so the engine and its logs never see the key or its id, and nobody
+ * without the key can compute the salt (vLLM's advice: unpredictable, 256 bits). What the router expects to
+ * find cached and what the engine can find are then the same set.
  *
  * A client's own `cache_salt` is combined, not replaced and not passed through: it is hashed in with the
  * scope. Passed through, a key could name another key's salt and be back in its cache; replaced, a client
@@ -23,7 +25,7 @@
  * It also seeds the prefix hashes, for the same reason the salt follows the hashes: the router must not
  * expect a hit the engine cannot give.
  */
-import type { GatewayConfig } from "../config";
+import type { GatewayConfig, GatewayKey } from "../config";
 import { badRequest } from "../errors";
 import { replaceMemberValue } from "../request/json-members";
 import { sha256Hex } from "../sha256";
@@ -35,8 +37,8 @@ export interface PrefixScope {
   readonly cacheSalt: string | undefined;
 }
 
-/** Bytes of SHA-256 in the salt: 128 bits, 32 hex digits (vLLM takes any non-empty string; hex is safe for every cache connector). */
-const SALT_BYTES = 16;
+/** Bytes of SHA-256 in the salt: 256 bits, 64 hex digits (vLLM takes any non-empty string; hex is safe for every cache connector). */
+const SALT_BYTES = 32;
 /** Domain separation: the salt is no other hash the gateway makes of the same inputs. */
 const SALT_DOMAIN = "prefix-gateway cache_salt v1";
 
@@ -50,21 +52,21 @@ function clientSaltOf(raw: Record<string, unknown>): string | undefined {
 }
 
 /**
- * The request's scope. `keyId` is the gateway key it authenticated with, `tenant` its tenant key (undefined
+ * The request's scope. `key` is the gateway key it authenticated with, `tenant` its tenant key (undefined
  * when none or empty), `raw` its parsed body (for `cache_salt`).
  */
 export async function prefixScopeOf(
   scope: GatewayConfig["prefixScope"],
-  keyId: string,
+  key: GatewayKey,
   tenant: string | undefined,
   raw: Record<string, unknown>,
 ): Promise<PrefixScope> {
   if (scope === "shared") return { chainTenant: tenant, cacheSalt: undefined };
-  // A JSON array, so no choice of tenant or salt can spell another key's id (or another split of the same).
-  const parts = [keyId, tenant ?? null, clientSaltOf(raw) ?? null];
+  // JSON arrays, so no choice of tenant or salt can spell another key's scope (or another split of the same).
+  const rest = [tenant ?? null, clientSaltOf(raw) ?? null];
   return {
-    chainTenant: JSON.stringify(parts),
-    cacheSalt: await sha256Hex(JSON.stringify([SALT_DOMAIN, ...parts]), SALT_BYTES),
+    chainTenant: JSON.stringify([key.id, ...rest]),
+    cacheSalt: await sha256Hex(JSON.stringify([SALT_DOMAIN, key.saltSecret, ...rest]), SALT_BYTES),
   };
 }
 
