@@ -128,6 +128,11 @@ async function received(env: Partial<Env>, key: string, body: string): Promise<s
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body,
   });
+  return echoedBody(res);
+}
+
+/** The echo backend's one content event: the body it got. */
+async function echoedBody(res: Response): Promise<string> {
   expect(res.status).toBe(200);
   let out = "";
   for (const event of (await res.text()).split("\n\n")) {
@@ -178,6 +183,39 @@ describe("cache_salt sent upstream", () => {
     // Every copy of a duplicated member is replaced (JSON.parse keeps the last, other parsers the first).
     const twice = await received(env, K1, body(model, `,"cache_salt":"user-42","cache_salt":"other"`));
     expect(twice.match(/"cache_salt":"([0-9a-f]{64})"/g)).toHaveLength(2);
+  });
+
+  it("the body is chosen per backend: in one pool, only the cacheSalt backend is sent the salt", async () => {
+    // A retry, or the next request, may land on a backend of the other kind: the salt follows the backend.
+    const model = "salt-mixed";
+    const env = {
+      PREFIX_SCOPE: "key",
+      BACKENDS: JSON.stringify(
+        [true, false].map((cacheSalt, i) => ({
+          id: `${model}-${i + 1}`,
+          url: `${faultServerUrl()}/echo`,
+          models: [model],
+          apiKey: BACKEND_KEY,
+          kvCacheTokens: 65536,
+          cacheSalt,
+        })),
+      ),
+    } as Partial<Env>;
+    const served = new Set<string | null>();
+    for (let i = 0; i < 16 && served.size < 2; i++) {
+      const sent = `{"model":"${model}","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"${longPrompt(`mixed-${i}`, 20)}"}]}`;
+      const res = await gatewayWithEnv(env, "/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${K1}`, "content-type": "application/json" },
+        body: sent,
+      });
+      const backend = res.headers.get("x-prefix-gateway-backend");
+      served.add(backend);
+      const upstream = await echoedBody(res);
+      if (backend === `${model}-1`) expect(saltOf(upstream)).toMatch(/^[0-9a-f]{64}$/);
+      else expect(upstream).toBe(sent);
+    }
+    expect(served.size).toBe(2);
   });
 
   it("a backend not marked cacheSalt, or shared scope, gets the client's body unchanged", async () => {
