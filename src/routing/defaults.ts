@@ -223,6 +223,19 @@ export const DEFAULT_AB_STICKY = "conversation";
 export const AB_STICKY_MODES = ["conversation", "tenant"] as const;
 
 /**
+ * PREFIX_SCOPE, shared | key: who shares prefix affinity. `shared`: every
+ * client whose prompt (and tenant key) matches, across gateway keys, as the
+ * gateway always did: the keys of one organisation keep each other's hits.
+ * `key`: the prefix hashes are seeded by the gateway key's id as well, and
+ * backends marked `cacheSalt` get a per-scope vLLM `cache_salt`, so no key can
+ * learn whether another sent a prompt (README "Tenant isolation"). Shared by
+ * default: `key` costs every hit that crosses keys, which an operator whose
+ * keys are one organisation's teams would lose for nothing on upgrade.
+ */
+export const DEFAULT_PREFIX_SCOPE = "shared";
+export const PREFIX_SCOPES = ["shared", "key"] as const;
+
+/**
  * SHADOW, on | off: the RouterDO also decides every request with
  * prefix_aware on its own index, and reports what that would have chosen
  * and captured, without changing which backend serves. Off by default: it

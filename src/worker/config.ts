@@ -14,12 +14,14 @@ import {
   DEFAULT_CORS_ALLOW_ORIGINS,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_PREFIX_SCOPE,
   DEFAULT_ROUTER_CELLS,
   DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
   ENGINE_SCRAPE_MIN_MS,
   LOCATION_HINTS,
   type LocationHint,
+  PREFIX_SCOPES,
   ROUTER_CELLS_MAX,
   SETTINGS,
   type SettingName,
@@ -29,7 +31,7 @@ import { type CorsOrigins, parseCorsOrigins } from "./cors/cors-origins";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, listedKeys, parseKeyEntries } from "./gateway-keys";
 import type { RouterSettings } from "./router/router-rpc";
-import { sha256 } from "./sha256";
+import { sha256, sha256Hex } from "./sha256";
 
 /**
  * A numeric var, validated against its entry in SETTINGS (the one home of defaults and bounds). Only plain
@@ -74,7 +76,16 @@ function numericVar(name: SettingName) {
 const isPlainObject = (x: unknown): boolean => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /** A backend entry's fields: anything else in one is refused by name (unknownBackendFields). */
-const BACKEND_FIELDS = ["id", "url", "models", "apiKey", "weight", "kvCacheTokens", "maxInflight"] as const;
+const BACKEND_FIELDS = [
+  "id",
+  "url",
+  "models",
+  "apiKey",
+  "weight",
+  "kvCacheTokens",
+  "maxInflight",
+  "cacheSalt",
+] as const;
 
 /**
  * The message for fields a backend entry does not have. Dropped silently, a misspelt `apikey` or `api_key`
@@ -183,6 +194,14 @@ const backendSchema = z.strictObject(
         `must be <= ${SETTINGS.MAX_INFLIGHT_PER_BACKEND.max} (requests in flight)`,
       )
       .optional(),
+    // No engine kind is configured, and SGLang, TensorRT-LLM's server and llama.cpp may refuse a field they do
+    // not know: the operator says which backends run an engine that takes vLLM's `cache_salt` (prefix-scope.ts).
+    cacheSalt: z
+      .boolean({
+        error:
+          "must be true or false: whether this backend's engine takes vLLM's cache_salt (read with PREFIX_SCOPE=key)",
+      })
+      .default(false),
   } satisfies Record<(typeof BACKEND_FIELDS)[number], z.ZodType>,
   {
     error: (iss) =>
@@ -280,6 +299,15 @@ const envSchema = z
       .default(DEFAULT_POLICY)
       .pipe(z.enum(POLICY_NAMES, { error: `must be one of ${POLICY_NAMES.join(", ")}` })),
     PREFIX_TOKENS: numericVar("PREFIX_TOKENS"),
+    PREFIX_SCOPE: z
+      .string()
+      .trim()
+      .default(DEFAULT_PREFIX_SCOPE)
+      .pipe(
+        z.enum(PREFIX_SCOPES, {
+          error: `must be one of ${PREFIX_SCOPES.join(", ")} (key: no gateway key shares prefix affinity with another)`,
+        }),
+      ),
     BLOCK_TOKENS: numericVar("BLOCK_TOKENS"),
     BALANCE_FACTOR: numericVar("BALANCE_FACTOR"),
     LEASE_TTL_SECONDS: numericVar("LEASE_TTL_SECONDS"),
@@ -413,6 +441,12 @@ export interface GatewayKey {
   readonly id: string;
   /** Requests in flight allowed, 0 = no limit: the key's max_concurrent, else KEY_MAX_CONCURRENT. */
   readonly maxConcurrent: number;
+  /**
+   * 64 hex of SHA-256 over a domain string and the key: what the key's vLLM `cache_salt` is derived from
+   * (inference/prefix-scope.ts). Not `id`, which names objects and counters the operator sees: vLLM asks for
+   * a salt nobody can predict, and this one cannot be computed without the key.
+   */
+  readonly saltSecret: string;
 }
 
 /** Per-key limits (README "Per-key limits"); the requests-per-period figures live on the binding. */
@@ -433,6 +467,8 @@ export interface GatewayConfig {
   readonly keyLimits: KeyLimitSettings;
   readonly adminTokenDigest: Uint8Array;
   readonly prefixTokens: number;
+  /** PREFIX_SCOPE: whether prefix affinity (and, on `cacheSalt` backends, the engine's cache) is split per gateway key. */
+  readonly prefixScope: (typeof PREFIX_SCOPES)[number];
   readonly router: RouterSettings;
   /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
   readonly abSticky: (typeof AB_STICKY_MODES)[number];
@@ -462,6 +498,9 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** Domain separation of GatewayKey.saltSecret: no other hash the gateway makes of a key. */
+const SALT_SECRET_DOMAIN = "prefix-gateway cache_salt key v1\u0000";
+
 /** Parses and validates; never throws for bad input. */
 export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const parsed = envSchema.safeParse(env);
@@ -472,6 +511,9 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const models: string[] = [];
   for (const b of e.BACKENDS) for (const m of b.models) if (!models.includes(m)) models.push(m);
   const keyDigests = await Promise.all(e.GATEWAY_API_KEYS.map((k) => sha256(k.key)));
+  const saltSecrets = await Promise.all(
+    e.GATEWAY_API_KEYS.map((k) => sha256Hex(`${SALT_SECRET_DOMAIN}${k.key}`, 32)),
+  );
   return {
     ok: true,
     config: {
@@ -481,10 +523,12 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       gatewayKeys: e.GATEWAY_API_KEYS.map((k, i) => ({
         id: keyIdOf(keyDigests[i]!),
         maxConcurrent: k.options.maxConcurrent ?? e.KEY_MAX_CONCURRENT,
+        saltSecret: saltSecrets[i]!,
       })),
       keyLimits: { rateLimit: e.KEY_RATE_LIMIT === "on", maxConcurrent: e.KEY_MAX_CONCURRENT },
       adminTokenDigest: await sha256(e.ADMIN_TOKEN),
       prefixTokens: e.PREFIX_TOKENS,
+      prefixScope: e.PREFIX_SCOPE,
       router: {
         policy: e.ROUTING_POLICY,
         blockTokens: e.BLOCK_TOKENS,

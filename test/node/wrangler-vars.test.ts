@@ -11,6 +11,7 @@ import {
   DEFAULT_CORS_ALLOW_ORIGINS,
   DEFAULT_KEY_RATE_LIMIT,
   DEFAULT_POLICY,
+  DEFAULT_PREFIX_SCOPE,
   DEFAULT_ROUTER_CELLS,
   DEFAULT_ROUTER_LOCATION_HINT,
   DEFAULT_SHADOW,
@@ -38,6 +39,7 @@ describe("wrangler.toml [vars]", () => {
     const vars = wranglerVars();
     const expected = new Map<string, string>([
       ["ROUTING_POLICY", DEFAULT_POLICY],
+      ["PREFIX_SCOPE", DEFAULT_PREFIX_SCOPE],
       ["KEY_RATE_LIMIT", DEFAULT_KEY_RATE_LIMIT],
       ["AB_POLICY", DEFAULT_AB_POLICY],
       ["AB_STICKY", DEFAULT_AB_STICKY],

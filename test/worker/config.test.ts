@@ -48,7 +48,9 @@ describe("parseConfig", () => {
       reportCarryMs: 20,
     });
     expect(r.config.prefixTokens).toBe(32_768);
+    expect(r.config.prefixScope).toBe("shared");
     expect(r.config.backends[0]!.weight).toBe(1);
+    expect(r.config.backends[0]!.cacheSalt).toBe(false);
     expect(r.config.backends[1]!.url).toBe("https://gpu.example");
     expect(r.config.models).toEqual(["m", "n"]);
     expect(r.config.gatewayKeyDigests).toHaveLength(2);
@@ -172,7 +174,7 @@ describe("parseConfig", () => {
         ["kv_cache_tokens", 'unknown field "kv_cache_tokens" (did you mean "kvCacheTokens"?)'],
         [
           "wieght",
-          'unknown field "wieght" (a backend has id, url, models, apiKey, weight, kvCacheTokens, maxInflight)',
+          'unknown field "wieght" (a backend has id, url, models, apiKey, weight, kvCacheTokens, maxInflight, cacheSalt)',
         ],
       ] as const
     ).map(([field, message]): [{ BACKENDS: string }, string] => [
@@ -197,6 +199,26 @@ describe("parseConfig", () => {
     [{ AB_POLICY: "prefix_aware" }, "AB_POLICY: must differ from ROUTING_POLICY (or be off)"],
     [{ AB_PERCENT: "101" }, "AB_PERCENT: must be <= 100"],
     [{ AB_STICKY: "user" }, "AB_STICKY: must be one of conversation, tenant"],
+    // A scope the operator misspells must not quietly fall back to sharing prompts across keys.
+    [{ PREFIX_SCOPE: "tenant" }, "PREFIX_SCOPE: must be one of shared, key"],
+    [{ PREFIX_SCOPE: "KEY" }, "PREFIX_SCOPE: must be one of shared, key"],
+    [{ PREFIX_SCOPE: "" }, "PREFIX_SCOPE: must be one of shared, key"],
+    [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x:8000", models: ["m"], kvCacheTokens: 1, cacheSalt: "yes" },
+        ]),
+      },
+      "BACKENDS[0].cacheSalt: must be true or false: whether this backend's engine takes vLLM's cache_salt",
+    ],
+    [
+      {
+        BACKENDS: JSON.stringify([
+          { id: "a", url: "http://x:8000", models: ["m"], kvCacheTokens: 1, cache_salt: true },
+        ]),
+      },
+      'BACKENDS[0]: unknown field "cache_salt" (did you mean "cacheSalt"?)',
+    ],
     [{ SHADOW: "yes" }, "SHADOW: must be on or off"],
     [{ ROUTER_CELLS: "0" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],
     [{ ROUTER_CELLS: "257" }, "ROUTER_CELLS: must be auto or an integer within 1..256"],

@@ -69,7 +69,16 @@ describe("per-key limits in the config", () => {
     const r = await parseConfig({ ...BASE, GATEWAY_API_KEYS: "sk-a" });
     if (!r.ok) throw new Error(r.errors.join("; "));
     expect(r.config.keyLimits).toEqual({ rateLimit: true, maxConcurrent: 0 });
-    expect(r.config.gatewayKeys).toEqual([{ id: keyIdOf(await sha256("sk-a")), maxConcurrent: 0 }]);
+    expect(r.config.gatewayKeys).toEqual([
+      {
+        id: keyIdOf(await sha256("sk-a")),
+        maxConcurrent: 0,
+        saltSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
+    ]);
+    // The cache_salt's seed (PREFIX_SCOPE=key) is neither the id nor the key's plain digest: nothing the
+    // operator's objects or logs show lets anyone compute a key's salt.
+    expect(r.config.gatewayKeys[0]!.saltSecret).not.toContain(keyIdOf(await sha256("sk-a")));
   });
 
   it("gives each key its override, else KEY_MAX_CONCURRENT, in the order of the digests", async () => {

@@ -134,7 +134,10 @@ async function leg(ctx: AttemptContext, decision: Decision): Promise<Leg> {
   const attempt = await callBackend(
     backend,
     PATHS[ctx.request.kind],
-    ctx.request.upstreamBody,
+    // Only an engine that takes vLLM's cache_salt is sent one (BACKENDS cacheSalt); others may refuse the field.
+    backend.cacheSalt && ctx.request.saltedBody !== undefined
+      ? ctx.request.saltedBody
+      : ctx.request.upstreamBody,
     ctx.request.upstreamRequestId,
     {
       stream: ctx.request.stream,

@@ -18,6 +18,7 @@ import {
 } from "../request/openai-schemas";
 import { readInferenceBody } from "../request/request-body";
 import { armKeyOf } from "./arm-key";
+import { prefixScopeOf, withCacheSalt } from "./prefix-scope";
 import { withUniqueBodyIds } from "./upstream-body-ids";
 import { requestIdSuffix, upstreamRequestId } from "./upstream-request-id";
 
@@ -32,6 +33,12 @@ export interface InferenceRequest {
    * id (SGLang's `rid`) made unique (upstream-body-ids.ts).
    */
   readonly upstreamBody: string;
+  /**
+   * PREFIX_SCOPE=key, with a backend marked `cacheSalt` in the config: what such a backend receives instead,
+   * `upstreamBody` with the scope's `cache_salt` (prefix-scope.ts). Chosen per attempt: a retry may land on
+   * a backend of the other kind.
+   */
+  readonly saltedBody?: string;
   /** The X-Request-Id every backend of this request is sent (upstream-request-id.ts). */
   readonly upstreamRequestId: string;
   /** What the router sees: block keys, prompt tokens, the output hint. */
@@ -75,9 +82,15 @@ export async function readInferenceRequest(
   const tenant = body.prompt_cache_key ?? c.req.header("x-prefix-cache-key") ?? undefined;
   const hasTenant = tenant !== undefined && tenant !== "";
   if (hasTenant) log.set({ tenant: await fingerprint(tenant) });
+  const scope = await prefixScopeOf(
+    config.prefixScope,
+    c.get("gatewayKey"),
+    hasTenant ? tenant : undefined,
+    raw,
+  );
   const { blocks, promptTokens, promptKey, keyed } = prefixKeysForRequest(kind, body, {
     model,
-    ...(hasTenant ? { tenant } : {}),
+    ...(scope.chainTenant !== undefined ? { tenant: scope.chainTenant } : {}),
     blockTokens: config.router.blockTokens,
     prefixTokens: config.prefixTokens,
   });
@@ -94,12 +107,15 @@ export async function readInferenceRequest(
   const strip = stream && body.stream_options?.include_usage !== true;
   // One suffix for the header and the body's ids: the engine's logs name this request one way.
   const suffix = requestIdSuffix();
+  const upstreamBody = withUniqueBodyIds(strip ? withIncludeUsage(text, raw) : text, raw, suffix);
+  const salt = config.backends.some((b) => b.cacheSalt) ? scope.cacheSalt : undefined;
   return {
     kind,
     model,
     stream,
     strip,
-    upstreamBody: withUniqueBodyIds(strip ? withIncludeUsage(text, raw) : text, raw, suffix),
+    upstreamBody,
+    ...(salt !== undefined ? { saltedBody: withCacheSalt(upstreamBody, raw, salt) } : {}),
     upstreamRequestId: upstreamRequestId(c.get("requestId"), c.get("requestIdFromClient"), suffix),
     route: {
       blocks,
