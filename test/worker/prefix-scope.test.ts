@@ -102,6 +102,20 @@ describe("PREFIX_SCOPE=shared (the default)", () => {
       );
     }
   });
+
+  it("a client's cache_salt splits the chain too: the engine shares no block across salts, so neither does affinity", async () => {
+    // The salt goes to the engine as sent (shared scope), and vLLM folds it into its first block's hash: a
+    // prompt under another salt is cold there. Expecting a hit across salts would route on a cache that is not.
+    const prompt = longPrompt(`salted-${crypto.randomUUID()}`);
+    await ask({}, K1, chatBody(prompt, "q1", { cache_salt: "user-a" }));
+    const sameSalt = await ask({}, K2, chatBody(prompt, "q2", { cache_salt: "user-a" }));
+    expect(reasonOf(sameSalt)).toBe("affinity");
+    const otherSalt = await ask({}, K1, chatBody(prompt, "q3", { cache_salt: "user-b" }));
+    expect(reasonOf(otherSalt)).toBe("ring");
+    expect(expectedOf(otherSalt)).toBe("0");
+    const unsalted = await ask({}, K1, chatBody(prompt, "q4"));
+    expect(reasonOf(unsalted)).toBe("ring");
+  });
 });
 
 /** A pool of one echo backend (metrics-fault-server.ts: its one content event is the body it got). */

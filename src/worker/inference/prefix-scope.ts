@@ -23,7 +23,8 @@
  * that splits its own users by salt (one gateway key in front of many end users) would lose that split
  * without being told. Combined, it still splits what the client split, and only inside the client's key.
  * It also seeds the prefix hashes, for the same reason the salt follows the hashes: the router must not
- * expect a hit the engine cannot give.
+ * expect a hit the engine cannot give. In `shared` scope the client's salt goes upstream as sent and seeds
+ * the hashes beside the tenant, for that same reason.
  */
 import type { GatewayConfig, GatewayKey } from "../config";
 import { badRequest } from "../errors";
@@ -61,7 +62,14 @@ export async function prefixScopeOf(
   tenant: string | undefined,
   raw: Record<string, unknown>,
 ): Promise<PrefixScope> {
-  if (scope === "shared") return { chainTenant: tenant, cacheSalt: undefined };
+  if (scope === "shared") {
+    // The client's salt goes to the engine as sent; it must seed the chain too, or the router would expect a
+    // hit across salts that the engine, which hashes the salt into the first block, never gives. Not checked
+    // here (an engine without the field may ignore any value): only a non-empty string splits.
+    const salt = raw.cache_salt;
+    if (typeof salt !== "string" || salt === "") return { chainTenant: tenant, cacheSalt: undefined };
+    return { chainTenant: JSON.stringify([tenant ?? null, salt]), cacheSalt: undefined };
+  }
   // JSON arrays, so no choice of tenant or salt can spell another key's scope (or another split of the same).
   const rest = [tenant ?? null, clientSaltOf(raw) ?? null];
   return {
