@@ -12,14 +12,14 @@ out=$1 synpol=$2 mcpol=$3
 LLAMA=llama-3.1-8b-h100-vllm
 MOE=qwen3-30b-a3b-h100-vllm
 run() { nice -n 10 npx tsx sim/main.ts "$@" --kv-allocation incremental --out "$out" | tail -1; }
-for seed in ${MC_SEEDS:-45 46 47 48 49 50 51 52}; do
+for seed in ${MC_SEEDS-45 46 47 48 49 50 51 52}; do
   for g in "8 2.5 $LLAMA" "16 5 $LLAMA" "8 2 $MOE" "16 4 $MOE"; do
     read -r b x preset <<<"$g"
     run --workload mooncake --backends "$b" --speed "$x" --set scoring --seed "$seed" --preset "$preset" \
       --policies "$mcpol" --name "mooncake-${b}b-x${x}-scoring-s${seed}-$preset"
   done
 done
-for seed in ${SYN_SEEDS:-15 16 17}; do
+for seed in ${SYN_SEEDS-15 16 17}; do
   for g in "multi-turn 70 45 --requests 10000" "generated-shared-prefix 30 50" "zipf 40 65"; do
     read -r w l m extra <<<"$g"
     # shellcheck disable=SC2086
