@@ -1,3 +1,4 @@
+// @ts-nocheck -- runs on branch tc-hit (or text-count) only: it reads src/routing/text-counts.ts, which main does not have.
 // Why the recount in the cost's prefill alone moves almost nothing: for every request the window cut whose text
 // an earlier turn of ours completed (TextCounts knows it), where its history is held (a backend that matches the
 // whole window and has an extent there) and what became of each holder in the decision: chosen; out of its work
