@@ -14,21 +14,31 @@ describe("boundedPrompt", () => {
     expect(boundedPrompt(req, L, 16)).toBe(req);
   });
 
+  it("counts a prompt past the largest KV by no more than the estimate's error as filling it", () => {
+    // Mooncake on the MoE preset: a 126k-token prompt counted 140,106 past its window (32k keyed).
+    const req: RouteRequest = { blocks: keys(1, 2048), promptTokens: 140_106 };
+    expect(boundedPrompt(req, 132_096, 16).promptTokens).toBe(132_096);
+    expect(boundedPrompt({ ...req, promptTokens: 2 * 132_096 }, 132_096, 16).promptTokens).toBe(132_096);
+    expect(boundedPrompt({ ...req, promptTokens: 2 * 132_096 + 1 }, 132_096, 16).promptTokens).toBe(32_768);
+  });
+
   it("counts a prompt no engine of the pool can hold as its keyed blocks only", () => {
     // 20,000 image parts: 8,192 keyed tokens, estimated 15.3 M.
     const req: RouteRequest = { blocks: keys(1, 512), promptTokens: 15_308_192, outputTokens: 4000 };
     expect(boundedPrompt(req, L, 16)).toEqual({ blocks: req.blocks, promptTokens: 8192, outputTokens: 4000 });
     // The keyed part itself never passes the bound (a window larger than the KV).
     expect(boundedPrompt({ blocks: keys(1, 512), promptTokens: 50_000 }, 4096, 16).promptTokens).toBe(4096);
+    // 16 MiB of text counted ~4.2 M tokens, 8,192 keyed.
+    expect(boundedPrompt({ blocks: keys(1, 512), promptTokens: 4_194_304 }, L, 16).promptTokens).toBe(8192);
   });
 
   it("keeps the placement of a prompt with no block: its count becomes its key", () => {
-    expect(boundedPrompt({ blocks: [], promptTokens: 300_000 }, L, 16)).toEqual({
+    expect(boundedPrompt({ blocks: [], promptTokens: 600_000 }, L, 16)).toEqual({
       blocks: [],
       promptTokens: 0,
-      promptKey: 300_000,
+      promptKey: 600_000,
     });
-    expect(boundedPrompt({ blocks: [], promptTokens: 300_000, promptKey: 7 }, L, 16)).toEqual({
+    expect(boundedPrompt({ blocks: [], promptTokens: 600_000, promptKey: 7 }, L, 16)).toEqual({
       blocks: [],
       promptTokens: 0,
       promptKey: 7,
@@ -43,7 +53,7 @@ describe("boundedPrompt", () => {
     const small: RouteRequest = { blocks: keys(1, 43), promptTokens: 69_000, prompts: 100 };
     expect(boundedPrompt(small, L, 16)).toBe(small);
     // Prompts each past every engine: the keyed blocks, as for one prompt.
-    const huge: RouteRequest = { blocks: keys(1, 512), promptTokens: 2 * 300_000, prompts: 2 };
+    const huge: RouteRequest = { blocks: keys(1, 512), promptTokens: 2 * 600_000, prompts: 2 };
     expect(boundedPrompt(huge, L, 16).promptTokens).toBe(8192);
   });
 

@@ -14,24 +14,36 @@
  *
  * The rule, with L the largest KV capacity (kvCacheTokens) of the fleet's
  * backends and k the request's sequences (a /v1/completions batch's prompts;
- * 1 otherwise):
- * - promptTokens / k ≤ L: one sequence fits some engine; the view is
- *   min(promptTokens, L). A batch larger than L in sum is real work (the
- *   engine runs its prompts in turn) but it never holds more than the
- *   engine's KV at once, so it is charged as filling it.
- * - promptTokens / k > L: no engine of the pool can hold one of its
- *   sequences. Either the engine refuses it at once (vLLM: a 400 past
- *   max_model_len, which is at most its KV), so it holds nothing, or it
- *   accepts it and the estimate was wrong by more than that. Either way the
- *   estimate says nothing about its cost, and the view is the part the
- *   Worker counted token by token: its keyed blocks, blocks × blockTokens
- *   (never above L). The request is still routed and forwarded as any
- *   other: a gateway never refuses on an estimate; the engine decides.
+ * 1 otherwise), and E its count per sequence, promptTokens / k:
+ * - E ≤ ESTIMATE_SLACK × L: one sequence fits some engine, or would but for
+ *   the estimate's own error (ceil(chars / 4) counts up to ~1.2× the tokens
+ *   of English text and code: bench/results/token-estimate.md; the
+ *   simulator's Mooncake counts reach 1.06× the MoE preset's KV, though no
+ *   prompt of the trace passes it). The view is min(promptTokens, L): no
+ *   engine holds more than its KV at once. A batch larger than L in sum is
+ *   real work, its prompts run in turn, and it is charged as filling an
+ *   engine while it runs.
+ * - E > ESTIMATE_SLACK × L: no engine of the pool can hold one of its
+ *   sequences, whatever the estimate's error on text. Either the engine
+ *   refuses it at once (vLLM: a 400 past max_model_len, which is at most its
+ *   KV), so it holds nothing, or it accepts it and the estimate was wrong by
+ *   more than that (tiny images counted 765 each; runs of spaces, ~128
+ *   characters a token, counted 4 a token). Either way the estimate says
+ *   nothing about its cost, and the view is the part the Worker counted token
+ *   by token: its keyed blocks, blocks × blockTokens (never above L). The
+ *   request is still routed and forwarded as any other: a gateway never
+ *   refuses on an estimate; the engine decides.
  * A request with no blocks keeps its placement: the ring places it by its
  * prompt's count when it has no promptKey (placement.ts), so that count
  * becomes its promptKey.
  */
 import type { RouteRequest } from "./types";
+
+/**
+ * How far past the largest KV a sequence's count may be and still be taken for a prompt that fits, its
+ * excess the estimate's error (see the header): twice, well past the ~1.2× ceil(chars / 4) reaches on text.
+ */
+export const ESTIMATE_SLACK = 2;
 
 /** The largest KV capacity (tokens) of `backends`; 0 for none. */
 export function largestKv(backends: readonly { readonly kvCacheTokens: number }[]): number {
@@ -48,7 +60,7 @@ export function boundedPrompt(req: RouteRequest, largest: number, blockTokens: n
   if (!(largest > 0) || req.promptTokens <= largest) return req;
   const sequences = req.prompts !== undefined && req.prompts > 1 ? req.prompts : 1;
   const promptTokens =
-    req.promptTokens / sequences <= largest
+    req.promptTokens / sequences <= ESTIMATE_SLACK * largest
       ? largest
       : Math.min(req.promptTokens, req.blocks.length * blockTokens, largest);
   const keepPlacement = req.blocks.length === 0 && req.promptKey === undefined;
