@@ -1,7 +1,8 @@
 /**
  * The largest prompt count the routing core is given (the gateway's view: exact in the key window,
  * estimated past it) on each workload the race runs, against the presets' KV capacities: whether the
- * bound of src/routing/prompt-bound.ts can act in the simulator. Every seed 1-5, the whole workload.
+ * bound of src/routing/prompt-bound.ts can act in the simulator. Every seed 1-5, the whole workload
+ * (Mooncake: the tuning set is requests 1-6015, the scoring set 6016-12031).
  * Run: MOONCAKE_TRACE=/work/shared/traces/mooncake_conversation.jsonl npx tsx bench/results/estimate-bound/max-counts.ts
  */
 import { ENGINE_PRESETS as PRESETS } from "../../../sim/model/presets";
@@ -19,7 +20,10 @@ for (const name of WORKLOAD_NAMES) {
       est = Math.max(est, w.gatewayPromptTokens[i]!);
       truth = Math.max(truth, w.requests[i]!.promptTokens);
     }
-    const over = w.gatewayPromptTokens.filter((t) => t > 132_096).length;
-    console.log(`${name.split("/").pop()} seed ${seed}: ${w.requests.length} requests, largest true ${truth}, largest count ${est}, counts > 132,096: ${over}`);
+    // Which requests (1-based; a trace's tuning set is its first half, its scoring set the second).
+    const over = w.gatewayPromptTokens.flatMap((t, i) => (t > 132_096 ? [`#${i + 1} ${t}`] : []));
+    console.log(
+      `${name} seed ${seed}: ${w.requests.length} requests, largest true ${truth}, largest count ${est}, counts > 132,096: ${over.length}${over.length > 0 ? ` (${over.join(", ")})` : ""}`,
+    );
   }
 }
