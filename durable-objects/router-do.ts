@@ -375,6 +375,7 @@ export class RouterDO extends DurableObject<Env> {
       promptTokens: input.promptTokens,
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
       ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
+      ...(input.prompts !== undefined ? { prompts: input.prompts } : {}),
     };
     const pick = router.route(req, input.armKey ?? 0, ctx, avoid, full);
     this.scraper.routed(ctx.now);
@@ -544,7 +545,11 @@ export class RouterDO extends DurableObject<Env> {
     this.noteSuccess(input.backendId, input.outcome, ctx.now);
     const change = router.observe(
       input.backendId,
-      { blocks: input.blocks, promptTokens: input.promptTokens },
+      {
+        blocks: input.blocks,
+        promptTokens: input.promptTokens,
+        ...(input.prompts !== undefined ? { prompts: input.prompts } : {}),
+      },
       outcome,
       input.routedAt,
       ctx,

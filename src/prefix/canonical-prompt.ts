@@ -264,18 +264,35 @@ export function writeChatPrompt(body: ChatBody, sink: PromptSink): void {
   for (; i < msgs.length; i++) message(msgs[i]!, sink);
 }
 
+/** No ids: a count-only segment (PromptSink.ids with its extra tokens alone). */
+const NO_IDS: readonly number[] = [];
+
 /**
  * Completions: the prompt text, or its token ids as given. A batch (array of
- * several prompts) is routed on its first prompt: one backend serves the
- * whole batch, and the first prompt is as good a representative as any.
+ * several prompts) is keyed on its first prompt: one backend serves the
+ * whole batch, and the first prompt is as good a representative as any. The
+ * others are counted, never keyed: the engine prefills each as its own
+ * sequence (vLLM sums them in usage.prompt_tokens), so the batch's work and
+ * KV are the sum. A further text counts ceil(chars / 4), unread, as any text
+ * past the key window; a further id list its length.
  */
 export function writeCompletionsPrompt(body: CompletionsBody, sink: PromptSink): void {
   const p = body.prompt;
-  if (typeof p === "string") sink.text(p);
-  else if (p.length > 0) {
-    const first = p[0];
-    if (typeof first === "number") sink.ids(p as readonly number[]);
-    else if (typeof first === "string") sink.text(first);
-    else if (first !== undefined) sink.ids(first);
+  if (typeof p === "string") {
+    sink.text(p);
+    return;
+  }
+  if (p.length === 0) return;
+  const first = p[0];
+  if (typeof first === "number") {
+    sink.ids(p as readonly number[]);
+    return;
+  }
+  if (typeof first === "string") sink.text(first);
+  else if (first !== undefined) sink.ids(first);
+  for (let i = 1; i < p.length; i++) {
+    const next = p[i];
+    if (typeof next === "string") sink.text("", next.length);
+    else if (Array.isArray(next)) sink.ids(NO_IDS, next.length);
   }
 }

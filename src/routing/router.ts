@@ -26,6 +26,7 @@ import { AvailabilityMask, sameMask } from "./availability";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { FleetState } from "./fleet-state";
 import { pastWindowEntries, tailEntries } from "./kv-footprint";
+import { boundedPrompt, largestKv } from "./prompt-bound";
 import { type RouterOptions, resolveRouterOptions, validateBackends } from "./router-options";
 import type { BackendStats, RouterStats } from "./router-stats";
 import type {
@@ -86,6 +87,8 @@ export class Router {
   private readonly availability = new AvailabilityMask();
   private readonly passive: boolean;
   private healthSeen = -1;
+  /** The largest KV capacity of the fleet: what a request's prompt is counted at most (prompt-bound.ts). */
+  private largestKv = 0;
 
   constructor(backends: readonly BackendSpec[], options: RouterOptions) {
     const o = resolveRouterOptions(options);
@@ -139,6 +142,7 @@ export class Router {
     this.health.setBackends(next.map((s) => s.spec.id));
     // A new array each time: policies detect fleet changes by identity.
     f.backends = next.map((s) => s.spec);
+    this.largestKv = largestKv(f.backends);
     f.healthy = [];
     f.inflight = inflight;
     f.affinity = affinity;
@@ -246,14 +250,17 @@ export class Router {
    * that leaves none, when the decision is taken as without them.
    */
   route(
-    req: RouteRequest,
+    request: RouteRequest,
     ctx: RouteContext,
     avoid?: string,
     full?: ReadonlySet<string>,
   ): { decision: RouteDecision; ticket: RouteTicket } {
     const f = this.fleet;
     if (f.backends.length === 0) throw new NoHealthyBackendError(0);
-    if (!(req.promptTokens >= 0)) throw new RangeError(`promptTokens: must be >= 0, got ${req.promptTokens}`);
+    if (!(request.promptTokens >= 0))
+      throw new RangeError(`promptTokens: must be >= 0, got ${request.promptTokens}`);
+    // The one count the policy, its ledger and the index see from here on, ticket included (prompt-bound.ts).
+    const req = boundedPrompt(request, this.largestKv, this.blockTokens);
     this.refreshAvailability(ctx.now);
     f.forgetMatches();
     const skip = avoid === undefined ? undefined : this.byId.get(avoid)?.index;
@@ -370,13 +377,14 @@ export class Router {
    */
   observe(
     backendId: string,
-    req: RouteRequest,
+    request: RouteRequest,
     outcome: RouteOutcome,
     routedAt: number,
     ctx: RouteContext,
   ): HealthChange {
     const slot = this.byId.get(backendId);
     if (slot === undefined) return null;
+    const req = boundedPrompt(request, this.largestKv, this.blockTokens);
     const f = this.fleet;
     f.forgetMatches();
     const matched = f.matchedOn(slot.index, req.blocks);

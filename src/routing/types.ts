@@ -36,6 +36,11 @@ export interface RouteRequest {
    * no engine caches a partial block. Absent: the prompt length stands in.
    */
   readonly promptKey?: BlockKey;
+  /**
+   * Sequences the engine runs for it: a /v1/completions batch's prompts (promptTokens is their sum).
+   * Absent: 1. Only the bound on the prompt's count reads it (prompt-bound.ts).
+   */
+  readonly prompts?: number;
 }
 
 /**

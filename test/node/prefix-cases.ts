@@ -241,13 +241,21 @@ export function prefixKeyCases(runtime: string): void {
       };
       const fromText = keysOf(text);
       expect(keysOf(tokens())).toEqual(fromText);
-      expect(keysOf([tokens(), [1, 2, 3]])).toEqual(fromText);
+      // A batch of id lists: keyed on its first, the others counted by their length.
+      expect(keysOf([tokens(), [1, 2, 3]])).toEqual({ ...fromText, promptTokens: fromText.promptTokens + 3 });
     });
 
-    it("routes a batch on its first prompt", () => {
+    it("keys a batch on its first prompt and counts every prompt (the engine prefills each)", () => {
       const single = prefixKeysForRequest("completions", { prompt: text }, opts);
       expect(prefixKeysForRequest("completions", { prompt: [text] }, opts)).toEqual(single);
-      expect(prefixKeysForRequest("completions", { prompt: [text, "other"] }, opts)).toEqual(single);
+      const pair = prefixKeysForRequest("completions", { prompt: [text, "other"] }, opts);
+      // Same keys; "other" is 5 characters past the keyed prompt: ceil(5 / 4) = 2, unread.
+      expect(pair).toEqual({ ...single, promptTokens: single.promptTokens + 2 });
+      // 100 prompts of the same text: keyed once, counted 100 times (the further 99 at ceil(chars / 4)).
+      const hundred = prefixKeysForRequest("completions", { prompt: Array(100).fill(text) }, opts);
+      expect(hundred.blocks).toEqual(single.blocks);
+      expect(hundred.keyed).toEqual(single.keyed);
+      expect(hundred.promptTokens).toBe(single.promptTokens + 99 * Math.ceil(text.length / 4));
       expect(prefixKeysForRequest("completions", { prompt: [] }, opts)).toEqual({
         blocks: [],
         promptTokens: 0,

@@ -6,10 +6,12 @@
  * emulator: what the router learns from such a request must not be one prompt's figures.
  */
 import { describe, expect, it } from "vitest";
+import type { RouteInput } from "../../src/worker/router/router-rpc";
 import {
   authHeaders,
   backendRow,
   gatewayWithEnv,
+  interceptRoute,
   poolStats,
   SPARE_MODEL,
   settle,
@@ -28,8 +30,12 @@ function prompts(seed: string, count: number, words: number): string[] {
   );
 }
 
-async function complete(prompt: string | string[], stream: boolean): Promise<string> {
-  const res = await gatewayWithEnv(pool(), "/v1/completions", {
+async function complete(
+  prompt: string | string[],
+  stream: boolean,
+  env: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await gatewayWithEnv({ ...pool(), ...env }, "/v1/completions", {
     method: "POST",
     headers: authHeaders(),
     body: JSON.stringify({ model: SPARE_MODEL, prompt, max_tokens: 2, stream }),
@@ -53,6 +59,25 @@ describe("a /v1/completions prompt batch", () => {
     expect(s.usage.withUsage).toBe(2);
     expect(s.usage.promptTokens).toBeGreaterThan(40 * 300 * 2);
     expect(s.usage.outputTokens).toBe(2 * 40 * 2);
+  });
+
+  it("is routed as the work of all its prompts (the engine prefills each), keyed on the first", async () => {
+    const seen: RouteInput[] = [];
+    const ROUTER = interceptRoute((input, real) => {
+      seen.push(input);
+      return real(input);
+    });
+    const batch = prompts("sum", 40, 300);
+    await complete(batch[0]!, false, { ROUTER });
+    await complete(batch, false, { ROUTER });
+    await settle(SPARE_MODEL);
+    const [one, all] = seen;
+    expect(all!.blocks).toEqual(one!.blocks);
+    expect(all!.prompts).toBe(40);
+    expect(one!.prompts).toBeUndefined();
+    // The first prompt exactly, the other 39 at ceil(chars / 4). Without the count: the first prompt's alone.
+    const rest = batch.slice(1).reduce((n, p) => n + Math.ceil(p.length / 4), 0);
+    expect(all!.promptTokens).toBe(one!.promptTokens + rest);
   });
 
   it("a single prompt of the same total size is still learned from (the guard: the test can see a sample)", async () => {

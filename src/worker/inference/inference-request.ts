@@ -96,6 +96,8 @@ export async function readInferenceRequest(
   });
   const outputTokens =
     (kind === "chat" ? (body as ChatBody).max_completion_tokens : undefined) ?? body.max_tokens ?? undefined;
+  // A batch's prompts: promptTokens sums them (canonical-prompt.ts), the router bounds them per prompt.
+  const prompts = kind === "completions" ? promptCount((body as CompletionsBody).prompt) : 1;
   // keyedTokens: where the exact count stops and the estimate (ceil(chars / 4)) starts.
   log.set({
     promptTokens,
@@ -122,13 +124,14 @@ export async function readInferenceRequest(
       promptTokens,
       ...(outputTokens !== undefined ? { outputTokens } : {}),
       ...(promptKey !== undefined ? { promptKey } : {}),
+      ...(prompts > 1 ? { prompts } : {}),
     },
     // Only a split reads it; without one the RouterDO ignores it, so it is not computed.
     armKey:
       config.router.abPolicy === null
         ? 0
         : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
-    batch: kind === "completions" && promptCount((body as CompletionsBody).prompt) > 1,
+    batch: prompts > 1,
   };
 }
 

@@ -763,6 +763,7 @@ export function reportOutcome(call: RouteCall, decision: Decision, outcome: Comp
     backendId: decision.backendId,
     blocks: call.req.blocks,
     promptTokens: call.req.promptTokens,
+    ...(call.req.prompts !== undefined ? { prompts: call.req.prompts } : {}),
     routedAt: decision.routedAt,
     outcome,
   };

@@ -112,6 +112,8 @@ export interface RouteInput {
   readonly outputTokens?: number;
   /** The whole prompt's key when it has no full block (RouteRequest.promptKey). */
   readonly promptKey?: number;
+  /** A /v1/completions batch's prompt count, when more than one (RouteRequest.prompts). */
+  readonly prompts?: number;
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
   readonly armKey?: number;
   /**
@@ -284,6 +286,8 @@ export interface ObserveInput {
   readonly backendId: string;
   readonly blocks: readonly number[];
   readonly promptTokens: number;
+  /** A /v1/completions batch's prompt count, when more than one (RouteRequest.prompts). */
+  readonly prompts?: number;
   /** Epoch ms of the Worker's decision. */
   readonly routedAt: number;
   readonly outcome: CompleteInput;
