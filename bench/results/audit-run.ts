@@ -4,7 +4,7 @@
 import { loadSetData } from "../../sim/eval-sets";
 import { engineFlags } from "../../sim/flags";
 import { DEFAULT_PREFIX_TOKENS, prepareWorkload } from "../../sim/prepare";
-import { PrefixAwarePolicy } from "../../src/routing/policies/prefix-aware";
+import { DEFAULT_TIE_TOLERANCE_MS, PrefixAwarePolicy } from "../../src/routing/policies/prefix-aware";
 import { Router } from "../../src/routing/router";
 import { engineSignalMaxAgeMs } from "../../src/routing/defaults";
 import { readingsOf, routerFactory, viewOf } from "../../sim/policies";
@@ -142,4 +142,14 @@ export function tieGaugedRouter(blockTokens: number, scrapeMs: number): RouterFa
           blockTokens,
           ...readingsOf("prefix_aware", readings),
         });
+}
+
+/**
+ * One run of prefix_aware at the tie tolerance TIE names (ms; unset: the policy's default), scrape off: the noise
+ * gauges' run (admission-view/gauge.ts's, written once here for the later gauges).
+ */
+export function simulateAtTie(w: Parameters<typeof simulatePolicy>[0], fleet: FleetConfig) {
+  const tie = process.env.TIE === undefined ? DEFAULT_TIE_TOLERANCE_MS : Number(process.env.TIE);
+  if (!(tie >= 0)) throw new RangeError(`TIE: must be >= 0 ms, got ${process.env.TIE}`);
+  return { tie, r: simulatePolicy(w, fleet, "prefix_aware", tieGaugedRouter(w.blockTokens, 0), viewOf("prefix_aware")) };
 }

@@ -3,24 +3,8 @@
 // what it says in multi-turn MoE seed 2's memory crunch, apart from that run's chaotic p99. Run it from each tree
 // (copy it into a detached worktree of main for main's policy); gauge-wide-crunch.sh runs the eleven tolerances.
 //   REQUESTS=10000 TIE=1 npx tsx bench/results/tight-copy/crunch-gauge.ts multi-turn 8 45 tuning 2 qwen3-30b-a3b-h100-vllm
-import { PrefixAwarePolicy } from "../../../src/routing/policies/prefix-aware";
-import { Router } from "../../../src/routing/router";
-import { viewOf } from "../../../sim/policies";
-import { simulatePolicy } from "../../../sim/simulator";
-import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING } from "../audit-run";
+import { loadAuditRunFromArgv, MOONCAKE_MOE_8_TUNING, simulateAtTie } from "../audit-run";
 
 const { w, fleet } = await loadAuditRunFromArgv(MOONCAKE_MOE_8_TUNING);
-const tie = Number(process.env.TIE ?? 1);
-if (!(tie >= 0)) throw new RangeError(`TIE: must be >= 0 ms, got ${process.env.TIE}`);
-const r = simulatePolicy(
-  w,
-  fleet,
-  "prefix_aware",
-  (specs) =>
-    new Router(specs, {
-      policy: new PrefixAwarePolicy({ tieToleranceMs: tie }),
-      blockTokens: w.blockTokens,
-    }),
-  viewOf("prefix_aware"),
-);
+const { tie, r } = simulateAtTie(w, fleet);
 console.log(`tie ${tie} ms: p99 ${r.ttftP99Ms.toFixed(0)} ms, hit ${(100 * r.hitRate).toFixed(2)}%, preemptions ${r.preemptions}, prefill GPU-s ${r.prefillGpuSeconds.toFixed(1)}`);
