@@ -46,16 +46,25 @@ function poolEnv(cells: number): { BACKENDS: string; ROUTER_CELLS: string } {
 
 /** One round of 16 prompts, each its own family (its first 64 tokens its own): status and backend of each. */
 async function round(cells: number, tag: string): Promise<{ status: number; backend: string | null }[]> {
+  return roundIn(poolEnv(cells), tag, "family");
+}
+
+/** `round` under any env, the families named `family-0` … `family-15` (so two tests' families differ). */
+async function roundIn(
+  env: Partial<Env>,
+  tag: string,
+  family: string,
+): Promise<{ status: number; backend: string | null }[]> {
   const out = [];
   for (let i = 0; i < 16; i++) {
-    const res = await gatewayWithEnv(poolEnv(cells), "/v1/chat/completions", {
+    const res = await gatewayWithEnv(env, "/v1/chat/completions", {
       method: "POST",
       headers: authHeaders(),
       body: JSON.stringify({
         model: FAULT_MODEL,
         max_tokens: 4,
         messages: [
-          { role: "system", content: longPrompt(`family-${i}`, 80) },
+          { role: "system", content: longPrompt(`${family}-${i}`, 80) },
           { role: "user", content: tag },
         ],
       }),
@@ -264,26 +273,7 @@ describe("one backend per cell", () => {
     const solo = ["solo-a", "solo-b"].map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
     const bad = "solo-a"; // urls[0]: the emulator badUrl() breaks
     const badCell = `${FAULT_MODEL} cell ${assignCells(solo, 2)[0]! + 1}/2`;
-    const send = async (tag: string) => {
-      const out: { status: number; backend: string | null }[] = [];
-      for (let i = 0; i < 16; i++) {
-        const res = await gatewayWithEnv(env2(), "/v1/chat/completions", {
-          method: "POST",
-          headers: authHeaders(),
-          body: JSON.stringify({
-            model: FAULT_MODEL,
-            max_tokens: 4,
-            messages: [
-              { role: "system", content: longPrompt(`lone-family-${i}`, 80) },
-              { role: "user", content: tag },
-            ],
-          }),
-        });
-        await res.arrayBuffer();
-        out.push({ status: res.status, backend: res.headers.get("x-prefix-gateway-backend") });
-      }
-      return out;
-    };
+    const send = (tag: string) => roundIn(env2(), tag, "lone-family");
     // Its cell clear of faults (the test before this one broke the same backend); no fleet yet counts as clear.
     const waitClear = async () => {
       const until = Date.now() + 15_000;
