@@ -182,6 +182,18 @@ describe("emulator: chat completions", () => {
     expect(slow.serverTtftMs("never-sent-id")).toBeUndefined();
   });
 
+  it("finds a request's time under the id the gateway forwards (the client's id with a hex suffix)", async () => {
+    const res = await fetch(`${slow.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-request-id": "leaver-s-7-0a1b2c3d4e5f" },
+      body: JSON.stringify(chat("time me too", { stream: true, max_tokens: 2 })),
+    });
+    await readSse(res);
+    expect(slow.serverTtftMs("leaver-s-7")).toBeDefined();
+    // Another client id that merely starts alike is not this request.
+    expect(slow.serverTtftMs("leaver-s")).toBeUndefined();
+  });
+
   it("returns n choices and honours stop strings", async () => {
     const res = await post("/v1/chat/completions", chat("many", { n: 3, max_tokens: 30 }));
     const body = (await res.json()) as { choices: Choice[]; usage: Usage };

@@ -86,6 +86,18 @@ export interface Emulator {
 /** Recorded server TTFTs kept (oldest dropped first): a bench arm's worth and then some. */
 const MAX_TIMINGS = 200_000;
 
+/**
+ * A request's timing under the id the gateway forwards: it makes a client's
+ * own x-request-id unique with a suffix (`<id>-<hex>`, src/worker/inference/
+ * upstream-request-id.ts), so an exact lookup of the client's id misses it.
+ */
+function madeUniqueTtft(timings: ReadonlyMap<string, number>, clientId: string): number | undefined {
+  const prefix = `${clientId}-`;
+  for (const [id, ms] of timings)
+    if (id.startsWith(prefix) && /^[0-9a-f]+$/.test(id.slice(prefix.length))) return ms;
+  return undefined;
+}
+
 function renderError(res: ServerResponse, err: unknown): void {
   const e =
     err instanceof HttpError
@@ -293,7 +305,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     metrics: () => proc.driver.metrics(),
-    serverTtftMs: (requestId) => serverTtft.get(requestId),
+    serverTtftMs: (requestId) => serverTtft.get(requestId) ?? madeUniqueTtft(serverTtft, requestId),
     setFault: (spec) => controls.setFault(spec === null ? null : validated(parseFaultSpec(spec))),
     setHealth: (o) => controls.setHealth(o === null ? null : validated(parseHealthOverride(o))),
     state: controls.state,

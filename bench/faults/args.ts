@@ -12,18 +12,34 @@ export interface FaultsArgs {
   readonly baselineS: number;
   /** Report path without extension (faults.md + faults.json). */
   readonly out: string;
+  /** ROUTER_CELLS of the gateway under fault: RouterDO cells the pool is split into (1: one RouterDO). */
+  readonly cells: number;
 }
+
+/** Backends in the BACKENDS secret of the soak and of every table scenario (rig.ts): the most cells a pool can have. */
+export const FAULT_BACKENDS = 4;
 
 export const USAGE = `npm run bench:faults -- [--duration-s 600] [--clients 20] [--flap-s 30] [--down-s 10]
   [--throttle-share 0.333] [--retry-after-s 1] [--sample-s 2] [--settle-s 10] [--rss-slope-mib-per-min 1]
-  [--out bench/results/faults]
-npm run bench:faults -- --table [--only poison,hang,...] [--baseline-s 10] [--out bench/results/faults]`;
+  [--cells 1] [--out bench/results/faults]
+npm run bench:faults -- --table [--only poison,hang,...] [--baseline-s 10] [--cells 1] [--out bench/results/faults]
+
+--cells K  split the pool into K RouterDO cells (ROUTER_CELLS=K), an integer 1..${FAULT_BACKENDS} (the backends); default 1`;
 
 function num(name: string, v: string | undefined, def: number, min = 0): number {
   if (v === undefined) return def;
   const n = Number(v);
   if (v.trim() === "" || !Number.isFinite(n) || n <= min)
     throw new UsageError(`--${name} must be a number > ${min}, got "${v}"`);
+  return n;
+}
+
+/** --cells: an integer within 1..FAULT_BACKENDS (a cell needs a backend of its own); default 1. */
+function cellsArg(v: string | undefined): number {
+  if (v === undefined) return 1;
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(n) || n < 1 || n > FAULT_BACKENDS)
+    throw new UsageError(`--cells must be an integer within 1..${FAULT_BACKENDS} (the backends), got "${v}"`);
   return n;
 }
 
@@ -41,6 +57,7 @@ export function parseFaultsArgs(argv: readonly string[]): FaultsArgs {
     "sample-s": { type: "string" },
     "settle-s": { type: "string" },
     "rss-slope-mib-per-min": { type: "string" },
+    cells: { type: "string" },
     out: { type: "string", default: "bench/results/faults" },
     help: { type: "boolean", short: "h", default: false },
   });
@@ -73,5 +90,6 @@ export function parseFaultsArgs(argv: readonly string[]): FaultsArgs {
       .filter(Boolean),
     baselineS: num("baseline-s", values["baseline-s"], 10),
     out: values.out,
+    cells: cellsArg(values.cells),
   };
 }

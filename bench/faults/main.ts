@@ -13,6 +13,9 @@ import { writeFaultsReport } from "./report";
 import { runSoak } from "./soak";
 import { runTable, selectScenarios } from "./table";
 
+/** The reports name the cells only when the pool was split, so a one-RouterDO run writes what it always did. */
+const cellsField = (cells: number) => (cells > 1 ? { cells } : {});
+
 async function main(argv: readonly string[]): Promise<number> {
   const a = parseFaultsArgs(argv);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -27,14 +30,17 @@ async function main(argv: readonly string[]): Promise<number> {
         baselineMs: a.baselineS * 1000,
         tailMs: 5000,
         log,
+        cells: a.cells,
       });
-      await writeFaultsReport(a.out, { table: { provenance: prov, baselineS: a.baselineS, results } });
+      await writeFaultsReport(a.out, {
+        table: { provenance: prov, baselineS: a.baselineS, results, ...cellsField(a.cells) },
+      });
       log(`wrote ${a.out}.{md,json}`);
       return results.some((r) => r.error !== undefined) ? 1 : 0;
     }
-    log(`soak: ${a.soak.durationS} s, ${a.soak.clients} clients`);
-    const result = await runSoak(a.soak, bundle.configPath, log);
-    await writeFaultsReport(a.out, { soak: { provenance: prov, result } });
+    log(`soak: ${a.soak.durationS} s, ${a.soak.clients} clients, ${a.cells} RouterDO cell(s)`);
+    const result = await runSoak(a.soak, bundle.configPath, log, a.cells);
+    await writeFaultsReport(a.out, { soak: { provenance: prov, result, ...cellsField(a.cells) } });
     for (const c of result.verdict.criteria) log(`${c.pass ? "pass" : "FAIL"}  ${c.name}: ${c.detail}`);
     log(`soak ${result.verdict.pass ? "PASSED" : "FAILED"}; wrote ${a.out}.{md,json}`);
     return result.verdict.pass ? 0 : 1;

@@ -3,11 +3,14 @@
 import { fmtMs, reproduceLines, table } from "../../sim/format";
 import type { Summary } from "../latency-summary";
 import type { Provenance } from "./provenance";
+import { cellsSentence } from "./report-table";
 import type { SoakResult } from "./soak";
 
 export interface SoakReport {
   readonly provenance: Provenance;
   readonly result: SoakResult;
+  /** ROUTER_CELLS the gateway ran with; absent: one RouterDO per pool. */
+  readonly cells?: number;
 }
 
 const lat = (s: Summary) => `${fmtMs(s.p50)} / ${fmtMs(s.p90)} / ${fmtMs(s.p99)} (n ${s.count})`;
@@ -34,7 +37,7 @@ export function renderSoak(r: SoakReport): string[] {
     `${p.startedAt}; ${p.machine}; load average at start ${p.loadAverageAtStart.join(" / ")}. ` +
       `Gateway code: \`${p.gatewayCommit}\`${p.gatewayDirty ? " (with uncommitted changes)" : ""} (checkout ${p.commit}), ` +
       `served by ${p.runtime}, production defaults. ${o.clients} closed-loop streaming clients for ${s.wallS} s ` +
-      `in front of 4 in-process emulators; ${s.flapping}; ${s.throttling}. Gauges every ${o.sampleEveryS} s.`,
+      `in front of 4 in-process emulators; ${s.flapping}; ${s.throttling}. Gauges every ${o.sampleEveryS} s.${cellsSentence(r.cells)}`,
     "",
   );
   out.push(

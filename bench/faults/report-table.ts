@@ -7,6 +7,8 @@ export interface TableReport {
   readonly provenance: Provenance;
   readonly baselineS: number;
   readonly results: readonly ScenarioResult[];
+  /** ROUTER_CELLS the gateway ran with; absent: one RouterDO per pool. */
+  readonly cells?: number;
 }
 
 const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -15,6 +17,13 @@ const ms = (x: number | null) => (x === null ? "–" : fmtMs(x));
 function failed(p: PhaseFigures): string {
   const parts = Object.entries(p.failed).map(([k, v]) => `${v} ${k}`);
   return parts.length === 0 ? "0" : parts.join(", ");
+}
+
+/** Says the pool was split into RouterDO cells; nothing for one RouterDO (the reports of record read as before). */
+export function cellsSentence(cells: number | undefined): string {
+  return cells === undefined || cells === 1
+    ? ""
+    : ` The pool split into ${cells} RouterDO cells (ROUTER_CELLS=${cells}); gateway gauges are the cells' summed.`;
 }
 
 export function renderTable(r: TableReport): string[] {
@@ -27,7 +36,8 @@ export function renderTable(r: TableReport): string[] {
       `Gateway code: \`${p.gatewayCommit}\`${p.gatewayDirty ? " (with uncommitted changes)" : ""} (checkout ${p.commit}), ` +
       `served by ${p.runtime}, with production defaults (wrangler.toml). Each fault on a fresh rig of 4 in-process ` +
       `emulators (Llama-3.1-8B/H100 model, real time), after ${r.baselineS} s of 20 closed-loop ordinary streams ` +
-      "(16 shared 1,024-token system prompts, a 32-token question each, max_tokens 16–64) unless the row says otherwise.",
+      "(16 shared 1,024-token system prompts, a 32-token question each, max_tokens 16–64) unless the row says otherwise." +
+      cellsSentence(r.cells),
     "",
   );
   out.push(

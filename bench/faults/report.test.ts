@@ -152,4 +152,19 @@ describe("the faults report: each run rewrites only its own section", () => {
     const md = "## Fault soak: PASS\n\n```\n## The fault table, quoted\n```\n";
     expect(Object.keys(markdownSections(md))).toEqual(["soak"]);
   });
+
+  it("names the RouterDO cells in both parts when the pool was split, and says nothing of them for one RouterDO", () => {
+    const one = mergeFaultsMarkdown(undefined, {
+      table: table("2026-12-03T08:00:00Z", "x"),
+      soak: soak("2026-12-03T08:00:00Z", 5),
+    });
+    expect(one).not.toMatch(/cells/);
+    const two = mergeFaultsMarkdown(undefined, {
+      table: { ...table("2026-12-03T08:00:00Z", "x"), cells: 2 },
+      soak: { ...soak("2026-12-03T08:00:00Z", 5), cells: 2 },
+    });
+    const sections = markdownSections(two);
+    for (const part of ["table", "soak"] as const)
+      expect(sections[part]).toContain("The pool split into 2 RouterDO cells (ROUTER_CELLS=2)");
+  });
 });

@@ -14,19 +14,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
-import type { BackendStatus, StatsResult } from "../../src/worker/router/router-rpc";
+import type { BackendStatus } from "../../src/worker/router/router-rpc";
 import { type BackendEntry, type Gateway, startGateway } from "../e2e/gateway";
 import { groupCpuByCommand } from "../e2e/proc-cpu";
 import { startEmulatorsHere } from "../emulator/fleet";
 import type { Emulator } from "../emulator/server";
+import { cellMembers, type PoolStats, poolStatsOf } from "./pool-stats";
 
 export const MODEL = "llama-3.1-8b-instruct";
 export const GATEWAY_KEY = "faults-gateway-key";
 export const ADMIN_TOKEN = "faults-admin-token-0123456789";
 export const EMULATOR_KEY = "faults-emulator-key";
 
-/** The RouterDO's view of the pool (the `ok` branch of its stats). */
-export type PoolStats = Extract<StatsResult, { ok: true }>;
+export type { PoolStats } from "./pool-stats";
 
 export interface RigOptions {
   /** Emulators to start (ports picked by the OS, kept across stop/start). */
@@ -39,6 +39,8 @@ export interface RigOptions {
   readonly entries?: (urls: readonly string[]) => BackendEntry[];
   /** The GATEWAY_API_KEYS secret (keys and their `max_concurrent` options); default: GATEWAY_KEY alone. */
   readonly gatewayKeys?: string;
+  /** ROUTER_CELLS: RouterDO cells the pool is split into (default: the gateway's own default). */
+  readonly cells?: number;
 }
 
 export interface Rig {
@@ -50,6 +52,8 @@ export interface Rig {
   readonly url: string;
   /** The pool's RouterDO stats via /healthz; undefined before its first request or when unreadable. */
   poolStats(): Promise<PoolStats | undefined>;
+  /** Each cell's backend ids, space-separated (one entry with one RouterDO); undefined when unreadable. */
+  cellMembers(): Promise<string[] | undefined>;
   /** One backend's row of poolStats(). */
   backendStats(id: string): Promise<BackendStatus | undefined>;
   /** workerd's resident set, bytes (the Worker and the RouterDO share the process). */
@@ -108,7 +112,11 @@ export async function startRig(opts: RigOptions): Promise<Rig> {
       adminToken: ADMIN_TOKEN,
       configPath: opts.configPath,
       stateDir,
-      ...(opts.vars !== undefined ? { vars: opts.vars } : {}),
+      ...(opts.vars !== undefined || opts.cells !== undefined
+        ? {
+            vars: { ...opts.vars, ...(opts.cells !== undefined ? { ROUTER_CELLS: String(opts.cells) } : {}) },
+          }
+        : {}),
     });
   let entries = (opts.entries ?? emulatorEntries)(emulators.map((e) => e.url));
   let gateway: Gateway;
@@ -119,19 +127,24 @@ export async function startRig(opts: RigOptions): Promise<Rig> {
     await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
-  const poolStats = async (): Promise<PoolStats | undefined> => {
+  // The pool's /healthz entry: one RouterDO's stats, or each cell's (pool-stats.ts merges them).
+  const poolHealth = async (): Promise<Parameters<typeof poolStatsOf>[0]> => {
     try {
       const res = await fetch(`${gateway.url}/healthz`, {
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
         signal: AbortSignal.timeout(5000),
       });
-      const body = (await res.json()) as { pools?: Record<string, StatsResult> };
-      const pool = body.pools?.[MODEL];
-      return pool?.ok === true ? pool : undefined;
+      const body = (await res.json()) as { pools?: Record<string, Parameters<typeof poolStatsOf>[0]> };
+      return body.pools?.[MODEL];
     } catch {
       return undefined;
     }
   };
+  const poolStats = async (): Promise<PoolStats | undefined> =>
+    poolStatsOf(
+      await poolHealth(),
+      entries.map((b) => b.id),
+    );
   return {
     emulators,
     get ids() {
@@ -144,6 +157,7 @@ export async function startRig(opts: RigOptions): Promise<Rig> {
       return gateway.url;
     },
     poolStats,
+    cellMembers: async () => cellMembers(await poolHealth()),
     async backendStats(id) {
       return (await poolStats())?.backends.find((b) => b.id === id);
     },

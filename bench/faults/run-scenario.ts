@@ -68,6 +68,8 @@ export interface RunScenarioOptions {
   readonly baselineMs: number;
   readonly tailMs: number;
   readonly log: (line: string) => void;
+  /** ROUTER_CELLS of the gateway under fault (default 1: one RouterDO). */
+  readonly cells?: number;
 }
 
 export function phaseFigures(records: readonly RequestRecord[]): PhaseFigures {
@@ -99,8 +101,13 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
   const rig = await startRig({
     emulators: s.emulators ?? 4,
     configPath: opts.configPath,
+    cells: opts.cells ?? 1,
     ...(s.entries !== undefined ? { entries: s.entries } : {}),
   });
+  if ((opts.cells ?? 1) > rig.ids.length) {
+    await rig.close();
+    throw new Error(`${s.id}: --cells ${opts.cells} is more than its ${rig.ids.length} backends`);
+  }
   const clock = new RunClock();
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   const traffics: Traffic[] = [];
@@ -172,6 +179,7 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
       ctx.startTraffic(background);
       await sleep(opts.baselineMs);
     }
+    if ((opts.cells ?? 1) > 1) log(`cells: ${(await rig.cellMembers())?.join(" | ")}`);
     log("fault");
     const runStart = clock.now();
     const cpuAtRunStart = rig.cpuMs();

@@ -200,8 +200,9 @@ export async function runSoak(
   o: SoakOptions,
   configPath: string,
   log: (line: string) => void,
+  cells = 1,
 ): Promise<SoakResult> {
-  const rig = await startRig({ emulators: 4, configPath });
+  const rig = await startRig({ emulators: 4, configPath, cells });
   const clock = new RunClock();
   const sleepUntil = async (tMs: number) => {
     const wait = tMs - clock.now();

@@ -6,6 +6,12 @@
  * restart with the URL unchanged comes first, as the control: emu-4 must
  * still be ejected there (health did persist). With the new URL, emu-4 is
  * a different server: it must start clean and take its share of traffic.
+ *
+ * With RouterDO cells (--cells), each cell learns the new fleet on its own
+ * first route call: until a request reaches emu-4's cell, that cell (and
+ * /healthz) still holds the old fleet's health. So "the first request" is
+ * the first one served in emu-4's cell — with one RouterDO, the first
+ * request, as before.
  */
 
 import { round, waitFor } from "../measure";
@@ -27,6 +33,9 @@ export const movedBackend: Scenario = {
     const entry = (url: string) =>
       [e1!, e2!, e3!].map((e, i) => backendEntry(`emu-${i + 1}`, e.url)).concat(backendEntry("emu-4", url));
     const emu4 = () => rig.backendStats("emu-4");
+    // emu-4's cell (the whole pool with one RouterDO); cells split backends by id, so a new URL keeps it.
+    const members = await rig.cellMembers();
+    const cellOf4 = members?.map((c) => c.split(" ")).find((c) => c.includes("emu-4")) ?? rig.ids;
     await e4!.stop();
     const ejectMs = await waitFor(async () => (await emu4())?.healthy === false, 60_000, 250);
     const atEjection = await emu4();
@@ -36,8 +45,13 @@ export const movedBackend: Scenario = {
     await rig.restartGateway(entry(e5!.url));
     ctx.mark("fault");
     const t0 = ctx.clock.now();
-    // The RouterDO learns the new fleet on its first route call.
-    await ctx.send({ id: "moved-first-request" });
+    // The RouterDO (emu-4's cell's) learns the new fleet on its first route call.
+    let toItsCell = 0;
+    for (let i = 0; i < 32; i++) {
+      toItsCell++;
+      const r = await ctx.send({ id: i === 0 ? "moved-first-request" : `moved-first-request-${i}` });
+      if (r.backend !== undefined && cellOf4.includes(r.backend)) break;
+    }
     const first = await emu4();
     ctx.startTraffic(20);
     await ctx.sleep(OBSERVE_MS);
@@ -52,12 +66,13 @@ export const movedBackend: Scenario = {
     return {
       now:
         `ejected when its old server died (${row(atEjection)}); after a restart with the same URL still ${row(control)} (control); ` +
-        `with the new URL: ${row(first)} from the first request, ${served} of ${after.length} requests served by it in ${OBSERVE_MS / 1000} s`,
+        `with the new URL: ${row(first)} from the first request${toItsCell > 1 ? ` to its cell (after ${toItsCell - 1} to other cells)` : ""}, ${served} of ${after.length} requests served by it in ${OBSERVE_MS / 1000} s`,
       figures: {
         secondsToEjectOldServer: round((ejectMs ?? Number.NaN) / 1000, 1),
         faultsAtEjection: atEjection?.consecutiveFailures ?? null,
         controlSameUrlHealthy: control?.healthy ?? null,
         controlSameUrlFaults: control?.consecutiveFailures ?? null,
+        ...(toItsCell > 1 ? { requestsUntilOneInItsCell: toItsCell } : {}),
         newUrlHealthyAtFirstRequest: first?.healthy ?? null,
         newUrlFaultsAtFirstRequest: first?.consecutiveFailures ?? null,
         newUrlHealthyAtEnd: end?.healthy ?? null,
