@@ -38,6 +38,8 @@ export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
       models: config.models,
       policy: config.router.policy,
       prefixTokens: config.prefixTokens,
+      // Who shares prefix affinity (PREFIX_SCOPE): what a key can learn of another's prompts depends on it.
+      prefixScope: config.prefixScope,
       blockTokens: config.router.blockTokens,
       balanceFactor: config.router.balanceFactor,
     },

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { keyIdOf } from "../../src/worker/gateway-keys";
 import { sha256 } from "../../src/worker/sha256";
 import {
+  ADMIN_TOKEN,
   BACKEND_KEY,
   chatBody,
   expectOpenAIError,
@@ -115,6 +116,26 @@ describe("PREFIX_SCOPE=shared (the default)", () => {
     expect(expectedOf(otherSalt)).toBe("0");
     const unsalted = await ask({}, K1, chatBody(prompt, "q4"));
     expect(reasonOf(unsalted)).toBe("ring");
+  });
+});
+
+describe("the scope as the operator sees it", () => {
+  it("/healthz names the scope and /admin/backends each backend's cacheSalt", async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    for (const [scope, salt] of [
+      ["key", true],
+      ["shared", false],
+    ] as const) {
+      const env = echoPool(`seen-${scope}`, salt, scope);
+      const health = (await (await gatewayWithEnv(env, "/healthz", { headers: admin })).json()) as {
+        config: { prefixScope?: string };
+      };
+      expect(health.config.prefixScope).toBe(scope);
+      const list = (await (await gatewayWithEnv(env, "/admin/backends", { headers: admin })).json()) as {
+        backends: { id: string; cacheSalt?: boolean }[];
+      };
+      expect(list.backends.map((b) => b.cacheSalt)).toEqual([salt]);
+    }
   });
 });
 

@@ -47,6 +47,8 @@ export async function listBackends(c: Context<GatewayEnv>): Promise<Response> {
     models: b.models,
     weight: b.weight,
     kvCacheTokens: b.kvCacheTokens,
+    // Whether it is sent a cache_salt under PREFIX_SCOPE=key (its engine's cache split per key).
+    cacheSalt: b.cacheSalt,
     ...(b.maxInflight !== undefined ? { maxInflight: b.maxInflight } : {}),
     pools: Object.fromEntries(
       b.models.map((m) => {
