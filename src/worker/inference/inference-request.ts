@@ -45,11 +45,6 @@ export interface InferenceRequest {
   readonly route: RouteRequest;
   /** The request's A/B arm key (arm-key.ts): its conversation's or tenant's hash. */
   readonly armKey: number;
-  /**
-   * A /v1/completions batch of more than one prompt: its usage is summed over the prompts and its first
-   * token is the first prompt's, so none of it is one request's figure for the router (outcomes.ts).
-   */
-  readonly batch: boolean;
 }
 
 /**
@@ -87,6 +82,7 @@ export async function readInferenceRequest(
     c.get("gatewayKey"),
     hasTenant ? tenant : undefined,
     raw,
+    config.backends.some((b) => b.cacheSalt),
   );
   const { blocks, promptTokens, promptKey, keyed } = prefixKeysForRequest(kind, body, {
     model,
@@ -110,14 +106,15 @@ export async function readInferenceRequest(
   // One suffix for the header and the body's ids: the engine's logs name this request one way.
   const suffix = requestIdSuffix();
   const upstreamBody = withUniqueBodyIds(strip ? withIncludeUsage(text, raw) : text, raw, suffix);
-  const salt = config.backends.some((b) => b.cacheSalt) ? scope.cacheSalt : undefined;
   return {
     kind,
     model,
     stream,
     strip,
     upstreamBody,
-    ...(salt !== undefined ? { saltedBody: withCacheSalt(upstreamBody, raw, salt) } : {}),
+    ...(scope.cacheSalt !== undefined
+      ? { saltedBody: withCacheSalt(upstreamBody, raw, scope.cacheSalt) }
+      : {}),
     upstreamRequestId: upstreamRequestId(c.get("requestId"), c.get("requestIdFromClient"), suffix),
     route: {
       blocks,
@@ -131,7 +128,6 @@ export async function readInferenceRequest(
       config.router.abPolicy === null
         ? 0
         : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
-    batch: prompts > 1,
   };
 }
 

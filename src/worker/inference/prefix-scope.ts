@@ -34,7 +34,7 @@ import { sha256Hex } from "../sha256";
 export interface PrefixScope {
   /** What seeds the prefix hashes beside the model (request-keys.ts PrefixOptions.tenant); undefined: nothing. */
   readonly chainTenant: string | undefined;
-  /** `key` scope: the `cache_salt` a backend marked `cacheSalt` is sent; undefined in `shared` scope. */
+  /** `key` scope: the `cache_salt` a backend marked `cacheSalt` is sent; undefined in `shared` scope or with none. */
   readonly cacheSalt: string | undefined;
 }
 
@@ -54,13 +54,15 @@ function clientSaltOf(raw: Record<string, unknown>): string | undefined {
 
 /**
  * The request's scope. `key` is the gateway key it authenticated with, `tenant` its tenant key (undefined
- * when none or empty), `raw` its parsed body (for `cache_salt`).
+ * when none or empty), `raw` its parsed body (for `cache_salt`), `salted` whether any backend is sent a salt
+ * (BACKENDS cacheSalt): only then is one hashed, since no other request's path reads it.
  */
 export async function prefixScopeOf(
   scope: GatewayConfig["prefixScope"],
   key: GatewayKey,
   tenant: string | undefined,
   raw: Record<string, unknown>,
+  salted: boolean,
 ): Promise<PrefixScope> {
   if (scope === "shared") {
     // The client's salt goes to the engine as sent; it must seed the chain too, or the router would expect a
@@ -74,7 +76,9 @@ export async function prefixScopeOf(
   const rest = [tenant ?? null, clientSaltOf(raw) ?? null];
   return {
     chainTenant: JSON.stringify([key.id, ...rest]),
-    cacheSalt: await sha256Hex(JSON.stringify([SALT_DOMAIN, key.saltSecret, ...rest]), SALT_BYTES),
+    cacheSalt: salted
+      ? await sha256Hex(JSON.stringify([SALT_DOMAIN, key.saltSecret, ...rest]), SALT_BYTES)
+      : undefined,
   };
 }
 

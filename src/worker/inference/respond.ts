@@ -130,7 +130,9 @@ export function respond(
     report({
       ok,
       ...(backendError ? { backendError: true as const } : {}),
-      ...(request.batch ? { batch: true as const } : {}),
+      // A /v1/completions batch (route.prompts > 1): its usage is summed over the prompts and its first token
+      // is the first prompt's, so none of it is one request's figure for the router (outcomes.ts).
+      ...(request.route.prompts !== undefined ? { batch: true as const } : {}),
       status: res.status,
       ...(ended !== undefined ? { failure: ended } : {}),
       ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
