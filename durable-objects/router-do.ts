@@ -309,15 +309,16 @@ export class RouterDO extends DurableObject<Env> {
     // in are probed from now on (watchHeld: a lone backend in its cell is never ejected, and no request of its
     // own would tell of its recovery); one RouterDO is never asked with movable, so its pool is probed as before.
     // The alarm is kept for the next health probe, so the cell recovers with no request of its own.
-    if (input.movable === true && input.retryOf === undefined && router.watchHeld(ctx.now))
-      this.store.saveHealth(this.spec, router.healthRows());
-    if (input.movable === true && input.retryOf === undefined && !router.anyUsable()) {
-      await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
-      return {
-        ok: false,
-        code: "no_usable",
-        message: "every backend of this cell is drained, ejected or failing",
-      };
+    if (input.movable === true && input.retryOf === undefined) {
+      if (router.watchHeld(ctx.now)) this.store.saveHealth(this.spec, router.healthRows());
+      if (!router.anyUsable()) {
+        await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
+        return {
+          ok: false,
+          code: "no_usable",
+          message: "every backend of this cell is drained, ejected or failing",
+        };
+      }
     }
     // The bound on requests in flight (off: undefined, and nothing below changes). A first attempt finds no
     // room: shed before any budget or lease. A retry is not shed: its failed lease ends with it, freeing a slot.

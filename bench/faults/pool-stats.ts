@@ -42,19 +42,20 @@ export function poolStatsOf(health: PoolHealth, order: readonly string[]): PoolS
     return i < 0 ? order.length : i;
   };
   const first = ok[0]!;
+  const total = (of: (c: PoolStats) => number) => ok.reduce((n, c) => n + of(c), 0);
   return {
     ...first,
-    leases: ok.reduce((n, c) => n + c.leases, 0),
+    leases: total((c) => c.leases),
     backends: ok.flatMap((c) => c.backends).sort((a, b) => rank(a.id) - rank(b.id)),
     usage: sumUsage(ok.map((c) => c.usage)),
     router: {
       ...first.router,
-      totalInflight: ok.reduce((n, c) => n + c.router.totalInflight, 0),
+      totalInflight: total((c) => c.router.totalInflight),
       backends: ok.flatMap((c) => c.router.backends),
-      indexBytes: ok.reduce((n, c) => n + c.router.indexBytes, 0),
-      indexBlocks: ok.reduce((n, c) => n + c.router.indexBlocks, 0),
-      correctedBlocks: ok.reduce((n, c) => n + c.router.correctedBlocks, 0),
-      forgottenBlocks: ok.reduce((n, c) => n + c.router.forgottenBlocks, 0),
+      indexBytes: total((c) => c.router.indexBytes),
+      indexBlocks: total((c) => c.router.indexBlocks),
+      correctedBlocks: total((c) => c.router.correctedBlocks),
+      forgottenBlocks: total((c) => c.router.forgottenBlocks),
     },
   };
 }
