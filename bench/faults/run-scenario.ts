@@ -98,15 +98,16 @@ function usageDelta(from: UsageTotals | undefined, to: UsageTotals | undefined):
 
 export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promise<ScenarioResult> {
   const log = (line: string) => opts.log(`  ${s.id}: ${line}`);
+  const cells = opts.cells ?? 1;
   const rig = await startRig({
     emulators: s.emulators ?? 4,
     configPath: opts.configPath,
-    cells: opts.cells ?? 1,
+    cells,
     ...(s.entries !== undefined ? { entries: s.entries } : {}),
   });
-  if ((opts.cells ?? 1) > rig.ids.length) {
+  if (cells > rig.ids.length) {
     await rig.close();
-    throw new Error(`${s.id}: --cells ${opts.cells} is more than its ${rig.ids.length} backends`);
+    throw new Error(`${s.id}: --cells ${cells} is more than its ${rig.ids.length} backends`);
   }
   const clock = new RunClock();
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -179,7 +180,7 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
       ctx.startTraffic(background);
       await sleep(opts.baselineMs);
     }
-    if ((opts.cells ?? 1) > 1) log(`cells: ${(await rig.cellMembers())?.join(" | ")}`);
+    if (cells > 1) log(`cells: ${(await rig.cellMembers())?.join(" | ")}`);
     log("fault");
     const runStart = clock.now();
     const cpuAtRunStart = rig.cpuMs();
