@@ -38,3 +38,19 @@ export function parseDevOptions(argv: readonly string[]): DevOptions | Error {
     return new Error(`--port must be a TCP port (1..65535), got "${values.port}"`);
   return { speed, port, noWrangler: values["no-wrangler"] === true };
 }
+
+/**
+ * The line for an emulator that did not start. A port in use is the usual cause (a second checkout, another
+ * engineer's stack), and the emulators' ports are not a flag: they are BACKENDS' urls in the vars file, which
+ * `npm run dev` reads from `.dev.vars.example` until a `.dev.vars` exists. Said, since `--port` (wrangler's
+ * own advice for a port in use) moves the gateway only.
+ */
+export function emulatorStartError(id: string, url: string, err: unknown, fromExample: boolean): string {
+  const head = `dev: cannot start emulator ${id} on ${url}: `;
+  if ((err as { code?: unknown } | null)?.code !== "EADDRINUSE") return `${head}${String(err)}`;
+  const port = URL.parse(url)?.port ?? "?";
+  const where = fromExample
+    ? "copy .dev.vars.example to .dev.vars and give its urls free ports"
+    : "give the urls in .dev.vars free ports";
+  return `${head}port ${port} is in use. The emulators' ports are BACKENDS' urls: ${where} (--port moves only the gateway's)`;
+}

@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseEnv } from "node:util";
-import { DEV_GATEWAY_PORT, parseDevOptions } from "./dev-options";
+import { DEV_GATEWAY_PORT, emulatorStartError, parseDevOptions } from "./dev-options";
 import { type Emulator, startEmulator } from "./server";
 
 interface DevBackend {
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
       emulators.push(emu);
       process.stdout.write(`dev: emulator ${b.id} → ${emu.url} (${b.model})\n`);
     } catch (err) {
-      process.stderr.write(`dev: cannot start emulator ${b.id} on ${b.url.href}: ${String(err)}\n`);
+      process.stderr.write(`${emulatorStartError(b.id, b.url.href, err, useExample)}\n`);
       await stop(1);
     }
   }
