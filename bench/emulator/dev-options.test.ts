@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEV_GATEWAY_PORT, emulatorStartError, parseDevOptions } from "./dev-options";
+import { DEV_GATEWAY_PORT, emulatorStartError, parseDevOptions, unreadVarsWarnings } from "./dev-options";
 
 describe("npm run dev's flags", () => {
   it("serves the gateway on 8787 unless --port says otherwise", () => {
@@ -44,5 +44,18 @@ describe("npm run dev's word for an emulator port in use", () => {
     expect(emulatorStartError("emu-2", "http://127.0.0.1:8102/", new Error("boom"), true)).toBe(
       "dev: cannot start emulator emu-2 on http://127.0.0.1:8102/: Error: boom",
     );
+  });
+});
+
+describe("npm run dev's word for a var the gateway does not read", () => {
+  it("names each, with the likely name, since wrangler dev drops it unseen", () => {
+    const known = ["BACKENDS", "SHADOW", "MAX_INFLIGHT_PER_BACKEND"];
+    expect(
+      unreadVarsWarnings(["BACKENDS", "SHADOWS", "MAX_INFLIGHT_PER_BACKENDS", "MY_OWN"], known, ".dev.vars"),
+    ).toEqual([
+      "dev: .dev.vars: SHADOWS is not a var the gateway reads (did you mean SHADOW?); wrangler dev drops it",
+      "dev: .dev.vars: MAX_INFLIGHT_PER_BACKENDS is not a var the gateway reads (did you mean MAX_INFLIGHT_PER_BACKEND?); wrangler dev drops it",
+      "dev: .dev.vars: MY_OWN is not a var the gateway reads; wrangler dev drops it",
+    ]);
   });
 });

@@ -4,6 +4,7 @@
  * port with --port", and `npm run dev -- --port P` must then do what it says.
  */
 import { parseArgs } from "node:util";
+import { meantName } from "../../src/worker/config-names";
 
 export const DEV_GATEWAY_PORT = 8787;
 
@@ -53,4 +54,23 @@ export function emulatorStartError(id: string, url: string, err: unknown, fromEx
     ? "copy .dev.vars.example to .dev.vars and give its urls free ports"
     : "give the urls in .dev.vars free ports";
   return `${head}port ${port} is in use. The emulators' ports are BACKENDS' urls: ${where} (--port moves only the gateway's)`;
+}
+
+/**
+ * A warning for each name in the vars file the gateway does not read. wrangler dev hands the Worker only the
+ * names wrangler.toml declares ([vars] and [secrets]), so any other line of `.dev.vars` is dropped before the
+ * gateway's config could refuse it: `SHADOWS=on` or `MAX_INFLIGHT_PER_BACKENDS=4` left its setting at the
+ * default with no word anywhere. The likely name is given when there is one (config-names.ts).
+ */
+export function unreadVarsWarnings(
+  names: readonly string[],
+  known: readonly string[],
+  file: string,
+): string[] {
+  return names
+    .filter((name) => !known.includes(name))
+    .map((name) => {
+      const meant = meantName(name, known);
+      return `dev: ${file}: ${name} is not a var the gateway reads${meant === undefined ? "" : ` (did you mean ${meant}?)`}; wrangler dev drops it`;
+    });
 }
