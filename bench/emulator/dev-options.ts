@@ -4,6 +4,7 @@
  * port with --port", and `npm run dev -- --port P` must then do what it says.
  */
 import { parseArgs } from "node:util";
+import { meantName } from "../../src/worker/config-names";
 
 export const DEV_GATEWAY_PORT = 8787;
 
@@ -37,4 +38,39 @@ export function parseDevOptions(argv: readonly string[]): DevOptions | Error {
   if (!(Number.isInteger(port) && port >= 1 && port <= 65535))
     return new Error(`--port must be a TCP port (1..65535), got "${values.port}"`);
   return { speed, port, noWrangler: values["no-wrangler"] === true };
+}
+
+/**
+ * The line for an emulator that did not start. A port in use is the usual cause (a second checkout, another
+ * engineer's stack), and the emulators' ports are not a flag: they are BACKENDS' urls in the vars file, which
+ * `npm run dev` reads from `.dev.vars.example` until a `.dev.vars` exists. Said, since `--port` (wrangler's
+ * own advice for a port in use) moves the gateway only.
+ */
+export function emulatorStartError(id: string, url: string, err: unknown, fromExample: boolean): string {
+  const head = `dev: cannot start emulator ${id} on ${url}: `;
+  if ((err as { code?: unknown } | null)?.code !== "EADDRINUSE") return `${head}${String(err)}`;
+  const port = URL.parse(url)?.port ?? "?";
+  const where = fromExample
+    ? "copy .dev.vars.example to .dev.vars and give its urls free ports"
+    : "give the urls in .dev.vars free ports";
+  return `${head}port ${port} is in use. The emulators' ports are BACKENDS' urls: ${where} (--port moves only the gateway's)`;
+}
+
+/**
+ * A warning for each name in the vars file the gateway does not read. wrangler dev hands the Worker only the
+ * names wrangler.toml declares ([vars] and [secrets]), so any other line of `.dev.vars` is dropped before the
+ * gateway's config could refuse it: `SHADOWS=on` or `MAX_INFLIGHT_PER_BACKENDS=4` left its setting at the
+ * default with no word anywhere. The likely name is given when there is one (config-names.ts).
+ */
+export function unreadVarsWarnings(
+  names: readonly string[],
+  known: readonly string[],
+  file: string,
+): string[] {
+  return names
+    .filter((name) => !known.includes(name))
+    .map((name) => {
+      const meant = meantName(name, known);
+      return `dev: ${file}: ${name} is not a var the gateway reads${meant === undefined ? "" : ` (did you mean ${meant}?)`}; wrangler dev drops it`;
+    });
 }

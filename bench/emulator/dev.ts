@@ -11,7 +11,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseEnv } from "node:util";
-import { DEV_GATEWAY_PORT, parseDevOptions } from "./dev-options";
+import { CONFIG_KEYS } from "../../src/worker/config";
+import { DEV_GATEWAY_PORT, emulatorStartError, parseDevOptions, unreadVarsWarnings } from "./dev-options";
 import { type Emulator, startEmulator } from "./server";
 
 interface DevBackend {
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
   if (!existsSync(file)) fail("neither .dev.vars nor .dev.vars.example found (run from the repo root)");
   const vars = parseEnv(readFileSync(file, "utf8"));
   const backends = parseDevBackends(vars.BACKENDS, file);
+  for (const line of unreadVarsWarnings(Object.keys(vars), CONFIG_KEYS, file))
+    process.stderr.write(`${line}\n`);
 
   const emulators: Emulator[] = [];
   let child: ChildProcess | undefined;
@@ -114,7 +117,7 @@ async function main(): Promise<void> {
       emulators.push(emu);
       process.stdout.write(`dev: emulator ${b.id} → ${emu.url} (${b.model})\n`);
     } catch (err) {
-      process.stderr.write(`dev: cannot start emulator ${b.id} on ${b.url.href}: ${String(err)}\n`);
+      process.stderr.write(`${emulatorStartError(b.id, b.url.href, err, useExample)}\n`);
       await stop(1);
     }
   }

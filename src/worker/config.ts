@@ -27,6 +27,7 @@ import {
   type SettingName,
 } from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
+import { misspeltVars } from "./config-names";
 import { type CorsOrigins, parseCorsOrigins } from "./cors/cors-origins";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, listedKeys, parseKeyEntries } from "./gateway-keys";
@@ -160,12 +161,22 @@ const backendSchema = z.strictObject(
       // A trailing slash would double the one the gateway appends.
       .transform((s) => s.replace(/\/+$/, "")),
     models: z
-      .array(z.string({ error: "must be a model name (a string)" }).min(1, "must be non-empty"), {
-        error: fieldError(
-          'the model names it serves, as clients send them, e.g. ["llama-3.1-8b-instruct"]',
-          'a JSON array of model names, e.g. ["llama-3.1-8b-instruct"]',
-        ),
-      })
+      .array(
+        z
+          .string({ error: "must be a model name (a string)" })
+          .min(1, "must be non-empty")
+          // "llama-3 " served no client: each asked for "llama-3" and got a 404 while /healthz said ok.
+          .refine(
+            (m) => m.trim() === m,
+            "must not begin or end with whitespace (clients send the model name exactly as served)",
+          ),
+        {
+          error: fieldError(
+            'the model names it serves, as clients send them, e.g. ["llama-3.1-8b-instruct"]',
+            'a JSON array of model names, e.g. ["llama-3.1-8b-instruct"]',
+          ),
+        },
+      )
       .min(1, "must list at least one model"),
     apiKey: z.string({ error: "must be a string" }).min(1, "must be non-empty when given").optional(),
     weight: z
@@ -228,7 +239,36 @@ const backendsSchema = z
         ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate id "${b.id}"` });
       seen.add(b.id);
     });
+    sameServerTwice(list, ctx);
   });
+
+/**
+ * One server listed in two entries that share a model (an entry copied and its id changed, its port not):
+ * the pool then routes to one engine as to two, with two shares of the load cap, two in-flight counts and
+ * two affinity records of one cache, and ejects half of it. The address is compared as the URL parser
+ * writes it (host case, default port, a trailing slash). Entries under different models are one
+ * multi-model server in two pools, which is the operator's to say.
+ */
+function sameServerTwice(list: readonly BackendConfig[], ctx: z.RefinementCtx): void {
+  const first = new Map<string, number>();
+  list.forEach((b, i) => {
+    const href = URL.parse(b.url)?.href ?? b.url;
+    for (const model of b.models) {
+      const key = `${href}\u0000${model}`;
+      const j = first.get(key);
+      if (j === undefined) {
+        first.set(key, i);
+        continue;
+      }
+      ctx.addIssue({
+        code: "custom",
+        path: [i, "url"],
+        message: `the same server as BACKENDS[${j}] ("${list[j]!.id}") for model "${model}": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry`,
+      });
+      return;
+    }
+  });
+}
 
 let backendsCache: { raw: string; byId: ReadonlyMap<string, BackendConfig> } | undefined;
 
@@ -397,6 +437,13 @@ const envSchema = z
           message: `holds the public example key from .dev.vars.example: ${mine}`,
         });
     }
+    // A client key that is also the admin token makes each of its holders an admin (drain, reset).
+    if (env.GATEWAY_API_KEYS.some((k) => k.key === env.ADMIN_TOKEN.trim()))
+      ctx.addIssue({
+        code: "custom",
+        path: ["ADMIN_TOKEN"],
+        message: `is also a client key in GATEWAY_API_KEYS: every client holding it could drain backends and reset affinity; give the admin a token of its own`,
+      });
     if (env.ENGINE_SCRAPE_MS > 0 && env.ENGINE_SCRAPE_MS < ENGINE_SCRAPE_MIN_MS)
       ctx.addIssue({
         code: "custom",
@@ -504,8 +551,15 @@ const SALT_SECRET_DOMAIN = "prefix-gateway cache_salt key v1\u0000";
 /** Parses and validates; never throws for bad input. */
 export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    return { ok: false, errors: parsed.error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`) };
+  const misspelt = misspeltVars(env, CONFIG_KEYS).map(
+    ({ name, meant }) =>
+      `${name}: is not a var this gateway reads (did you mean ${meant}?): rename it, or its setting stays at the default`,
+  );
+  if (!parsed.success || misspelt.length > 0) {
+    const errors = parsed.success
+      ? []
+      : parsed.error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`);
+    return { ok: false, errors: [...errors, ...misspelt] };
   }
   const e = parsed.data;
   const models: string[] = [];
@@ -566,7 +620,9 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
 
 /** Every secret and var the config reads, by name (test/node/readme-config.test.ts holds the README's tables to it). */
 export const CONFIG_KEYS = Object.keys(envSchema.shape) as (keyof RawConfigEnv)[];
-let cached: { values: readonly unknown[]; result: Promise<ConfigResult> } | undefined;
+let cached:
+  | { env: object; values: readonly unknown[]; names: string; result: Promise<ConfigResult> }
+  | undefined;
 
 /** The secrets (wrangler.toml [secrets]): their values are never echoed, not even to the operator's log. */
 export const SECRET_NAMES: readonly string[] = ["BACKENDS", "GATEWAY_API_KEYS", "ADMIN_TOKEN"];
@@ -666,9 +722,16 @@ export function loadConfig(
   env: RawConfigEnv,
   log: (line: string) => void = (line) => console.error(line),
 ): Promise<ConfigResult> {
-  if (cached === undefined || CONFIG_KEYS.some((k, i) => env[k] !== cached!.values[i])) {
+  // The env's names count too (a var renamed to or from a near miss of a known one, config-names.ts); one
+  // env object is read once.
+  const names = cached?.env === env ? cached.names : Object.keys(env).join(",");
+  if (
+    cached === undefined ||
+    names !== cached.names ||
+    CONFIG_KEYS.some((k, i) => env[k] !== cached!.values[i])
+  ) {
     const result = parseConfig(env);
-    cached = { values: CONFIG_KEYS.map((k) => env[k]), result };
+    cached = { env, values: CONFIG_KEYS.map((k) => env[k]), names, result };
     // Once per isolate per config (as it is parsed), not per request: the first request after a bad
     // deploy or `wrangler dev` start prints it where the operator looks.
     void result.then((r) => {

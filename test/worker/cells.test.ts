@@ -27,7 +27,7 @@ import {
 
 const IDS = ["cell-a", "cell-b", "cell-c", "cell-d"];
 
-/** The spare-model pool as four backends (two per emulator: the emulators do not know ids) in two cells. */
+/** The spare-model pool as four backends (one per spare emulator) in two cells. */
 function cellsEnv(): { BACKENDS: string; ROUTER_CELLS: string } {
   const urls = spareUrls();
   return {
@@ -132,8 +132,8 @@ describe("ROUTER_CELLS = 2", () => {
       BACKENDS: JSON.stringify([
         { ...backend("dual", ["drain-a", "drain-b"], 0), url: `${faultServerUrl()}/echo` },
         backend("a-2", ["drain-a"], 1),
-        backend("a-3", ["drain-a"], 0),
-        backend("a-4", ["drain-a"], 1),
+        backend("a-3", ["drain-a"], 2),
+        backend("a-4", ["drain-a"], 3),
         backend("b-2", ["drain-b"], 1),
       ]),
       ROUTER_CELLS: "2",

@@ -389,6 +389,93 @@ describe("parseConfig", () => {
   });
 });
 
+// The ninth attacker pass (bench/results/red-team.md): operator mistakes each config accepted silently.
+describe("config mistakes refused by name", () => {
+  it("refuses an ADMIN_TOKEN that is also a gateway key: every client holding it would be an admin", async () => {
+    const token = "shared-token-0123456789";
+    const r = await parseConfig({
+      ...base,
+      GATEWAY_API_KEYS: `one, ${token} max_concurrent=4`,
+      ADMIN_TOKEN: token,
+    });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.errors).toContain(
+        "ADMIN_TOKEN: is also a client key in GATEWAY_API_KEYS: every client holding it could drain backends and reset affinity; give the admin a token of its own",
+      );
+      expect(r.errors.join(" ")).not.toContain(token);
+    }
+  });
+
+  it("refuses one server listed twice for a model: one engine would be counted as two", async () => {
+    const r = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 },
+        { id: "b", url: "http://10.0.0.2:8000", models: ["m"], kvCacheTokens: 1000 },
+        // The same address spelt another way: a trailing slash, the host's case.
+        { id: "c", url: "HTTP://10.0.0.1:8000/", models: ["n", "m"], kvCacheTokens: 1000 },
+      ]),
+    });
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect(r.errors).toEqual([
+        'BACKENDS[2].url: the same server as BACKENDS[0] ("a") for model "m": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry',
+      ]);
+    // One server under two models in two entries (a multi-model server) shares no pool: accepted.
+    const apart = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 },
+        { id: "b", url: "http://10.0.0.1:8000", models: ["n"], kvCacheTokens: 1000 },
+      ]),
+    });
+    expect(apart.ok).toBe(true);
+  });
+
+  it("refuses a model name with whitespace around it: no client would name it so", async () => {
+    const r = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://10.0.0.1:8000", models: ["m", "llama-3 "], kvCacheTokens: 1 },
+      ]),
+    });
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect(r.errors).toEqual([
+        "BACKENDS[0].models[1]: must not begin or end with whitespace (clients send the model name exactly as served)",
+      ]);
+  });
+
+  it("refuses a var whose name is a near miss of one the gateway reads, naming the likely one", async () => {
+    const r = await parseConfig({
+      ...base,
+      ROUTNG_POLICY: "round_robin",
+      max_inflight_per_backend: "8",
+      "ENGINE-SCRAPE-MS": "1000",
+      // Not near any name the gateway reads, or not a string (a binding): left alone.
+      SENTRY_DSN: "https://x",
+      ROUTER: {} as unknown as string,
+    } as Parameters<typeof parseConfig>[0]);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect(r.errors).toEqual([
+        "ROUTNG_POLICY: is not a var this gateway reads (did you mean ROUTING_POLICY?): rename it, or its setting stays at the default",
+        "max_inflight_per_backend: is not a var this gateway reads (did you mean MAX_INFLIGHT_PER_BACKEND?): rename it, or its setting stays at the default",
+        "ENGINE-SCRAPE-MS: is not a var this gateway reads (did you mean ENGINE_SCRAPE_MS?): rename it, or its setting stays at the default",
+      ]);
+  });
+
+  it("a misspelt var fails the Worker's requests with a 503 naming it", async () => {
+    const msg = await expectOpenAIError(
+      await gatewayWithEnv({ SHADOWS: "on" } as Partial<Env>, "/v1/models", { headers: authHeaders() }),
+      503,
+      "gateway_misconfigured",
+    );
+    expect(msg).toContain("SHADOWS: is not a var this gateway reads (did you mean SHADOW?)");
+  });
+});
+
 describe("invalid config through the Worker", () => {
   const broken = {
     BACKENDS: JSON.stringify([

@@ -24,7 +24,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** Four emulators serving test-model: the fleet of the default BACKENDS binding. */
     emulatorUrls: string[];
-    /** Two emulators serving spare-model: fleets that tests swap in through a modified env. */
+    /** Four emulators serving spare-model: fleets that tests swap in through a modified env. */
     spareEmulatorUrls: string[];
     /** Three emulators serving fault-model: only the fault-injection tests touch them, so whole-backend faults are safe. */
     faultEmulatorUrls: string[];
@@ -41,7 +41,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = (model: string) =>
     startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY, control: true });
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
-  const spare = await Promise.all([1, 2].map(() => start(SPARE_MODEL)));
+  // Four: cells.test.ts gives each of its four backends a server of its own (config refuses one server listed
+  // twice for a model).
+  const spare = await Promise.all([1, 2, 3, 4].map(() => start(SPARE_MODEL)));
   const faulty = await Promise.all([1, 2, 3].map(() => start(FAULT_MODEL)));
   const scrape = await Promise.all([1, 2].map(() => start(SCRAPE_MODEL)));
   const metricsFaults = await startMetricsFaultServer();

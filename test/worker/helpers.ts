@@ -200,6 +200,15 @@ export function faultServerUrl(): string {
 }
 
 /**
+ * The fake backend under `path`, as the `i`th of several backends: from the second on under an address of its
+ * own (`${url}/_<i>/${path}`, which the server reads as `/${path}`), since config refuses one url listed twice
+ * for a model.
+ */
+export function faultServerAs(i: number, path: string): string {
+  return i === 0 ? `${faultServerUrl()}/${path}` : `${faultServerUrl()}/_${i}/${path}`;
+}
+
+/**
  * A pool of its own (a model only the calling case uses) whose `backends` backends (one by default, ids
  * `<model>-1`, `<model>-2`, …) are the fake backend under `path` (metrics-fault-server.ts:
  * `${url}/${path}/v1/chat/completions` answers the way that path names).
@@ -209,7 +218,7 @@ export function faultServerPool(model: string, path: string, backends = 1): { BA
     BACKENDS: JSON.stringify(
       Array.from({ length: backends }, (_, i) => ({
         id: `${model}-${i + 1}`,
-        url: `${faultServerUrl()}/${path}`,
+        url: faultServerAs(i, path),
         models: [model],
         apiKey: BACKEND_KEY,
         weight: 1,

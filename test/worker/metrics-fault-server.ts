@@ -139,6 +139,9 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
   const victims = new Set<string>();
   const server = createServer(async (req, res) => {
     res.on("error", () => {});
+    // `${base}/_2/busy` is `${base}/busy` under another address: one fake server stands for several backends of
+    // a pool (helpers.ts faultServerPool), which config refuses to take under one url twice.
+    if (req.url !== undefined) req.url = req.url.replace(/^\/_\d+(?=\/)/, "");
     const ok = () => res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
     switch (req.url) {
       case "/lag/v1/models":

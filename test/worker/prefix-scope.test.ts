@@ -13,6 +13,7 @@ import {
   BACKEND_KEY,
   chatBody,
   expectOpenAIError,
+  faultServerAs,
   faultServerUrl,
   gatewayWithEnv,
   longPrompt,
@@ -228,7 +229,7 @@ describe("cache_salt sent upstream", () => {
       BACKENDS: JSON.stringify(
         [true, false].map((cacheSalt, i) => ({
           id: `${model}-${i + 1}`,
-          url: `${faultServerUrl()}/echo`,
+          url: faultServerAs(i, "echo"),
           models: [model],
           apiKey: BACKEND_KEY,
           kvCacheTokens: 65536,
