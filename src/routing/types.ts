@@ -38,7 +38,8 @@ export interface RouteRequest {
   readonly promptKey?: BlockKey;
   /**
    * Sequences the engine runs for it: a /v1/completions batch's prompts (promptTokens is their sum).
-   * Absent: 1. Only the bound on the prompt's count reads it (prompt-bound.ts).
+   * Absent: 1. Read by the bound on the prompt's count (prompt-bound.ts) and by prefix_aware, which never
+   * notes a batch's sum as its first prompt's extent past the key window (policies/prefix-aware.ts).
    */
   readonly prompts?: number;
 }
