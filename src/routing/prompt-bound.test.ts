@@ -156,6 +156,18 @@ describe("an output hint past every engine, through the Router (prefix_aware)", 
     expect(others.filter((b) => b === huge).length).toBeGreaterThanOrEqual(3);
   });
 
+  it("says on its decision what it was counted as, and only when that is not as it came", () => {
+    const router = new Router(fleet, { policy: "prefix_aware", blockTokens: 16 });
+    const ctx = { now: 0, random };
+    const huge = { blocks: keys(1, 125), promptTokens: 15_308_192, outputTokens: 1 << 20 };
+    expect(router.route(huge, ctx).decision.routed).toEqual({
+      promptTokens: 2000,
+      outputTokens: 262_144 - 2000,
+    });
+    const plain = { blocks: keys(5000, 125), promptTokens: 2000, outputTokens: 4000 };
+    expect(router.route(plain, ctx).decision.routed).toBeUndefined();
+  });
+
   it("is steered around as a request asking for what an engine can hold would be", () => {
     expect(spread(1 << 20).others).toEqual(spread(262_144 - 2000).others);
   });

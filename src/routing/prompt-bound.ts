@@ -47,7 +47,7 @@
  * a load hint: the request is forwarded with the client's max_tokens as sent,
  * and the engine decides.
  */
-import type { RouteRequest } from "./types";
+import type { RoutedCount, RouteRequest } from "./types";
 
 /**
  * How far past the largest KV a sequence's count may be and still be taken for a prompt that fits, its
@@ -84,4 +84,12 @@ function boundedCount(req: RouteRequest, largest: number, blockTokens: number): 
       : Math.min(req.promptTokens, req.blocks.length * blockTokens, largest);
   const keepPlacement = req.blocks.length === 0 && req.promptKey === undefined;
   return { ...req, promptTokens, ...(keepPlacement ? { promptKey: req.promptTokens } : {}) };
+}
+
+/** What a decision says of the count routing used (RouteDecision.routed): the bounded request's figures. */
+export function routedCount(req: RouteRequest): RoutedCount {
+  return {
+    promptTokens: req.promptTokens,
+    ...(req.outputTokens !== undefined ? { outputTokens: req.outputTokens } : {}),
+  };
 }
