@@ -384,7 +384,8 @@ export class RouterDO extends DurableObject<Env> {
     const { arm, decision, shadow, ticket } = pick;
     const leaseId = crypto.randomUUID();
     const deadline = ctx.now + this.spec.leaseTtlSeconds * 1000;
-    const figures = this.stats_!.routed(pick, req.promptTokens);
+    // The hit figures' denominator is the count their numerators were taken of: routing's (prompt-bound.ts).
+    const figures = this.stats_!.routed(pick, decision.routed?.promptTokens ?? req.promptTokens);
     this.countersChanged();
     this.leases.add({
       id: leaseId,
@@ -405,6 +406,7 @@ export class RouterDO extends DurableObject<Env> {
       expectedCachedTokens: decision.expectedCachedTokens,
       availableCachedTokens: decision.availableCachedTokens,
       inflightAtDecision: decision.inflightAtDecision,
+      ...(decision.routed !== undefined ? { routed: decision.routed } : {}),
       policy: armPolicies(this.spec)[arm]!,
       arm: ARM_LABELS[arm]!,
       ...(shadow !== undefined ? { shadow } : {}),

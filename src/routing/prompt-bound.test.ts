@@ -10,8 +10,34 @@ describe("boundedPrompt", () => {
   const L = 262_144;
 
   it("leaves a prompt within the largest KV as it is (the same object)", () => {
-    const req: RouteRequest = { blocks: keys(1, 10), promptTokens: L, outputTokens: 9 };
+    const req: RouteRequest = { blocks: keys(1, 10), promptTokens: L - 9, outputTokens: 9 };
     expect(boundedPrompt(req, L, 16)).toBe(req);
+    const bare: RouteRequest = { blocks: keys(1, 10), promptTokens: L };
+    expect(boundedPrompt(bare, L, 16)).toBe(bare);
+  });
+
+  it("bounds the output hint by what the largest KV leaves after the prompt", () => {
+    // max_tokens at the Worker's limit, 2^20, on a 262k pool: 8,192 prompt tokens leave 253,952 for the answer.
+    const req: RouteRequest = { blocks: keys(1, 512), promptTokens: 8192, outputTokens: 1 << 20 };
+    expect(boundedPrompt(req, L, 16)).toEqual({
+      blocks: req.blocks,
+      promptTokens: 8192,
+      outputTokens: L - 8192,
+    });
+    // A prompt counted as filling the largest KV leaves nothing to charge for its answer.
+    expect(
+      boundedPrompt({ blocks: keys(1, 2048), promptTokens: 140_106, outputTokens: 2048 }, 132_096, 16),
+    ).toEqual({ blocks: keys(1, 2048), promptTokens: 132_096, outputTokens: 0 });
+    // Past every engine: the keyed blocks, then the answer within what they leave.
+    expect(
+      boundedPrompt({ blocks: keys(1, 512), promptTokens: 15_308_192, outputTokens: 1 << 20 }, L, 16)
+        .outputTokens,
+    ).toBe(L - 8192);
+    // A batch: its prompts' sum and the answer together never above the largest KV.
+    expect(
+      boundedPrompt({ blocks: keys(1, 43), promptTokens: 69_000, prompts: 100, outputTokens: 1 << 20 }, L, 16)
+        .outputTokens,
+    ).toBe(L - 69_000);
   });
 
   it("counts a prompt past the largest KV by no more than the estimate's error as filling it", () => {
@@ -97,5 +123,52 @@ describe("a prompt estimated past every engine, through the Router (prefix_aware
 
   it("is steered around as an ordinary request of its keyed size would be", () => {
     expect(spread(15_308_192, 16).others).toEqual(spread(8192, 16).others);
+  });
+});
+
+describe("an output hint past every engine, through the Router (prefix_aware)", () => {
+  const fleet: BackendSpec[] = ["a", "b"].map((id) => ({ id, weight: 1, kvCacheTokens: 262_144 }));
+  const random = seededRandom(5);
+
+  /** Routes a 2,000-token request with `maxTokens`, then 16 new families of 2,000, all held: their backends. */
+  function spread(maxTokens: number): { huge: string; others: string[] } {
+    const router = new Router(fleet, { policy: "prefix_aware", blockTokens: 16 });
+    const huge = router.route(
+      { blocks: keys(1_000_000, 125), promptTokens: 2000, outputTokens: maxTokens },
+      { now: 0, random },
+    );
+    const others: string[] = [];
+    for (let f = 0; f < 16; f++) {
+      const req: RouteRequest = {
+        blocks: keys(10_000 * (f + 1), 125),
+        promptTokens: 2000,
+        outputTokens: 4000,
+      };
+      others.push(router.route(req, { now: 2000 + f, random }).decision.backendId);
+    }
+    return { huge: huge.decision.backendId, others };
+  }
+
+  it("does not keep other families off its backend while it runs (max_tokens 2^20 on 262k engines)", () => {
+    const { huge, others } = spread(1 << 20);
+    // Without the bound: none of the 16 (a 1 M-token answer charged where no engine holds past 262k). With it,
+    // 3: the answer may still fill an engine, and is charged as doing so.
+    expect(others.filter((b) => b === huge).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("says on its decision what it was counted as, and only when that is not as it came", () => {
+    const router = new Router(fleet, { policy: "prefix_aware", blockTokens: 16 });
+    const ctx = { now: 0, random };
+    const huge = { blocks: keys(1, 125), promptTokens: 15_308_192, outputTokens: 1 << 20 };
+    expect(router.route(huge, ctx).decision.routed).toEqual({
+      promptTokens: 2000,
+      outputTokens: 262_144 - 2000,
+    });
+    const plain = { blocks: keys(5000, 125), promptTokens: 2000, outputTokens: 4000 };
+    expect(router.route(plain, ctx).decision.routed).toBeUndefined();
+  });
+
+  it("is steered around as a request asking for what an engine can hold would be", () => {
+    expect(spread(1 << 20).others).toEqual(spread(262_144 - 2000).others);
   });
 });

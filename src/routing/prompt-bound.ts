@@ -36,8 +36,18 @@
  * A request with no blocks keeps its placement: the ring places it by its
  * prompt's count when it has no promptKey (placement.ts), so that count
  * becomes its promptKey.
+ *
+ * The output hint (max_tokens, validated up to 2^20 by the Worker) is bounded
+ * the same way, after the prompt: prompt + output never above L. An engine
+ * holds a sequence's prompt and answer together (vLLM refuses prompt +
+ * max_tokens past max_model_len, which is at most its KV), so a hint past
+ * what is left of L after the prompt is never memory any engine holds; as
+ * given, a max_tokens of 2^20 on a 262k pool made its backend look ~4× fuller
+ * than an engine can be (a ~5 s kv term) for everyone else. The hint is only
+ * a load hint: the request is forwarded with the client's max_tokens as sent,
+ * and the engine decides.
  */
-import type { RouteRequest } from "./types";
+import type { RoutedCount, RouteRequest } from "./types";
 
 /**
  * How far past the largest KV a sequence's count may be and still be taken for a prompt that fits, its
@@ -54,10 +64,19 @@ export function largestKv(backends: readonly { readonly kvCacheTokens: number }[
 
 /**
  * `req` as the routing core counts it, in a fleet whose largest KV capacity is `largest` tokens (see the
- * header). `req` itself when its count is within the bound (the common case: nothing is copied).
+ * header): its prompt's count, then its output hint. `req` itself when both are within the bound (the
+ * common case: nothing is copied).
  */
 export function boundedPrompt(req: RouteRequest, largest: number, blockTokens: number): RouteRequest {
-  if (!(largest > 0) || req.promptTokens <= largest) return req;
+  if (!(largest > 0)) return req;
+  const prompted = req.promptTokens <= largest ? req : boundedCount(req, largest, blockTokens);
+  const output = prompted.outputTokens;
+  if (output === undefined || prompted.promptTokens + output <= largest) return prompted;
+  return { ...prompted, outputTokens: Math.max(0, largest - prompted.promptTokens) };
+}
+
+/** The prompt's count alone, past `largest` (the header's two cases). */
+function boundedCount(req: RouteRequest, largest: number, blockTokens: number): RouteRequest {
   const sequences = req.prompts !== undefined && req.prompts > 1 ? req.prompts : 1;
   const promptTokens =
     req.promptTokens / sequences <= ESTIMATE_SLACK * largest
@@ -65,4 +84,12 @@ export function boundedPrompt(req: RouteRequest, largest: number, blockTokens: n
       : Math.min(req.promptTokens, req.blocks.length * blockTokens, largest);
   const keepPlacement = req.blocks.length === 0 && req.promptKey === undefined;
   return { ...req, promptTokens, ...(keepPlacement ? { promptKey: req.promptTokens } : {}) };
+}
+
+/** What a decision says of the count routing used (RouteDecision.routed): the bounded request's figures. */
+export function routedCount(req: RouteRequest): RoutedCount {
+  return {
+    promptTokens: req.promptTokens,
+    ...(req.outputTokens !== undefined ? { outputTokens: req.outputTokens } : {}),
+  };
 }

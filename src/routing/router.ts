@@ -26,7 +26,7 @@ import { AvailabilityMask, sameMask } from "./availability";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { FleetState } from "./fleet-state";
 import { pastWindowEntries, tailEntries } from "./kv-footprint";
-import { boundedPrompt, largestKv } from "./prompt-bound";
+import { boundedPrompt, largestKv, routedCount } from "./prompt-bound";
 import { type RouterOptions, resolveRouterOptions, validateBackends } from "./router-options";
 import type { BackendStats, RouterStats } from "./router-stats";
 import type {
@@ -296,6 +296,7 @@ export class Router {
       reason: pick.reason,
       expectedCachedTokens: Math.min(req.promptTokens, matched * this.blockTokens),
       availableCachedTokens: Math.min(req.promptTokens, Math.max(available, matched) * this.blockTokens),
+      ...(req !== request ? { routed: routedCount(req) } : {}),
     });
     this.policy.onRouted?.(req, i, f, ctx);
     return { decision: ticket.decision, ticket };

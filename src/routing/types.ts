@@ -38,7 +38,8 @@ export interface RouteRequest {
   readonly promptKey?: BlockKey;
   /**
    * Sequences the engine runs for it: a /v1/completions batch's prompts (promptTokens is their sum).
-   * Absent: 1. Only the bound on the prompt's count reads it (prompt-bound.ts).
+   * Absent: 1. Read by the bound on the prompt's count (prompt-bound.ts) and by prefix_aware, which never
+   * notes a batch's sum as its first prompt's extent past the key window (policies/prefix-aware.ts).
    */
   readonly prompts?: number;
 }
@@ -74,6 +75,19 @@ export interface RouteDecision {
   readonly availableCachedTokens: number;
   /** Requests this router had in flight on that backend before this one. */
   readonly inflightAtDecision: number;
+  /**
+   * The request as routing counted it, when that is not as it came: its prompt past what the largest engine
+   * holds, or prompt + output hint past it (prompt-bound.ts). The expected and available figures above are
+   * of this count. Absent: the request's own promptTokens and outputTokens.
+   */
+  readonly routed?: RoutedCount;
+}
+
+/** A request's prompt and output hint as the routing core counted them (RouteDecision.routed). */
+export interface RoutedCount {
+  readonly promptTokens: number;
+  /** The output hint routing charged; absent when the request sent none. */
+  readonly outputTokens?: number;
 }
 
 /** What happened to a routed request, reported when it ends. */

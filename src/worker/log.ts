@@ -31,6 +31,14 @@ export interface RequestLogFields {
   prefixEvery?: number;
   /** The client's max_tokens / max_completion_tokens, when it sent one. */
   maxTokens?: number;
+  /**
+   * The prompt as routing counted it, when the bound changed the Worker's count (past what the largest engine
+   * holds: src/routing/prompt-bound.ts): what the policy, its ledger and /admin/stats' hit figures read. The
+   * line's promptTokens is the Worker's count, or the engine's once it reports one.
+   */
+  routedPromptTokens?: number;
+  /** maxTokens as routing charged it, when not as sent: prompt + output never above the largest engine's KV. */
+  routedMaxTokens?: number;
   /** Where the hits went, in prompt tokens: the longest prefix any usable backend held (per the index)… */
   cachedTokensAvailable?: number;
   /** …what the decision expected on the chosen backend (captured)… */

@@ -184,6 +184,45 @@ describe("prefix_aware", () => {
     expect(policy.model.queueWaitMs(0, 0)).toBeCloseTo(30, 9);
   });
 
+  it("never notes a batch's summed count as its first prompt's extent past the window", () => {
+    // A /v1/completions batch of 3 prompts of 108 tokens, keyed as its first (one 8-token key, cut by the
+    // window), counted 324 in all: 316 past the window to prefill, 31.6 ms at 10,000 tok/s.
+    const backends: BackendSpec[] = [{ id: "g0", weight: 1, kvCacheTokens: 1_000_000 }];
+    const policy = new PrefixAwarePolicy();
+    policy.onBackendsChanged(backends);
+    const inflight = [0];
+    const fleet: FleetView = {
+      backends,
+      healthy: [true],
+      inflight,
+      get totalInflight() {
+        return inflight[0]!;
+      },
+      blockTokens: 8,
+      cap: () => Number.POSITIVE_INFINITY,
+      balanceFactor: 1.25,
+      matchedBlocks: (blocks) => Int32Array.of(blocks.length),
+    };
+    const ctx = { now: 0, random: seededRandom(1) };
+    const batch: RouteRequest = { blocks: [1], promptTokens: 3 * 108, prompts: 3 };
+    inflight[0]! += 1;
+    policy.onRouted(batch, 0, fleet, ctx);
+    expect(policy.model.queueWaitMs(0, 0)).toBeCloseTo(31.6, 9);
+    // The same batch again: its first prompt may be cached past the window, its other two are not. Noted at
+    // the first prompt's key, the sum read as all of it computed there: 0 ms of prefill.
+    inflight[0]! += 1;
+    policy.onRouted({ ...batch }, 0, fleet, ctx);
+    expect(policy.model.queueWaitMs(0, 0)).toBeCloseTo(2 * 31.6, 9);
+    // Its completion does not note it either (a batch's outcome carrying the engine's summed count).
+    const done: RouteRequest = { blocks: [2], promptTokens: 3 * 108, prompts: 3 };
+    inflight[0]! += 1;
+    policy.onRouted(done, 0, fleet, ctx);
+    policy.onCompleted(done, 0, { ok: true, promptTokens: 3 * 108 }, ctx);
+    inflight[0]! += 1;
+    policy.onRouted({ ...done }, 0, fleet, ctx);
+    expect(policy.model.queueWaitMs(0, 0)).toBeCloseTo(3 * 31.6, 9);
+  });
+
   it("a backend at its work bound makes the next same-prefix request spill to another", () => {
     // 4,000 tokens of KV each, slack 1/4: the home may hold (W + x) · 1.25/4 + 1,000 tokens of work, i.e.
     // up to about 1,454 while it holds all of it; the first request holds 1,061 and each later one 37,

@@ -206,6 +206,17 @@ function tailPastWindow(req: RouteRequest, blockTokens: number): number {
     : 0;
 }
 
+/**
+ * Whether `req`'s count is one prompt's: the window extents note a prompt's length at its window's last key.
+ * A /v1/completions batch is keyed as its first prompt and counted as all its prompts (RouteRequest.prompts),
+ * and the router never learns the first one's own count: noted, the sum would read as that first prompt
+ * computed far past its window, and a later batch (or prompt) with the same first prompt there would count
+ * its other prompts as cached.
+ */
+function onePrompt(req: RouteRequest): boolean {
+  return req.prompts === undefined || req.prompts <= 1;
+}
+
 /** Blocks spanning at least `tokens` tokens (at least one). */
 function blocksFor(tokens: number, blockTokens: number): number {
   return Math.max(1, Math.ceil(tokens / blockTokens));
@@ -527,7 +538,8 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     const { uncached, past } = this.promptParts(req, from, index, bt);
     // The backend computes the whole prompt: what it holds past the window from now on.
     const tail = tailPastWindow(req, bt);
-    if (tail > 0) this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
+    if (tail > 0 && onePrompt(req))
+      this.extents.note(index, req.blocks[req.blocks.length - 1]!, req.promptTokens, bt);
     // The Router counted this request in flight before calling us.
     const slot = this.model.routed(
       index,
@@ -580,7 +592,7 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     if (outcome.outputTokens !== undefined) this.model.observeOutput(outcome.outputTokens);
     const prompt = outcome.promptTokens ?? req.promptTokens;
     // The engine's count replaces the Worker's estimate past the window (usage.prompt_tokens).
-    if (outcome.promptTokens !== undefined && routed.tail > 0)
+    if (outcome.promptTokens !== undefined && routed.tail > 0 && onePrompt(req))
       this.extents.note(index, req.blocks[req.blocks.length - 1]!, outcome.promptTokens, routed.blockTokens);
     if (outcome.promptTokens !== undefined)
       this.margin.observe(index, routed.tail, req.promptTokens, outcome.promptTokens);

@@ -5,8 +5,10 @@
  * ended (or a local decision observed), and the request's log line written.
  */
 import type { Context } from "hono";
+import type { RoutedCount, RouteRequest } from "../../routing/types";
 import type { GatewayEnv } from "../app-types";
 import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
+import type { RequestLogFields } from "../log";
 import { MAX_THROTTLE_MS } from "../router/outcomes";
 import { noticeRelay, type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
@@ -39,6 +41,22 @@ export function retryAfterHeader(retryAfterMs: number | undefined): string | und
 /** Status for a client that left before its answer (nginx's "client closed request"); nobody reads it. */
 const CLIENT_CLOSED = 499;
 
+/**
+ * The log's figures of the count routing used where the bound changed the request's (RouteDecision.routed),
+ * each only when it differs: the line's promptTokens and maxTokens stay the request's, these say what its
+ * backend was charged.
+ */
+function routedFields(
+  routed: RoutedCount | undefined,
+  sent: RouteRequest,
+): Pick<RequestLogFields, "routedPromptTokens" | "routedMaxTokens"> {
+  if (routed === undefined) return {};
+  return {
+    ...(routed.promptTokens !== sent.promptTokens ? { routedPromptTokens: routed.promptTokens } : {}),
+    ...(routed.outputTokens !== sent.outputTokens ? { routedMaxTokens: routed.outputTokens } : {}),
+  };
+}
+
 export function respond(
   c: Context<GatewayEnv>,
   call: RouteCall,
@@ -57,6 +75,7 @@ export function respond(
     cachedTokensExpected: decision.expectedCachedTokens,
     cachedTokensAvailable: decision.availableCachedTokens,
     inflightAtDecision: decision.inflightAtDecision,
+    ...routedFields(decision.routed, request.route),
     ...(decision.via === "router" ? { arm: decision.arm } : {}),
     ...(decision.via === "router" && decision.shadow !== undefined
       ? { shadowBackend: decision.shadow.backendId, cachedTokensShadow: decision.shadow.expectedCachedTokens }

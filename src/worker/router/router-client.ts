@@ -47,7 +47,7 @@ import type { RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
 import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
-import type { PolicyName, RouteRequest } from "../../routing/types";
+import type { PolicyName, RoutedCount, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { fleetAtCapacity, GatewayError } from "../errors";
@@ -139,6 +139,7 @@ type RouterDecisionFields = Pick<
   | "expectedCachedTokens"
   | "availableCachedTokens"
   | "inflightAtDecision"
+  | "routed"
   | "policy"
   | "arm"
   | "shadow"
@@ -165,6 +166,7 @@ export type Decision =
       readonly expectedCachedTokens: number;
       readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
+      readonly routed?: RoutedCount;
       readonly policy: PolicyName;
     };
 
@@ -448,6 +450,7 @@ function admitted(
     expectedCachedTokens: res.expectedCachedTokens,
     availableCachedTokens: res.availableCachedTokens,
     inflightAtDecision: res.inflightAtDecision,
+    ...(res.routed !== undefined ? { routed: res.routed } : {}),
     policy: res.policy,
     arm: res.arm,
     ...(res.shadow !== undefined ? { shadow: res.shadow } : {}),
@@ -565,6 +568,7 @@ function decideLocally(
     expectedCachedTokens: decision.expectedCachedTokens,
     availableCachedTokens: decision.availableCachedTokens,
     inflightAtDecision: decision.inflightAtDecision,
+    ...(decision.routed !== undefined ? { routed: decision.routed } : {}),
     policy: "consistent_hash",
   };
 }

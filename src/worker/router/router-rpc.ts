@@ -13,7 +13,7 @@
  * cell's backends only.
  */
 import type { RouterStats } from "../../routing";
-import type { PolicyName, RouteReason } from "../../routing/types";
+import type { PolicyName, RoutedCount, RouteReason } from "../../routing/types";
 import type { BackendCheck } from "../backend-check/models-check";
 import type { ArmLabel, PoolSnapshot } from "../stats/pool-snapshot";
 
@@ -186,6 +186,8 @@ export type RouteResult =
       /** The longest prefix any usable backend held (reuse available), prompt tokens. */
       readonly availableCachedTokens: number;
       readonly inflightAtDecision: number;
+      /** The request as routing counted it, when not as sent (RouteDecision.routed): the log says both. */
+      readonly routed?: RoutedCount;
       readonly policy: PolicyName;
       /** The A/B arm that decided ("a" without a split). */
       readonly arm: ArmLabel;

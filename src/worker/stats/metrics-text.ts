@@ -113,7 +113,7 @@ function arm(e: Exposition, model: string, a: ArmSnapshot): void {
   e.sample(
     `${P}_prompt_tokens_total`,
     "counter",
-    "Prompt tokens (gateway count) of completed requests with usage.",
+    "Prompt tokens (gateway count, as routing counted it: within the largest engine's KV) of completed requests with usage.",
     l,
     h.promptTokens,
   );

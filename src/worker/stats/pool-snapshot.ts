@@ -14,7 +14,11 @@ import type { SketchData } from "./quantile-sketch";
 export interface HitTotals {
   /** Requests these figures cover: completed with usage reported by the engine. */
   readonly requests: number;
-  /** The gateway's prompt tokens of those requests: the denominator of available and captured. */
+  /**
+   * The gateway's prompt tokens of those requests as routing counted them (within what the largest engine
+   * holds: src/routing/prompt-bound.ts), the count available and captured are taken of: their denominator.
+   * One request estimated at millions of tokens no longer sinks the pool's hit rates.
+   */
   readonly promptTokens: number;
   /** Longest prefix any usable backend held, per the index, at decision time. */
   readonly available: number;

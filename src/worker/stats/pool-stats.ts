@@ -24,7 +24,7 @@ import { mergeArms, mergeShadow } from "./snapshot-merge";
 
 /** What a lease carries from its decision to its end, for the hit figures. */
 export interface DecisionFigures {
-  /** The gateway's prompt tokens. */
+  /** The gateway's prompt tokens as routing counted them (RouteDecision.routed): available's and captured's. */
   readonly promptTokens: number;
   readonly available: number;
   readonly captured: number;
