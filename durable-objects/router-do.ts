@@ -740,6 +740,7 @@ export class RouterDO extends DurableObject<Env> {
       inflight: b.inflight,
       consecutiveFailures: b.faults,
       ...(b.nextProbeAt !== undefined ? { nextProbeAt: b.nextProbeAt } : {}),
+      ...(b.relapses !== undefined ? { relapses: b.relapses } : {}),
       ...(b.throttledUntil !== undefined ? { throttledUntil: b.throttledUntil } : {}),
     }));
     return {
