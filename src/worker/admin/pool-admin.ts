@@ -164,9 +164,7 @@ export async function resetAffinityOf(
 ): Promise<AdminResult> {
   const pool = await poolFor(config, model);
   const results = await Promise.all(
-    pool.cells.map((cell) =>
-      routerStub(ns, cell, config.locationHint).resetAffinity(adminInput(cell)),
-    ),
+    pool.cells.map((cell) => routerStub(ns, cell, config.locationHint).resetAffinity(adminInput(cell))),
   );
   const drained: string[] = [];
   for (const r of results) {
