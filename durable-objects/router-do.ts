@@ -723,8 +723,14 @@ export class RouterDO extends DurableObject<Env> {
     this.store.saveHealth(this.spec!, this.router!.healthRows());
   }
 
-  /** A snapshot for /healthz and tests. */
-  async stats(): Promise<StatsResult> {
+  /**
+   * A snapshot for /healthz and tests. `pool` (the Worker's current spec of this pool or cell, as a route call
+   * carries it) is taken first, as a route call takes it: without it a cell no request had reached since a
+   * BACKENDS change showed the old fleet's backends and health to the operator reading /healthz. Absent (a
+   * test, or a Worker of the previous version during a rollout): what this object holds, as before.
+   */
+  async stats(pool?: AdminInput): Promise<StatsResult> {
+    if (pool !== undefined) this.adopt(pool);
     if (this.router === undefined || this.spec === undefined || this.version === undefined) {
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     }
@@ -736,6 +742,7 @@ export class RouterDO extends DurableObject<Env> {
       inflight: b.inflight,
       consecutiveFailures: b.faults,
       ...(b.nextProbeAt !== undefined ? { nextProbeAt: b.nextProbeAt } : {}),
+      ...(b.relapses !== undefined ? { relapses: b.relapses } : {}),
       ...(b.throttledUntil !== undefined ? { throttledUntil: b.throttledUntil } : {}),
     }));
     return {
@@ -753,8 +760,13 @@ export class RouterDO extends DurableObject<Env> {
     };
   }
 
-  /** The pool's mergeable figures (README "Is it paying off?"): backends, counters, arms, shadow. */
-  async snapshot(): Promise<SnapshotResult> {
+  /**
+   * The pool's mergeable figures (README "Is it paying off?"): backends, counters, arms, shadow. `pool`: the
+   * Worker's current spec, taken first (as stats() takes it), so /admin/stats, /admin/backends and /metrics show
+   * the fleet in force, not the one this object last saw.
+   */
+  async snapshot(pool?: AdminInput): Promise<SnapshotResult> {
+    if (pool !== undefined) this.adopt(pool);
     if (this.router === undefined || this.version === undefined || this.stats_ === undefined)
       return { ok: false, code: "no_fleet", message: "no request has reached this pool yet" };
     return {

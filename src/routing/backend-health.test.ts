@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type HealthSettings, HealthTracker } from "./backend-health";
+import { type HealthSettings, HealthTracker, RELAPSE_WINDOW } from "./backend-health";
 
 const SETTINGS: HealthSettings = { fall: 3, rise: 2, maxEjectionPercent: 50, probeIntervalMs: 1000 };
 
@@ -180,5 +180,100 @@ describe("HealthTracker", () => {
     expect(() => new HealthTracker({ ...SETTINGS, rise: 1.5 })).toThrow(/rise/);
     expect(() => new HealthTracker({ ...SETTINGS, maxEjectionPercent: 101 })).toThrow(/maxEjectionPercent/);
     expect(() => new HealthTracker({ ...SETTINGS, probeIntervalMs: 0 })).toThrow(/probeIntervalMs/);
+  });
+});
+
+/** Probes `id` good until it is back; returns when it came back. */
+function probeBack(t: HealthTracker, id: string): number {
+  for (let k = 0; k < 10; k++) {
+    const at = t.get(id).nextProbeAt!;
+    t.probed(id, true, at);
+    if (t.get(id).nextProbeAt === null) return at;
+  }
+  throw new Error(`${id} never came back`);
+}
+
+describe("HealthTracker: a backend whose /health says 200 while its requests fail", () => {
+  it("ejected again soon after good probes restored it: each relapse doubles the wait for its first probe, up to 32x", () => {
+    const t = tracker(["a", "b", "c", "d"]);
+    for (let k = 0; k < 3; k++) t.fault("a", 0, 0);
+    expect(t.get("a").nextProbeAt).toBe(1000);
+    let back = probeBack(t, "a");
+    expect(back).toBe(2000);
+    expect(t.isEjected("a")).toBe(false);
+    expect(t.get("a")).toMatchObject({ faults: 0, relapses: 0, backAt: 2000 });
+    // Its requests fail at once: each time it is back, `fall` faults eject it again, and it waits longer.
+    const waits: number[] = [];
+    for (let flap = 0; flap < 7; flap++) {
+      const at = back + 100;
+      for (let k = 0; k < 3; k++) t.fault("a", at, at);
+      expect(t.isEjected("a")).toBe(true);
+      waits.push(t.get("a").nextProbeAt! - at);
+      expect(t.relapsesAt("a", at)).toBe(flap + 1);
+      back = probeBack(t, "a");
+    }
+    expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 32_000, 32_000]);
+    // A failed probe during a relapse's hold goes on doubling from there (capped).
+    for (let k = 0; k < 3; k++) t.fault("a", back + 1, back + 1);
+    t.probed("a", false, t.get("a").nextProbeAt!);
+    expect(t.get("a").nextProbeAt! - (back + 1)).toBe(32_000 + 32_000);
+  });
+
+  it("forgets its relapses once it stays in rotation RELAPSE_WINDOW intervals; a clean ejection waits one interval", () => {
+    const t = tracker(["a", "b"]);
+    for (let k = 0; k < 3; k++) t.fault("a", 0, 0);
+    let back = probeBack(t, "a");
+    for (let k = 0; k < 3; k++) t.fault("a", back, back);
+    back = probeBack(t, "a");
+    expect(t.get("a").relapses).toBe(1);
+    // Serving well long enough: the count is forgotten (read as of a time, and on the next success).
+    const later = back + RELAPSE_WINDOW * 1000;
+    expect(t.relapsesAt("a", later - 1)).toBe(1);
+    expect(t.relapsesAt("a", later)).toBe(0);
+    t.success("a", later);
+    expect(t.rows()).toEqual([]);
+    // Its next ejection is no relapse.
+    for (let k = 0; k < 3; k++) t.fault("a", later + 5000, later + 5000);
+    expect(t.get("a")).toMatchObject({ relapses: 0, nextProbeAt: later + 6000 });
+  });
+
+  it("a cell's last backend (watched, never ejected) backs off the same way, and a real recovery comes back within 32 intervals", () => {
+    const none = new Set<string>();
+    const solo = tracker(["solo"]);
+    let now = 0;
+    const waits: number[] = [];
+    for (let flap = 0; flap < 7; flap++) {
+      for (let k = 0; k < 3; k++) solo.fault("solo", now, now);
+      expect(solo.watchHeld(none, now)).toBe(true);
+      expect(solo.anyUsable(none)).toBe(false);
+      waits.push(solo.get("solo").nextProbeAt! - now);
+      now = probeBack(solo, "solo") + 50;
+      expect(solo.failing("solo")).toBe(false);
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 32_000]);
+    expect(solo.relapsesAt("solo", now)).toBe(6);
+    // It recovers for real at its next hold: back `rise` probes after the (capped) hold, no later.
+    for (let k = 0; k < 3; k++) solo.fault("solo", now, now);
+    solo.watchHeld(none, now);
+    const cameBack = probeBack(solo, "solo");
+    expect(cameBack - now).toBe(32_000 + 1000);
+    expect(solo.anyUsable(none)).toBe(true);
+  });
+
+  it("reloads rows saved before relapses were counted as none", () => {
+    const t = tracker(["a", "b"]);
+    const old = {
+      id: "a",
+      ejected: true,
+      faults: 3,
+      goodChecks: 0,
+      failedProbes: 0,
+      ejectedAt: 0,
+      nextProbeAt: 1000,
+    };
+    t.load([old as unknown as Parameters<HealthTracker["load"]>[0][number]]);
+    expect(t.get("a")).toMatchObject({ ejected: true, relapses: 0, backAt: null });
+    expect(probeBack(t, "a")).toBe(2000);
+    expect(t.get("a")).toMatchObject({ relapses: 0, backAt: 2000 });
   });
 });

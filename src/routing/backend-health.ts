@@ -24,6 +24,17 @@
  *   a pool split in cells whose cell has nothing else, so its requests go to
  *   other cells and no request of its own would tell of a recovery); the same
  *   schedule, and `rise` good probes (or one success) clear its faults.
+ * - A relapse (held out again, ejected or watched, within RELAPSE_WINDOW
+ *   probe intervals of the good checks that brought it back) waits longer
+ *   for its first probe: the interval doubled per relapse in a row, capped
+ *   at 32× as failed probes are. A /health that says 200 while requests get
+ *   502 passes every probe, so without it such a backend came back after
+ *   `rise` intervals and cost `fall` failed requests each time, for ever.
+ *   The count is forgotten once the backend stays in rotation that long
+ *   (Envoy's outlier detection multiplies the ejection time by the ejections
+ *   in a row the same way, and lowers it while the host stays healthy). A
+ *   backend that recovers for real waits at most 32 intervals, then `rise`
+ *   good checks, as one whose probes kept failing does.
  */
 import { checkSetting } from "./defaults";
 
@@ -52,12 +63,24 @@ export interface HealthRow {
   readonly ejectedAt: number | null;
   /** When its next probe is due (epoch ms), null in rotation. */
   readonly nextProbeAt: number | null;
+  /**
+   * Times in a row it was held out again (ejected, or watched: watchHeld) within RELAPSE_WINDOW probe
+   * intervals of coming back: the first probe after a hold waits the interval × 2^relapses (capped).
+   */
+  readonly relapses: number;
+  /** When good checks (probes, or requests' outcomes) last brought it back (epoch ms); null: not lately. */
+  readonly backAt: number | null;
 }
 
 export type HealthChange = "ejected" | "restored" | null;
 
 /** Probe backoff stops doubling here: 2^5 = 32× the interval. */
 const MAX_BACKOFF_DOUBLINGS = 5;
+/**
+ * Probe intervals after coming back within which being held out again is a relapse; in rotation that long, the
+ * relapses are forgotten. The longest hold (32 intervals): a backend must serve as long as it was last held out.
+ */
+export const RELAPSE_WINDOW = 2 ** MAX_BACKOFF_DOUBLINGS;
 
 function inRotation(id: string): HealthRow {
   return {
@@ -68,11 +91,13 @@ function inRotation(id: string): HealthRow {
     failedProbes: 0,
     ejectedAt: null,
     nextProbeAt: null,
+    relapses: 0,
+    backAt: null,
   };
 }
 
 function isDefault(r: HealthRow): boolean {
-  return !r.ejected && r.faults === 0;
+  return !r.ejected && r.faults === 0 && r.backAt === null;
 }
 
 /**
@@ -131,15 +156,42 @@ export class HealthTracker {
     return [...this.rowsById.values()];
   }
 
-  /** Restores persisted rows (of backends in the pool; others are ignored). */
+  /**
+   * Restores persisted rows (of backends in the pool; others are ignored). A row saved before relapses were
+   * counted has none: no relapse, not lately back.
+   */
   load(rows: readonly HealthRow[]): void {
     const known = new Set(this.ids);
-    for (const r of rows) if (known.has(r.id) && !isDefault(r)) this.rowsById.set(r.id, { ...r });
+    for (const saved of rows) {
+      const r: HealthRow = { ...saved, relapses: saved.relapses ?? 0, backAt: saved.backAt ?? null };
+      if (known.has(r.id) && !isDefault(r)) this.rowsById.set(r.id, r);
+    }
     this.changes++;
   }
 
   get(id: string): HealthRow {
     return this.rowsById.get(id) ?? inRotation(id);
+  }
+
+  /** Its relapses in a row as of `now` (0 once it has stayed in rotation RELAPSE_WINDOW intervals since coming back). */
+  relapsesAt(id: string, now: number): number {
+    const r = this.get(id);
+    return r.ejected || r.nextProbeAt !== null || this.lately(r, now) ? r.relapses : 0;
+  }
+
+  /** Came back by good checks less than RELAPSE_WINDOW probe intervals before `now`. */
+  private lately(r: HealthRow, now: number): boolean {
+    return r.backAt !== null && now - r.backAt < RELAPSE_WINDOW * this.settings.probeIntervalMs;
+  }
+
+  /**
+   * Being held out at `now` (ejected, or watched): its relapses in a row, and when its first probe is due: one
+   * interval after a hold that is no relapse, doubled per relapse in a row (capped as failed probes are).
+   */
+  private hold(r: HealthRow, now: number): { relapses: number; nextProbeAt: number; backAt: null } {
+    const relapses = this.lately(r, now) ? r.relapses + 1 : 0;
+    const wait = this.settings.probeIntervalMs * 2 ** Math.min(relapses, MAX_BACKOFF_DOUBLINGS);
+    return { relapses, nextProbeAt: now + wait, backAt: null };
   }
 
   /**
@@ -184,8 +236,7 @@ export class HealthTracker {
       const r = this.get(id);
       if (!r.ejected && r.nextProbeAt === null) watch.push(r);
     }
-    for (const r of watch)
-      this.put({ ...r, goodChecks: 0, failedProbes: 0, nextProbeAt: now + this.settings.probeIntervalMs });
+    for (const r of watch) this.put({ ...r, goodChecks: 0, failedProbes: 0, ...this.hold(r, now) });
     return watch.length > 0;
   }
 
@@ -240,7 +291,7 @@ export class HealthTracker {
         goodChecks: 0,
         failedProbes: 0,
         ejectedAt: now,
-        nextProbeAt: now + this.settings.probeIntervalMs,
+        ...this.hold(r, now),
       });
       return "ejected";
     }
@@ -254,20 +305,30 @@ export class HealthTracker {
     const r = this.rowsById.get(id);
     if (r === undefined) return null;
     if (!r.ejected) {
-      this.put({ ...r, faults: 0 });
+      // A watched backend is cleared by one success: back, as good probes would have it (a relapse counts).
+      const watched = r.nextProbeAt !== null;
+      // In rotation RELAPSE_WINDOW intervals since it came back: its relapses are forgotten.
+      const since = watched
+        ? { backAt: routedAt }
+        : this.lately(r, routedAt)
+          ? {}
+          : { relapses: 0, backAt: null };
+      this.put({ ...r, faults: 0, goodChecks: 0, failedProbes: 0, nextProbeAt: null, ...since });
       return null;
     }
     if (routedAt < r.ejectedAt!) return null;
-    return this.goodCheck(r);
+    return this.goodCheck(r, routedAt, false);
   }
 
   /** The result of a /health probe (of an ejected backend, or a watched one: watchHeld). */
   probed(id: string, ok: boolean, now: number): HealthChange {
     const r = this.rowsById.get(id);
     if (r === undefined || r.nextProbeAt === null) return null;
-    if (ok) return this.goodCheck(r, now);
+    if (ok) return this.goodCheck(r, now, true);
     const failedProbes = r.failedProbes + 1;
-    const backoff = this.settings.probeIntervalMs * 2 ** Math.min(failedProbes, MAX_BACKOFF_DOUBLINGS);
+    // A relapse's hold (hold()) goes on doubling from where it started.
+    const doublings = Math.min(failedProbes + r.relapses, MAX_BACKOFF_DOUBLINGS);
+    const backoff = this.settings.probeIntervalMs * 2 ** doublings;
     this.put({ ...r, goodChecks: 0, failedProbes, nextProbeAt: now + backoff });
     return null;
   }
@@ -287,16 +348,17 @@ export class HealthTracker {
     return min;
   }
 
-  private goodCheck(r: HealthRow, now?: number): HealthChange {
+  /** A good probe (`probe`) or request outcome at `now`. */
+  private goodCheck(r: HealthRow, now: number, probe: boolean): HealthChange {
     const goodChecks = r.goodChecks + 1;
     if (goodChecks >= this.settings.rise) {
-      this.rowsById.delete(r.id);
-      this.changes++;
+      // Back in rotation, its faults cleared; the row stays (backAt) so that a relapse soon after is told.
+      this.put({ ...inRotation(r.id), relapses: r.relapses, backAt: now });
       // A watched backend was never out of rotation: its faults are cleared, nothing is restored.
       return r.ejected ? "restored" : null;
     }
     // Not yet: check again one interval later (a good probe undoes the backoff).
-    const nextProbeAt = now !== undefined ? now + this.settings.probeIntervalMs : r.nextProbeAt;
+    const nextProbeAt = probe ? now + this.settings.probeIntervalMs : r.nextProbeAt;
     this.put({ ...r, goodChecks, failedProbes: 0, nextProbeAt });
     return null;
   }

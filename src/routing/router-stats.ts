@@ -11,8 +11,13 @@ export interface BackendStats {
   readonly faults: number;
   /** Epoch ms until which a 429 asked us to send it nothing (absent when not throttled). */
   readonly throttledUntil?: number;
-  /** Ejected: epoch ms of its next /health probe. */
+  /** Ejected (or watched: HealthTracker.watchHeld): epoch ms of its next /health probe. */
   readonly nextProbeAt?: number;
+  /**
+   * Times in a row it was held out again soon after good checks brought it back (absent when none): each
+   * doubles the wait for its first probe (HealthTracker, RELAPSE_WINDOW).
+   */
+  readonly relapses?: number;
   readonly weight: number;
   readonly inflight: number;
   /** Blocks the index holds keys for (anonymous entries, which stand for unkeyed KV, left out). */

@@ -430,6 +430,7 @@ export class Router {
         faults: h.faults,
         ...(s.throttledUntil > (now ?? 0) ? { throttledUntil: s.throttledUntil } : {}),
         ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
+        ...relapsesOf(now === undefined ? h.relapses : this.health.relapsesAt(s.spec.id, now)),
         weight: s.spec.weight,
         inflight: f.inflight[i]!,
         indexBlocks: keyed,
@@ -535,4 +536,8 @@ export class Router {
       f.recomputeHealthyWeight();
     }
   }
+}
+
+function relapsesOf(n: number): { relapses?: number } {
+  return n > 0 ? { relapses: n } : {};
 }

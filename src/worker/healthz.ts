@@ -14,7 +14,7 @@ import type { LocationHint } from "../routing/defaults";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
-import type { Cell } from "./router/pool-cells";
+import { adminInput, type Cell } from "./router/pool-cells";
 import { poolFor, routerStub } from "./router/router-client";
 import type { StatsResult } from "./router/router-rpc";
 
@@ -74,7 +74,7 @@ async function cellHealth(
   hint: LocationHint | undefined,
 ): Promise<CellHealth> {
   try {
-    return await routerStub(ns, cell, hint).stats();
+    return await routerStub(ns, cell, hint).stats(adminInput(cell));
   } catch (err) {
     return {
       ok: false,

@@ -12,6 +12,7 @@ import { assignCells } from "../../src/routing/cells";
 import { CELL_UNUSABLE_MS } from "../../src/routing/defaults";
 import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
 import {
+  ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
   clearBackendFault,
@@ -306,4 +307,54 @@ describe("one backend per cell", () => {
     expect(back.every((r) => r.status === 200)).toBe(true);
     expect(back.some((r) => r.backend === bad)).toBe(true);
   }, 90_000);
+
+  // A backend whose /health says 200 while its requests get 502 (an engine broken behind a live front end): the
+  // probes of its watch pass, `rise` of them clear it, its cell takes its families again and the next
+  // EJECT_AFTER_FAULTS requests fail there; watched again, and so on every few seconds for as long as it lies.
+  // Now each relapse soon after coming back doubles the wait for its first probe (HealthTracker, RELAPSE_WINDOW),
+  // and /admin/backends says so (relapses, nextProbeAt). Main: no relapse is ever shown. A recovery for real
+  // still brings it back (its hold is at most 32 probe intervals).
+  it("a backend whose /health lies flaps less each time, /admin/backends says why; a real recovery still comes back", async () => {
+    const liar = "solo-a"; // urls[0]: the emulator badUrl() breaks
+    const solo = ["solo-a", "solo-b"].map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
+    const liarCell = `${FAULT_MODEL} cell ${assignCells(solo, 2)[0]! + 1}/2`;
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    type Row = { consecutiveFailures: number; nextProbeAt?: number; relapses?: number } | null;
+    const liarRow = async (): Promise<Row> => {
+      const res = await gatewayWithEnv(env2(), "/admin/backends", { headers: admin });
+      const body = (await res.json()) as { backends: { id: string; pools: Record<string, Row> }[] };
+      return body.backends.find((b) => b.id === liar)!.pools[FAULT_MODEL] ?? null;
+    };
+    const routedThere = async () => {
+      const s = await env.ROUTER.getByName(liarCell).stats();
+      return s.ok ? (s.router.backends.find((b) => b.id === liar)?.routed ?? 0) : 0;
+    };
+    await setBackendFault(badUrl(), { kind: "status", status: 502, health: "ok" });
+    const before = await routedThere();
+    const t0 = Date.now();
+    const statuses: number[] = [];
+    for (let r = 0; r < 16; r++)
+      statuses.push(...(await roundIn(env2(), `lie-${r}`, "liar-family")).map((x) => x.status));
+    const seen = await liarRow();
+    console.log(
+      `a lying /health: ${(await routedThere()) - before} attempts sent to ${liar} (each a 502) in ` +
+        `${statuses.length} requests over ${((Date.now() - t0) / 1000).toFixed(1)} s, ` +
+        `${statuses.filter((s) => s !== 200).length} not 200; its row: ${JSON.stringify(seen)}`,
+    );
+    // Each time it came back it failed at once: by now it has relapsed, and /admin/backends says so.
+    expect(seen?.relapses).toBeGreaterThanOrEqual(2);
+    // It recovers for real: its probes (and no request of its own) bring the cell back within the hold's bound.
+    await clearBackendFault(badUrl());
+    const back = Date.now() + 40_000;
+    for (;;) {
+      const s = await env.ROUTER.getByName(liarCell).stats();
+      if (s.ok && s.backends.every((b) => b.consecutiveFailures === 0 && b.nextProbeAt === undefined)) break;
+      if (Date.now() > back) throw new Error(`${liar} never came back`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
+    const served = await roundIn(env2(), "recovered", "liar-family");
+    expect(served.every((r) => r.status === 200)).toBe(true);
+    expect(served.some((r) => r.backend === liar)).toBe(true);
+  }, 120_000);
 });

@@ -6,7 +6,7 @@
  * cell owning the backend, a reset of the affinity index to every cell.
  */
 import type { GatewayConfig } from "../config";
-import { type Cell, cellOwning } from "../router/pool-cells";
+import { adminInput, type Cell, cellOwning } from "../router/pool-cells";
 import { type Pool, poolFor, routerStub } from "../router/router-client";
 import type { AdminResult } from "../router/router-rpc";
 import type { PoolSnapshot } from "../stats/pool-snapshot";
@@ -21,7 +21,7 @@ export async function poolState(ns: Env["ROUTER"], config: GatewayConfig, model:
   try {
     const pool = await poolFor(config, model);
     const results = await Promise.all(
-      pool.cells.map((cell) => routerStub(ns, cell, config.locationHint).snapshot()),
+      pool.cells.map((cell) => routerStub(ns, cell, config.locationHint).snapshot(adminInput(cell))),
     );
     let merged: PoolSnapshot | undefined;
     for (const r of results) {
@@ -140,7 +140,9 @@ async function otherCellsDrained(
   cell: Cell,
 ): Promise<{ inRotation: boolean; drained: string[] }> {
   const others = pool.cells.filter((c) => c !== cell);
-  const snaps = await Promise.all(others.map((c) => routerStub(ns, c, config.locationHint).snapshot()));
+  const snaps = await Promise.all(
+    others.map((c) => routerStub(ns, c, config.locationHint).snapshot(adminInput(c))),
+  );
   const drained: string[] = [];
   let inRotation = false;
   others.forEach((c, i) => {
@@ -162,12 +164,7 @@ export async function resetAffinityOf(
 ): Promise<AdminResult> {
   const pool = await poolFor(config, model);
   const results = await Promise.all(
-    pool.cells.map((cell) =>
-      routerStub(ns, cell, config.locationHint).resetAffinity({
-        fleetVersion: cell.version,
-        spec: cell.spec,
-      }),
-    ),
+    pool.cells.map((cell) => routerStub(ns, cell, config.locationHint).resetAffinity(adminInput(cell))),
   );
   const drained: string[] = [];
   for (const r of results) {

@@ -14,7 +14,7 @@
 import { assignCells, cellCount, cellMembers } from "../../routing/cells";
 import { defaultIndexStride } from "../../routing/router-options";
 import { sha256Hex } from "../sha256";
-import type { PoolSpec } from "./router-rpc";
+import type { AdminInput, PoolSpec } from "./router-rpc";
 
 /** One cell of a pool: the RouterDO `name` routes over `spec` (its backends only), fleet version `version`. */
 export interface Cell {
@@ -65,4 +65,12 @@ export async function poolCells(
 /** The cell that owns `backendId`, if any. */
 export function cellOwning(cells: readonly Cell[], backendId: string): Cell | undefined {
   return cells.find((c) => c.spec.backends.some((b) => b.id === backendId));
+}
+
+/**
+ * What an admin call sends a cell's RouterDO: the cell's spec and version, so the object takes the fleet in
+ * force (a read as a change: a cell no request has reached since a BACKENDS change would show the old one).
+ */
+export function adminInput(cell: Cell): AdminInput {
+  return { fleetVersion: cell.version, spec: cell.spec };
 }

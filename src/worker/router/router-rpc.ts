@@ -370,10 +370,16 @@ export interface BackendStatus {
   /** In rotation (not ejected). */
   readonly healthy: boolean;
   readonly inflight: number;
-  /** When ejected: epoch ms of the next /health probe. */
+  /** When ejected (or watched: a cell's failing last backend): epoch ms of the next /health probe. */
   readonly nextProbeAt?: number;
   /** Consecutive backend faults. */
   readonly consecutiveFailures: number;
+  /**
+   * Times in a row it failed again soon after its probes brought it back (absent when none): its next probe
+   * waits the probe interval doubled this many times (capped at 32×). A /health that says 200 while its
+   * requests fail does this.
+   */
+  readonly relapses?: number;
   /** Epoch ms until which a 429 keeps it out of decisions, while others can serve. */
   readonly throttledUntil?: number;
 }

@@ -100,6 +100,13 @@ export interface BackendSnapshot {
   readonly throttled: boolean;
   readonly inflight: number;
   readonly consecutiveFailures: number;
+  /** Held out (ejected, or a cell's failing last backend watched): epoch ms of its next /health probe. */
+  readonly nextProbeAt?: number;
+  /**
+   * Times in a row it failed again soon after its probes brought it back (absent when none): why its next
+   * probe is that far off (the probe interval doubled per relapse, up to 32×; README "Health").
+   */
+  readonly relapses?: number;
   /** The prefill rate the first arm's policy has learned here, tokens/s (cost-based policies only). */
   readonly prefillTokensPerSec?: number;
   /** What one more request in flight adds to a step here, ms, as the first arm's policy has learned it (absent before). */

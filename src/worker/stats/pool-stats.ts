@@ -247,6 +247,8 @@ export function poolSnapshot(
       // Every arm's requests in flight there: the backend's real load.
       inflight: router.inflight(b.id),
       consecutiveFailures: b.faults,
+      ...(b.nextProbeAt !== undefined ? { nextProbeAt: b.nextProbeAt } : {}),
+      ...(b.relapses !== undefined ? { relapses: b.relapses } : {}),
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
       ...(b.learnedInflightMs !== undefined ? { learnedInflightMs: b.learnedInflightMs } : {}),
       ...(b.promptEstimateError !== undefined ? { promptEstimateError: b.promptEstimateError } : {}),
