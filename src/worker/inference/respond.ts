@@ -64,6 +64,7 @@ export function respond(
       ? { shadowBackend: decision.shadow.backendId, cachedTokensShadow: decision.shadow.expectedCachedTokens }
       : {}),
     ...(legs.retriedFrom !== undefined ? { retriedFrom: legs.retriedFrom } : {}),
+    ...(legs.busyRetriedFrom !== undefined ? { busyRetriedFrom: legs.busyRetriedFrom } : {}),
     ...(legs.retryRefused === true ? { retryRefused: true } : {}),
     ...(upstreamRequestId !== c.get("requestId") ? { upstreamRequestId } : {}),
   });
