@@ -328,9 +328,11 @@ export class RouterDO extends DurableObject<Env> {
       return this.shed(ctx.now, input.movable === true);
     let verdict: PendingVerdict | undefined;
     let avoid: string | undefined;
+    let tried: readonly string[] = [];
     if (input.retryOf !== undefined) {
       const failed = this.leases.get(input.retryOf.leaseId);
       avoid = failed?.backendId ?? input.retryOf.held?.backendId;
+      tried = input.retryOf.tried ?? [];
       // Asked first: a refused retry leaves the attempt's failure as the client's answer (failed); a granted
       // one moves the request to the retry (the arms count the attempt as retried, not as an error).
       const granted = this.budget!.tryWithdraw(input.clientKey);
@@ -378,7 +380,13 @@ export class RouterDO extends DurableObject<Env> {
       ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
       ...(input.prompts !== undefined ? { prompts: input.prompts } : {}),
     };
-    const pick = router.route(req, input.armKey ?? 0, ctx, avoid, full);
+    const pick = router.route(
+      req,
+      input.armKey ?? 0,
+      ctx,
+      tried.length > 0 ? [...(avoid !== undefined ? [avoid] : []), ...tried] : avoid,
+      full,
+    );
     this.scraper.routed(ctx.now);
     this.checker.routed(ctx.now);
     const { arm, decision, shadow, ticket } = pick;

@@ -104,7 +104,7 @@ export class PoolRouter {
     req: RouteRequest,
     armKey: number,
     ctx: RouteContext,
-    avoid?: string,
+    avoid?: string | readonly string[],
     full?: ReadonlySet<string>,
   ): PoolDecision {
     const arm = this.armFor(armKey);

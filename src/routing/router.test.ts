@@ -269,4 +269,20 @@ describe("Router.route(avoid)", () => {
     expect(router.route(req, ctx, home).decision.backendId).toBe(home);
     expect(router.stats().backends.find((b) => b.id === home)!.healthy).toBe(true);
   });
+
+  it("leaves out every backend a request's attempts failed on, while another is available", () => {
+    // A retry that met a busy backend moves on again (attempts.ts): neither the busy one nor the first attempt's
+    // backend, which the prompt's affinity would otherwise bring it back to.
+    const router = new Router([spec("a"), spec("b"), spec("c")], { policy: "prefix_aware", indexStride: 1 });
+    const req = { blocks: [1, 2, 3, 4, 5, 6], promptTokens: 100 };
+    const first = router.route(req, ctx);
+    router.complete(first.ticket, { ok: true }, ctx);
+    const home = first.decision.backendId;
+    const [second, third] = ["a", "b", "c"].filter((id) => id !== home) as [string, string];
+    expect(router.route(req, ctx, [home, second]).decision.backendId).toBe(third);
+    expect(router.route(req, ctx, [second, home]).decision.backendId).toBe(third);
+    // None left but the avoided: the decision is taken among them, as for one avoided backend.
+    router.setHealthy(third, false);
+    expect([home, second]).toContain(router.route(req, ctx, [home, second]).decision.backendId);
+  });
 });

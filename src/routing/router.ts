@@ -244,15 +244,15 @@ export class Router {
   }
 
   /**
-   * Chooses a backend. `avoid` (a retry's failed backend) is left out of this
-   * one decision unless no other backend is available; so are the backends in
+   * Chooses a backend. `avoid` (a retry's failed backend, or the backends a request's earlier attempts failed on)
+   * is left out of this one decision unless no other backend is available; so are the backends in
    * `full` (at their bound on requests in flight: inflight-bound.ts), unless
    * that leaves none, when the decision is taken as without them.
    */
   route(
     request: RouteRequest,
     ctx: RouteContext,
-    avoid?: string,
+    avoid?: string | readonly string[],
     full?: ReadonlySet<string>,
   ): { decision: RouteDecision; ticket: RouteTicket } {
     const f = this.fleet;
@@ -263,7 +263,11 @@ export class Router {
     const req = boundedPrompt(request, this.largestKv, this.blockTokens);
     this.refreshAvailability(ctx.now);
     f.forgetMatches();
-    const skip = avoid === undefined ? undefined : this.byId.get(avoid)?.index;
+    const skip: number[] = [];
+    for (const id of avoid === undefined ? [] : typeof avoid === "string" ? [avoid] : avoid) {
+      const j = this.byId.get(id)?.index;
+      if (j !== undefined && !skip.includes(j)) skip.push(j);
+    }
     const out = this.leftOut(skip, full);
     let pick: PolicyPick;
     if (out.length > 0) {
@@ -306,18 +310,19 @@ export class Router {
    * The usable backends one decision leaves out: `skip` and those in `full` when another usable backend is
    * left, else `skip` alone when another is left, else none.
    */
-  private leftOut(skip: number | undefined, full: ReadonlySet<string> | undefined): number[] {
-    if (skip === undefined && (full === undefined || full.size === 0)) return [];
+  private leftOut(skip: readonly number[], full: ReadonlySet<string> | undefined): number[] {
+    if (skip.length === 0 && (full === undefined || full.size === 0)) return [];
     const f = this.fleet;
     const out: number[] = [];
     let kept = 0;
     for (let j = 0; j < f.backends.length; j++) {
       if (!f.healthy[j]) continue;
-      if (j === skip || full?.has(f.backends[j]!.id) === true) out.push(j);
+      if (skip.includes(j) || full?.has(f.backends[j]!.id) === true) out.push(j);
       else kept++;
     }
     if (kept > 0) return out;
-    return skip !== undefined && f.healthy[skip] && f.healthy.some((h, j) => h && j !== skip) ? [skip] : [];
+    const skipped = skip.filter((j) => f.healthy[j]);
+    return skipped.length > 0 && f.healthy.some((h, j) => h && !skip.includes(j)) ? skipped : [];
   }
 
   /**

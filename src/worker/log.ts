@@ -59,6 +59,8 @@ export interface RequestLogFields {
   status?: number;
   /** Set when the request was retried on another backend (the first backend's id). */
   retriedFrom?: string;
+  /** The retry's backend, when it answered busy (429, 503 with a retry-after) and the request moved on again. */
+  busyRetriedFrom?: string;
   /** A retry was wanted but the pool's retry budget was spent. */
   retryRefused?: boolean;
   /** The X-Request-Id the backend was sent, when not requestId itself (a client's id, made unique). */

@@ -618,6 +618,73 @@ describe("a backend's retry-after past what the gateway believes", () => {
   });
 });
 
+describe("a retry that lands on a backend answering 429", () => {
+  it("moves on to a usable backend within the retry budget, the 429's backend kept out for its retry-after", async () => {
+    // Two backends at their rate limit and one that answers: round_robin sends the first attempt to busy-1 and
+    // its retry to busy-2 (not yet marked throttled: what a retry after a kill met in the fault soak). Busy is
+    // not broken, and another backend can serve: the client must get that backend's answer, not busy-2's 429.
+    const model = "retry-onto-429";
+    const backends = [
+      { id: "busy-1", path: "busy429" },
+      { id: "busy-2", path: "busy429" },
+      { id: "fine", path: "negotiate" },
+    ].map(({ id, path }) => ({
+      id,
+      url: `${faultServerUrl()}/${path}`,
+      models: [model],
+      apiKey: BACKEND_KEY,
+      weight: 1,
+      kvCacheTokens: 65536,
+    }));
+    const res = await gatewayWithEnv(
+      { BACKENDS: JSON.stringify(backends), ROUTING_POLICY: "round_robin" },
+      "/v1/chat/completions",
+      ask(model, false),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-prefix-gateway-backend")).toBe("fine");
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    // Two retries, each spent from the pool's budget; both busy backends kept out for about their 30 s, neither
+    // counted a fault.
+    expect(s.usage.retried).toBe(2);
+    for (const id of ["busy-1", "busy-2"]) {
+      const b = s.backends.find((x) => x.id === id)!;
+      expect(b.throttledUntil! - Date.now()).toBeGreaterThan(20_000);
+      expect(b.consecutiveFailures).toBe(0);
+    }
+  });
+});
+
+describe("a retry after a dead backend that lands on one answering 429", () => {
+  it("moves on to the third backend, not back to the dead one", async () => {
+    // The fault soak's one failure: the first backend was killed (connection refused), the retry met a backend at
+    // its rate limit. The move avoids both: the dead one (one fault, still in rotation) and the busy one.
+    const model = "retry-dead-then-429";
+    const backends = [
+      { id: "dead", url: "http://127.0.0.1:1" },
+      { id: "busy", url: `${faultServerUrl()}/busy429` },
+      { id: "fine", url: `${faultServerUrl()}/negotiate` },
+    ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 }));
+    const res = await gatewayWithEnv(
+      { BACKENDS: JSON.stringify(backends), ROUTING_POLICY: "round_robin" },
+      "/v1/chat/completions",
+      ask(model, true),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-prefix-gateway-backend")).toBe("fine");
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.usage.retried).toBe(2);
+    const of = (id: string) => s.backends.find((x) => x.id === id)!;
+    expect(of("dead").consecutiveFailures).toBe(1);
+    expect(of("busy").consecutiveFailures).toBe(0);
+    expect(of("busy").throttledUntil! - Date.now()).toBeGreaterThan(20_000);
+  });
+});
+
 describe("a backend that trickles bytes but never an event", () => {
   it("is cut at the idle deadline counted from the last event relayed, with the error event, not relayed for ever", async () => {
     // One byte every 200 ms is never idle for 1 s, so the deadline between reads never passed: a client whose

@@ -28,6 +28,7 @@ import {
   openWithEnv,
   poolStats,
   setBackendFault,
+  UNLIMITED_KEY,
 } from "./helpers";
 
 const IDS = ["emu-1", "emu-2", "emu-3", "emu-4"];
@@ -48,10 +49,10 @@ function body(marker: string, extra: Record<string, unknown> = {}): string {
   });
 }
 
-function request(payload: string, signal?: AbortSignal): Request {
+function request(payload: string, signal?: AbortSignal, key?: string): Request {
   return new Request("https://gateway.test/v1/chat/completions", {
     method: "POST",
-    headers: authHeaders(),
+    headers: key === undefined ? authHeaders() : authHeaders({ authorization: `Bearer ${key}` }),
     body: payload,
     ...(signal !== undefined ? { signal } : {}),
   });
@@ -106,23 +107,57 @@ async function bystander(tag: string): Promise<string> {
 }
 
 describe("a client that leaves (through the runtime)", () => {
-  it("while the backend holds the request before its headers: the fetch is cancelled, the lease ends", async () => {
-    const marker = "client-gone-hang";
-    await withMarkerFault({ kind: "hang", match: marker }, async () => {
-      const before = (await emulatorTotals()).abandoned;
-      const client = new AbortController();
-      const pending = exports.default.fetch(request(body(marker), client.signal));
-      const other = bystander("hang");
-      await sleep(400);
-      expect((await emulatorTotals()).held).toBe(1);
-      expect((await poolStats()).leases).toBeGreaterThanOrEqual(1);
-      client.abort();
-      const left = Date.now();
-      await expect(pending).rejects.toThrow();
-      await expectFreed(before, left);
-      expect(await other).toContain("data: [DONE]");
+  // Before its headers nothing of the request is in a relay: what ends the lease is the chain from the aborted fetch
+  // to the report, which ran only while something else kept the request's context alive. The per-key slot's
+  // release did (test-key-alpha); without per-key limits (the default) the lease was held until LEASE_TTL_SECONDS.
+  for (const [keyName, key] of [
+    ["with a per-key slot", undefined],
+    ["without per-key limits", UNLIMITED_KEY],
+  ] as const) {
+    it(`while the backend holds the request before its headers (${keyName}): the fetch is cancelled, the lease ends`, async () => {
+      const marker = `client-gone-hang ${keyName}`;
+      await withMarkerFault({ kind: "hang", match: marker }, async () => {
+        const before = (await emulatorTotals()).abandoned;
+        const client = new AbortController();
+        const pending = exports.default.fetch(request(body(marker), client.signal, key));
+        const other = bystander(`hang ${keyName}`);
+        await sleep(400);
+        expect((await emulatorTotals()).held).toBe(1);
+        expect((await poolStats()).leases).toBeGreaterThanOrEqual(1);
+        client.abort();
+        const left = Date.now();
+        await expect(pending).rejects.toThrow();
+        await expectFreed(before, left);
+        expect(await other).toContain("data: [DONE]");
+      });
     });
-  });
+
+    it(`after the backend's headers, before its first event (a prefill; ${keyName}): the fetch is cancelled, the lease ends`, async () => {
+      // vLLM and SGLang send a stream's headers when they accept the request, then nothing until the prefill's
+      // first token: a completions stream stalled at 0 chunks is that (headers, then silence).
+      const marker = `client-gone-prefill ${keyName}`;
+      await withMarkerFault({ kind: "stall", match: marker, afterChunks: 0 }, async () => {
+        const before = (await emulatorTotals()).abandoned;
+        const client = new AbortController();
+        const pending = exports.default.fetch(
+          new Request("https://gateway.test/v1/completions", {
+            method: "POST",
+            headers: key === undefined ? authHeaders() : authHeaders({ authorization: `Bearer ${key}` }),
+            body: JSON.stringify({ model: MODEL, max_tokens: 8, stream: true, prompt: longPrompt(marker) }),
+            signal: client.signal,
+          }),
+        );
+        const other = bystander(`prefill ${keyName}`);
+        await sleep(400);
+        expect((await emulatorTotals()).held).toBe(1);
+        client.abort();
+        const left = Date.now();
+        await expect(pending).rejects.toThrow();
+        await expectFreed(before, left);
+        expect(await other).toContain("data: [DONE]");
+      });
+    });
+  }
 
   for (const usage of [true, false]) {
     it(`while a stream is relayed with nothing flowing (${usage ? "pass-through" : "usage stripped"})`, async () => {

@@ -467,6 +467,12 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         );
         return;
       }
+      case "/busy429/v1/chat/completions":
+        // A backend at its rate limit: 429, come back in 30 s (vLLM behind a rate-limiting proxy, a hosted API).
+        req.resume();
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "30" });
+        res.end(JSON.stringify({ error: { message: "busy here", type: "rate_limit_error", code: 429 } }));
+        return;
       case "/ra-absurd/v1/chat/completions":
         req.resume();
         res.writeHead(429, { "content-type": "application/json", "retry-after": "99999999" });

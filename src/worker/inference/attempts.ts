@@ -1,8 +1,9 @@
 /**
- * Step 2 of an inference request: route and call, retrying once elsewhere.
+ * Step 2 of an inference request: route and call, retrying once elsewhere (twice when the retry met a busy backend).
  *
  * A retry happens only before the first byte reaches the client, only on
- * another backend, at most once per request, and only while the pool's retry
+ * another backend, at most once per request — but a retry answered 429 (or a 503 with a retry-after) moves on
+ * once more, avoiding both backends tried — and only while the pool's retry
  * budget allows (router/router-client.ts: the RouterDO spends it, and holds each client key to a share of
  * it: src/routing/retry-budget.ts KeyedRetryBudget). It is tried for
  * a refused or timed-out connection, a backend that refuses the gateway's
@@ -52,6 +53,8 @@ export interface LegsResult {
   readonly retriedFrom?: string;
   /** A retry was wanted but the budget refused it. */
   readonly retryRefused?: boolean;
+  /** The retry's backend, when it answered busy (429) and the request moved on to a third. */
+  readonly busyRetriedFrom?: string;
 }
 
 const PATHS = { chat: "/v1/chat/completions", completions: "/v1/completions" } as const;
@@ -190,33 +193,75 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   const fp = isJudgedByRetry(failure) ? await sha256Hex(ctx.request.upstreamBody, 16) : undefined;
   if (fp !== undefined && poison.has(fp)) return { final: one };
 
-  const buffered = await buffer(one.attempt, ctx.config.deadlines.idleMs);
+  const retried = await retry(ctx, one, failure, []);
+  if (!("leg" in retried)) return retried;
+  const two = retried.leg;
+  const twoFailure = failureOf(two.attempt);
+  if (fp !== undefined && isJudgedByRetry(twoFailure)) poison.add(fp);
+  // A retry that met a busy backend (a 429, or a 503 with a retry-after: what a retry right after a kill meets on
+  // a backend not yet marked throttled) moves on once more, while another backend is left to take it: busy is
+  // no verdict on the request, and the client's SDK would only retry the 429 later itself. It spends the retry
+  // budget again (refused: the 429 is the answer, as before), and the busy backend is kept out for its
+  // retry-after by the report the move carries. Not after a 500 or a 404: that retry is the first backend's verdict.
+  if (
+    twoFailure !== "throttled" ||
+    fp !== undefined ||
+    ctx.client.aborted ||
+    !busyRetryHasSomewhere(ctx, first, two.decision)
+  )
+    return { final: two, retriedFrom: first.backendId };
+  const moved = await retry(ctx, two, twoFailure, [first.backendId]);
+  if (!("leg" in moved)) return { ...moved, retriedFrom: first.backendId };
+  return { final: moved.leg, retriedFrom: first.backendId, busyRetriedFrom: two.decision.backendId };
+}
+
+/**
+ * Whether a retry that met a busy backend can reach a third: another backend in the busy one's cell besides the
+ * two tried, or, with cells, another cell's (as retryHasSomewhere).
+ */
+function busyRetryHasSomewhere(ctx: AttemptContext, first: Decision, busy: Decision): boolean {
+  const tried = new Set([first.backendId, busy.backendId]);
+  if (busy.cell.spec.backends.some((b) => !tried.has(b.id))) return true;
+  return ctx.call.pool.cells.length > 1 && busy.via === "router";
+}
+
+/**
+ * Retries `failed` (its failure `failure`) elsewhere, avoiding `tried` too: its error body read first (the answer
+ * if no retry comes), then the retry asked of the router (its budget; the failed lease ends with the ask).
+ * Either the new leg, or the result to answer with: the client left meanwhile, or the budget refused.
+ */
+async function retry(
+  ctx: AttemptContext,
+  failed: Leg,
+  failure: FailureKind,
+  tried: readonly string[],
+): Promise<{ readonly leg: Leg } | LegsResult> {
+  const buffered = await buffer(failed.attempt, ctx.config.deadlines.idleMs);
   // The client left while the error body was read (the read ends at once then: upstream.ts aborts the fetch):
   // a retry would spend the pool's budget, and a lease, on an answer nobody reads.
-  if (ctx.client.aborted) return { final: { ...one, ...(buffered !== undefined ? { buffered } : {}) } };
+  if (ctx.client.aborted) return { final: { ...failed, ...(buffered !== undefined ? { buffered } : {}) } };
   // The wait as read when the headers came (the verdict's own), not after the buffer's wait: reported
   // as is, it keeps the backend out a little longer than asked (by that wait), never for 0 ms when busy.
-  const retryAfter = one.attempt.kind === "response" ? one.attempt.retryAfterMs : undefined;
+  const retryAfter = failed.attempt.kind === "response" ? failed.attempt.retryAfterMs : undefined;
   const next = await decide(ctx.call, {
-    decision: first,
+    decision: failed.decision,
     failure,
     ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+    ...(tried.length > 0 ? { tried } : {}),
   });
   if (next === RETRY_REFUSED) {
     return {
       final: {
-        ...one,
+        ...failed,
         reported: true,
         ...(buffered !== undefined
           ? { buffered }
-          : one.attempt.kind === "response" && one.attempt.reader !== undefined
+          : failed.attempt.kind === "response" && failed.attempt.reader !== undefined
             ? { bodyLost: true as const }
             : {}),
       },
       retryRefused: true,
     };
   }
-  const two = await leg(ctx, next);
-  if (fp !== undefined && isJudgedByRetry(failureOf(two.attempt))) poison.add(fp);
-  return { final: two, retriedFrom: first.backendId };
+  return { leg: await leg(ctx, next) };
 }

@@ -10,6 +10,7 @@ import { relayNoticeMs } from "../router/relay-notices";
 import { poolFor, type RouteCall } from "../router/router-client";
 import { routeAndCall } from "./attempts";
 import { readInferenceRequest } from "./inference-request";
+import { keepAliveUntilOver } from "./request-over";
 import { respond } from "./respond";
 
 export function inferenceHandler(kind: InferenceKind) {
@@ -35,7 +36,14 @@ export function inferenceHandler(kind: InferenceKind) {
     };
     // With the enable_request_signal compatibility flag, this fires when the client disconnects.
     const client = c.req.raw.signal;
-    const legs = await routeAndCall({ call, config, request, client });
-    return respond(c, call, request, legs, client);
+    // A client that leaves must still have its lease ended and its request logged (request-over.ts).
+    const alive = keepAliveUntilOver(client, call.waitUntil);
+    try {
+      const legs = await routeAndCall({ call, config, request, client });
+      return respond(c, call, request, legs, client, alive);
+    } catch (err) {
+      alive.over();
+      throw err;
+    }
   };
 }

@@ -17,6 +17,7 @@ import { failureOf } from "./attempts";
 import { noteProgress } from "./backend-progress";
 import type { InferenceRequest } from "./inference-request";
 import { type RelayEnd, relay } from "./relay";
+import type { RequestOver } from "./request-over";
 import { startsLikeEventStream } from "./sniff-event-stream";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";
 import { isEventStream } from "./upstream";
@@ -63,6 +64,7 @@ export function respond(
   request: InferenceRequest,
   legs: LegsResult,
   client: AbortSignal,
+  alive: RequestOver,
 ): Response {
   const log = c.get("log");
   const { final } = legs;
@@ -81,11 +83,15 @@ export function respond(
       ? { shadowBackend: decision.shadow.backendId, cachedTokensShadow: decision.shadow.expectedCachedTokens }
       : {}),
     ...(legs.retriedFrom !== undefined ? { retriedFrom: legs.retriedFrom } : {}),
+    ...(legs.busyRetriedFrom !== undefined ? { busyRetriedFrom: legs.busyRetriedFrom } : {}),
     ...(legs.retryRefused === true ? { retryRefused: true } : {}),
     ...(upstreamRequestId !== c.get("requestId") ? { upstreamRequestId } : {}),
   });
+  // Called exactly once per request, on every path below (the relay's onEnd included): the report is in
+  // waitUntil by the time the request's context is let go.
   const report = (outcome: CompleteInput) => {
     if (!final.reported) reportOutcome(call, decision, outcome);
+    alive.over();
   };
 
   if (attempt.kind === "failed") {

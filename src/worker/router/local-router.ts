@@ -75,7 +75,7 @@ export class LocalRouter {
   decide(
     req: RouteRequest,
     ctx: RouteContext,
-    avoid?: string,
+    avoid?: string | readonly string[],
     full?: ReadonlySet<string>,
   ): { decision: RouteDecision; ticket: RouteTicket } {
     return this.router.route(req, ctx, avoid, full);

@@ -175,6 +175,8 @@ export interface RetryOf {
   readonly decision: Decision;
   readonly failure: FailureKind;
   readonly retryAfterMs?: number;
+  /** Backends earlier attempts of the request failed on, avoided too (RouteInput.retryOf.tried). */
+  readonly tried?: readonly string[];
 }
 
 /** After a failed route call, this isolate decides alone for this long before asking again. */
@@ -541,9 +543,9 @@ function decideLocally(
 ): Decision | typeof RETRY_REFUSED {
   const now = call.now();
   const ctx = { now, random: Math.random };
-  let avoid: string | undefined;
+  let avoid: string | readonly string[] | undefined;
   if (retryOf !== undefined) {
-    avoid = retryOf.decision.backendId;
+    avoid = [retryOf.decision.backendId, ...(retryOf.tried ?? [])];
     if (retryOf.decision.via === "local")
       retryOf.decision.local.finish(retryOf.decision.ticket, failedReport(retryOf), ctx);
     if (!local.budget.tryWithdraw(call.clientKey)) return RETRY_REFUSED;
@@ -607,6 +609,7 @@ async function routeVia(
             leaseId: retryOf.decision.leaseId,
             failure: retryOf.failure,
             ...(retryOf.retryAfterMs !== undefined ? { retryAfterMs: retryOf.retryAfterMs } : {}),
+            ...(retryOf.tried !== undefined && retryOf.tried.length > 0 ? { tried: retryOf.tried } : {}),
             ...heldFor(call, retryOf.decision),
           },
         }

@@ -144,6 +144,11 @@ export interface RouteInput {
     readonly leaseId: string;
     readonly failure: FailureKind;
     readonly retryAfterMs?: number;
+    /**
+     * Backends the request's earlier attempts failed on (a retry that met a busy backend moves on again:
+     * attempts.ts): left out of this decision as the failed one is. At most a few ids.
+     */
+    readonly tried?: readonly string[];
     /** The failed lease as the Worker holds it (for an instance that does not know it). */
     readonly held?: HeldLease;
   };
