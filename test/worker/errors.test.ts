@@ -163,6 +163,41 @@ describe("client errors", () => {
     await expectOpenAIError(await gateway("/nope"), 404, "not_found");
   });
 
+  it("tells a client of an OpenAI endpoint it does not serve which ones it does", async () => {
+    for (const [method, path] of [
+      ["POST", "/v1/embeddings"],
+      ["POST", "/v1/responses"],
+      ["GET", "/v1/files"],
+    ] as const) {
+      const res = await gateway(path, {
+        method,
+        headers: authHeaders(),
+        body: method === "POST" ? "{}" : null,
+      });
+      const msg = await expectOpenAIError(res, 404, "not_found");
+      expect(msg).toContain(`${method} ${path}`);
+      for (const served of ["POST /v1/chat/completions", "POST /v1/completions", "GET /v1/models"])
+        expect(msg).toContain(served);
+    }
+  });
+
+  it("never echoes an unbounded path: a long model id or route is cut in the 404's message", async () => {
+    const long = "a".repeat(9000);
+    for (const [path, code] of [
+      [`/v1/models/${long}`, "model_not_found"],
+      [`/v1/${long}`, "not_found"],
+      [`/${long}`, "not_found"],
+    ] as const) {
+      const res = await gateway(path, { headers: authHeaders() });
+      const msg = await expectOpenAIError(res, 404, code);
+      expect(msg.length).toBeLessThan(1000);
+      // Cut, and said to be: the client can tell its id was not echoed whole.
+      expect(msg).toContain("a".repeat(200));
+      expect(msg).not.toContain("a".repeat(300));
+      expect(msg).toMatch(/900[0-9] characters/);
+    }
+  });
+
   it("sets x-request-id on every response, keeping a sane client id", async () => {
     const res = await gateway("/v1/nope", { headers: { "x-request-id": "client-req-123456" } });
     expect(res.headers.get("x-request-id")).toBe("client-req-123456");
