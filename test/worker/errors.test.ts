@@ -43,6 +43,11 @@ describe("client errors", () => {
       JSON.stringify({ model: MODEL, stream: "yes", messages: [{ role: "user", content: "x" }] }),
     );
     await expectOpenAIError(res2, 400, "invalid_value");
+    // In the gateway's words, not zod's ("Invalid input: expected object, received string").
+    const res3 = await chat(
+      JSON.stringify({ model: MODEL, stream_options: "yes", messages: [{ role: "user", content: "x" }] }),
+    );
+    expect(await expectOpenAIError(res3, 400, "invalid_value")).toBe("'stream_options' must be an object");
   });
 
   it("answers an unknown model with 404 model_not_found", async () => {
