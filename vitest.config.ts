@@ -45,7 +45,7 @@ function workerTestBindings(
         kvCacheTokens: 262144,
       })),
     ),
-    GATEWAY_API_KEYS: "test-key-alpha, test-key-beta",
+    GATEWAY_API_KEYS: "test-client-key-alpha, test-client-key-beta",
     ADMIN_TOKEN: "test-admin-token-0123456789",
     HEALTH_PROBE_SECONDS: "1",
     // Every test runs with a (generous) in-flight limit per key, so the whole suite goes through the

@@ -87,9 +87,9 @@ describe("README configuration reference", () => {
       .exec(keys)!
       .slice(1)
       .map((n) => Number(n.replaceAll(",", "")));
-    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${klo}`)).toBe(true);
-    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${khi}`)).toBe(true);
-    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${khi! + 1}`)).toBe(false);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789abcdef max_concurrent=${klo}`)).toBe(true);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789abcdef max_concurrent=${khi}`)).toBe(true);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789abcdef max_concurrent=${khi! + 1}`)).toBe(false);
   });
 
   it("gives each var the default the config applies when it is left out", async () => {

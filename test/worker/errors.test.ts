@@ -61,7 +61,7 @@ describe("client errors", () => {
     const body = JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }] });
     const wrong = await gateway("/v1/chat/completions", {
       method: "POST",
-      headers: { authorization: "Bearer test-key-alphA", "content-type": "application/json" },
+      headers: { authorization: "Bearer test-client-key-alphA", "content-type": "application/json" },
       body,
     });
     await expectOpenAIError(wrong, 401, "invalid_api_key");
@@ -73,7 +73,7 @@ describe("client errors", () => {
   });
 
   it("accepts every configured key", async () => {
-    for (const key of ["test-key-alpha", "test-key-beta"]) {
+    for (const key of ["test-client-key-alpha", "test-client-key-beta"]) {
       const res = await gateway("/v1/models", { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
     }
@@ -262,7 +262,7 @@ describe("GET /v1/models and /healthz", () => {
     });
     expect(body.config.backends).toBeGreaterThan(0);
     expect(Object.keys(body.pools)).toContain(MODEL);
-    for (const secret of ["emu-test-key", "test-key-alpha", ADMIN_TOKEN, "127.0.0.1"])
+    for (const secret of ["emu-test-key", "test-client-key-alpha", ADMIN_TOKEN, "127.0.0.1"])
       expect(text).not.toContain(secret);
   });
 });

@@ -16,7 +16,7 @@ import type { RouteInput, StatsResult } from "../../src/worker/router/router-rpc
 import { sha256 } from "../../src/worker/sha256";
 
 export const MODEL = "test-model";
-export const CLIENT_KEY = "test-key-alpha";
+export const CLIENT_KEY = "test-client-key-alpha";
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 export function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
