@@ -48,7 +48,7 @@ function workerTestBindings(
     // A third key with no in-flight limit (the default, KEY_MAX_CONCURRENT 0): the per-key slot's release, run in
     // waitUntil when a client leaves, kept the request's context alive for the others; a client that leaves on
     // this key shows what a deployment without per-key limits does (client-gone.test.ts).
-    GATEWAY_API_KEYS: "test-key-alpha, test-key-beta, test-key-unlimited max_concurrent=0",
+    GATEWAY_API_KEYS: "test-client-key-alpha, test-client-key-beta, test-key-unlimited max_concurrent=0",
     ADMIN_TOKEN: "test-admin-token-0123456789",
     HEALTH_PROBE_SECONDS: "1",
     // Every test runs with a (generous) in-flight limit per key, so the whole suite goes through the

@@ -83,7 +83,7 @@ async function main(argv: string[]): Promise<void> {
     const id = `ab-request-${seq++}`;
     const r = await streamRequest({
       url: `${url}/v1/chat/completions`,
-      apiKey: "ab-key",
+      apiKey: "ab-bundles-gateway-key",
       body: body(i),
       timeoutMs: 30_000,
       headers: {
@@ -100,7 +100,7 @@ async function main(argv: string[]): Promise<void> {
   const start = (configPath: string) =>
     startGatewayOver(emulators, cfg, {
       policy: "least_outstanding",
-      apiKey: "ab-key",
+      apiKey: "ab-bundles-gateway-key",
       configPath,
       runtime: "workerd",
     });

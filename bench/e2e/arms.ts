@@ -48,7 +48,7 @@ export interface ArmConfig {
   readonly around?: Int32Array;
 }
 
-const GATEWAY_KEY = "e2e-gateway-key";
+const GATEWAY_KEY = "e2e-arms-gateway-key";
 const ADMIN_TOKEN = "e2e-admin-token-0123456789";
 const EMULATOR_KEY = "e2e-emulator-key";
 const CHAT = "/v1/chat/completions";

@@ -69,7 +69,7 @@ export async function startCellsRig(
     const gw = await startGateway({
       backends: [],
       policy: "prefix_aware",
-      apiKey: "unused",
+      apiKey: "unused-gateway-key-0",
       configPath,
       projectDir,
       runtime,

@@ -45,7 +45,7 @@ export async function routerDoRates(
   const gw = await startGateway({
     backends: [],
     policy: "prefix_aware",
-    apiKey: "unused",
+    apiKey: "unused-gateway-key-0",
     configPath: cfg.configPath,
     runtime,
   });

@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const gw = await startGateway({
     backends: [],
     policy: "prefix_aware",
-    apiKey: "unused",
+    apiKey: "unused-gateway-key-0",
     configPath: driver.configPath,
     runtime: "workerd",
   });

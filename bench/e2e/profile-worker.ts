@@ -169,7 +169,7 @@ export async function profileWorker(
   const inspectorPort = await freePort();
   const gw = await startGatewayOver(emulators, cfg, {
     policy: "prefix_aware",
-    apiKey: "profile-key",
+    apiKey: "profile-gateway-key",
     configPath: bundle.configPath,
     runtime: "workerd",
     inspectorPort,
@@ -177,7 +177,7 @@ export async function profileWorker(
   const send = async (i: number): Promise<number> => {
     const r = await streamRequest({
       url: `${gw.url}/v1/chat/completions`,
-      apiKey: "profile-key",
+      apiKey: "profile-gateway-key",
       body: body(i),
       timeoutMs: 30_000,
     });

@@ -8,7 +8,7 @@ import { requireAdminToken } from "./admin/admin-auth";
 import { dashboardFile, dashboardPage } from "./admin/dashboard";
 import type { GatewayEnv } from "./app-types";
 import { cors } from "./cors/cors";
-import { errorBody, GatewayError, toGatewayError } from "./errors";
+import { errorBody, routeNotFound, toGatewayError } from "./errors";
 import { healthz } from "./healthz";
 import { inferenceHandler } from "./inference/handler";
 import { inferenceBody } from "./inference/inference-request";
@@ -59,15 +59,11 @@ app.post("/admin/pools/:model/reset-affinity", ...admin, resetAffinity);
 app.get("/admin/dashboard", dashboardPage);
 app.get("/admin/dashboard/:file", dashboardFile);
 
-app.notFound((c) => {
-  const e = new GatewayError(
-    404,
-    "invalid_request_error",
-    "not_found",
-    `No route for ${c.req.method} ${c.req.path}.`,
-  );
-  return c.json(errorBody(e), 404);
-});
+/** The client API above, as a 404 for any other path names it (the admin API is README's to tell). */
+const CLIENT_API =
+  "POST /v1/chat/completions, POST /v1/completions, GET /v1/models and GET /v1/models/{model}";
+
+app.notFound((c) => c.json(errorBody(routeNotFound(c.req.method, c.req.path, CLIENT_API)), 404));
 
 app.onError((err, c) => {
   const e = toGatewayError(err, c.get("requestId") ?? "unknown");

@@ -5,6 +5,18 @@
  * Unknown errors become a 500 with a request id, never a stack trace.
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { MAX_MODEL_CHARS } from "./request/request-limits";
+
+/**
+ * What a client sent, as an error message may quote it: at most MAX_MODEL_CHARS characters (the longest model
+ * name a body may carry), and past that cut and said to be, so no answer grows with what the client sends.
+ */
+export function quoteClient(text: string): string {
+  if (text.length <= MAX_MODEL_CHARS) return text;
+  // Not between the two halves of a surrogate pair: a lone half is not text.
+  const end = /[\uD800-\uDBFF]/.test(text[MAX_MODEL_CHARS - 1]!) ? MAX_MODEL_CHARS - 1 : MAX_MODEL_CHARS;
+  return `${text.slice(0, end)}… (${text.length} characters)`;
+}
 
 export type ErrorType =
   | "invalid_request_error"
@@ -147,8 +159,20 @@ export const modelNotFound = (model: string) =>
     404,
     "invalid_request_error",
     "model_not_found",
-    `The model '${model}' is not served by this gateway.`,
+    `The model '${quoteClient(model)}' is not served by this gateway.`,
     "model",
+  );
+
+/**
+ * A path no route serves. OpenAI's API has many more endpoints than this gateway (embeddings, responses,
+ * files…): the answer names the ones it has, so a client pointed here learns it from the error, not the docs.
+ */
+export const routeNotFound = (method: string, path: string, served: string) =>
+  new GatewayError(
+    404,
+    "invalid_request_error",
+    "not_found",
+    `No route for ${method} ${quoteClient(path)}. This gateway serves ${served}.`,
   );
 
 /** Refuses, with model_not_found, a model the gateway's config does not serve. */

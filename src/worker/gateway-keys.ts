@@ -35,6 +35,12 @@ export type KeyEntriesResult =
 /** Upper bound of max_concurrent: KEY_MAX_CONCURRENT's. */
 export const MAX_CONCURRENT_LIMIT = SETTINGS.KEY_MAX_CONCURRENT.max;
 
+/**
+ * A key's least length, ADMIN_TOKEN's: a key is a password that guards the fleet, and one of a few characters
+ * is guessed in a few requests (the rate limit is per key, so each guess costs its own).
+ */
+export const MIN_KEY_CHARS = 16;
+
 const OPTION_NAMES = ["max_concurrent"] as const;
 const USAGE = `options are ${OPTION_NAMES.map((n) => `${n}=N`).join(", ")} after the key; separate keys with commas`;
 
@@ -84,6 +90,13 @@ export function parseKeyEntries(raw: string): KeyEntriesResult {
     const tokens = tokensOf(piece);
     const key = tokens[0] ?? "";
     if (key === "") return;
+    if (key.length < MIN_KEY_CHARS) {
+      issues.push({
+        path: [at],
+        message: `must be at least ${MIN_KEY_CHARS} characters (a key is a password: \`openssl rand -hex 24\` makes one)`,
+      });
+      return;
+    }
     const options: { maxConcurrent?: number } = {};
     const before = issues.length;
     for (const token of tokens.slice(1)) parseOption(token, at, options, issues);

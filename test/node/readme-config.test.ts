@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import * as defaults from "../../src/routing/defaults";
 import { POLICY_NAMES } from "../../src/routing/types";
 import { CONFIG_KEYS, parseConfig, type RawConfigEnv, SECRET_NAMES } from "../../src/worker/config";
+import { meantName } from "../../src/worker/config-names";
 
 const root = new URL("../../", import.meta.url);
 const readme = readFileSync(new URL("README.md", root), "utf8");
@@ -86,9 +87,9 @@ describe("README configuration reference", () => {
       .exec(keys)!
       .slice(1)
       .map((n) => Number(n.replaceAll(",", "")));
-    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${klo}`)).toBe(true);
-    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${khi}`)).toBe(true);
-    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789 max_concurrent=${khi! + 1}`)).toBe(false);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789abcdef max_concurrent=${klo}`)).toBe(true);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789abcdef max_concurrent=${khi}`)).toBe(true);
+    expect(await accepts("GATEWAY_API_KEYS", `k-0123456789abcdef max_concurrent=${khi! + 1}`)).toBe(false);
   });
 
   it("gives each var the default the config applies when it is left out", async () => {
@@ -146,6 +147,14 @@ describe("README configuration reference", () => {
     const known = new Set<string>([...CONFIG_KEYS, ...bindings, ...Object.keys(defaults)]);
     // Not the gateway's: the tests' Chromium (test/ensure-chromium.sh).
     known.add("CHROMIUM_PATH");
+    // The near misses README gives as examples of what the config refuses: named on purpose, and each must
+    // really be one (config-names.ts takes it for a var the config reads).
+    const missIntro = "A var whose name is a near miss of one below (";
+    const misses = readme.slice(readme.indexOf(missIntro) + missIntro.length).split(")")[0]!;
+    for (const [, miss] of misses.matchAll(/`([A-Za-z][A-Za-z0-9_-]+)`/g)) {
+      expect(meantName(miss!, CONFIG_KEYS), miss).toBeDefined();
+      known.add(miss!);
+    }
     const named = new Set([...readme.matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g)].map((m) => m[0]));
     expect([...named].filter((n) => !known.has(n))).toEqual([]);
   });

@@ -6,7 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../src/worker/errors";
-import type { InferenceKind } from "../../src/worker/request/openai-schemas";
+import {
+  chatBodySchema,
+  completionsBodySchema,
+  type InferenceKind,
+} from "../../src/worker/request/openai-schemas";
 import { readBodyBytes } from "../../src/worker/request/read-body";
 import { readInferenceBody } from "../../src/worker/request/request-body";
 import {
@@ -120,6 +124,44 @@ describe("absurd values are refused at the edge", () => {
     const missing = readInferenceBody(request(JSON.stringify({ model: "m" })), "completions");
     await expect(missing).rejects.toThrow("'prompt' is required");
     await expect(missing).rejects.not.toThrow(/nonoptional/);
+  });
+
+  it("refuses a wrong type in any field the schemas check in the gateway's words, never zod's", async () => {
+    const wrong: unknown[] = ["yes", 1, 1.5, true, [], [1], {}, { a: 1 }];
+    const bodies: [InferenceKind, unknown][] = [];
+    // Every top-level field each schema checks, so a field added later is swept too.
+    for (const field of Object.keys(chatBodySchema.shape))
+      for (const v of wrong) bodies.push(["chat", chat({ [field]: v })]);
+    for (const field of Object.keys(completionsBodySchema.in.shape))
+      for (const v of wrong) bodies.push(["completions", completions({ [field]: v })]);
+    // The nested places: a message, its fields, a content part, a stop sequence, stream_options' member.
+    for (const v of wrong)
+      bodies.push(
+        ["chat", chat({ messages: [v] })],
+        ["chat", chat({ messages: [{ role: v, content: "x" }] })],
+        ["chat", chat({ messages: [{ role: "user", content: v }] })],
+        ["chat", chat({ messages: [{ role: "user", content: [v] }] })],
+        ["chat", chat({ messages: [{ role: "user", content: [{ type: v }] }] })],
+        ["chat", chat({ messages: [{ role: "user", content: "x", name: v }] })],
+        ["chat", chat({ stop: [v] })],
+        ["chat", chat({ stream_options: { include_usage: v } })],
+      );
+    let refused = 0;
+    for (const [kind, body] of bodies) {
+      const message = await readInferenceBody(request(JSON.stringify(body)), kind).then(
+        () => undefined,
+        (err: GatewayError) => err.message,
+      );
+      if (message === undefined) continue;
+      refused++;
+      expect(message, JSON.stringify(body)).toMatch(/^'[^']+' (?:must|is|holds) /);
+      expect(message, JSON.stringify(body)).not.toMatch(/Invalid|expected|received|Too (?:small|big)/);
+    }
+    expect(refused).toBeGreaterThan(100);
+    // The case a client met: stream_options as a string.
+    await expect(
+      readInferenceBody(request(JSON.stringify(chat({ stream_options: "yes" }))), "chat"),
+    ).rejects.toThrow("'stream_options' must be an object");
   });
 
   it("passes unknown fields (and known ones) through untouched", async () => {

@@ -74,6 +74,19 @@ describe("admin API", () => {
     await expectOpenAIError(await gateway("/admin/dashboard/secrets.txt"), 404, "not_found");
   });
 
+  it("never echoes an unbounded name from the path in a 404 (the dashboard's files need no token)", async () => {
+    const long = "a".repeat(9000);
+    for (const [res, code] of [
+      [await post(`/admin/backends/${long}/drain`), "backend_not_found"],
+      [await post(`/admin/pools/${long}/reset-affinity`), "model_not_found"],
+      [await gateway(`/admin/dashboard/${long}`), "not_found"],
+    ] as const) {
+      const msg = await expectOpenAIError(res, 404, code);
+      expect(msg.length).toBeLessThan(1000);
+      expect(msg).toContain("9000 characters");
+    }
+  });
+
   it("drains a backend: no new requests, its stream finishes; the last backend is refused; undrain restores", async () => {
     const env = fleetEnv();
     let res = await post("/admin/backends/adm-b/drain");

@@ -67,7 +67,7 @@ describe("backend check", () => {
     const ask = (content: string) =>
       gatewayWithEnv(overrides, "/v1/chat/completions", {
         method: "POST",
-        headers: { authorization: "Bearer test-key-alpha", "content-type": "application/json" },
+        headers: { authorization: "Bearer test-client-key-alpha", "content-type": "application/json" },
         body: JSON.stringify({ model, messages: [{ role: "user", content }], max_tokens: 4 }),
       });
     // Clients get what the backend says (a 404 is relayed by design); the check is what tells the operator.

@@ -244,7 +244,7 @@ describe("one backend per cell", () => {
     for (let i = 0; i < 16; i++) {
       const res = await gatewayWithEnv(env2(), "/v1/chat/completions", {
         method: "POST",
-        headers: { ...authHeaders(), authorization: "Bearer test-key-beta" },
+        headers: { ...authHeaders(), authorization: "Bearer test-client-key-beta" },
         body: JSON.stringify({
           model: FAULT_MODEL,
           max_tokens: 4,

@@ -109,7 +109,7 @@ async function bystander(tag: string): Promise<string> {
 describe("a client that leaves (through the runtime)", () => {
   // Before its headers nothing of the request is in a relay: what ends the lease is the chain from the aborted fetch
   // to the report, which ran only while something else kept the request's context alive. The per-key slot's
-  // release did (test-key-alpha); without per-key limits (the default) the lease was held until LEASE_TTL_SECONDS.
+  // release did (test-client-key-alpha); without per-key limits (the default) the lease was held until LEASE_TTL_SECONDS.
   for (const [keyName, key] of [
     ["with a per-key slot", undefined],
     ["without per-key limits", UNLIMITED_KEY],

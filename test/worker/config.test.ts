@@ -11,7 +11,7 @@ const base = {
     { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 },
     { id: "b", url: "https://gpu.example/", models: ["m", "n"], apiKey: "k", weight: 2, kvCacheTokens: 2000 },
   ]),
-  GATEWAY_API_KEYS: "one, two ,,",
+  GATEWAY_API_KEYS: "client-key-one-0001, client-key-two-0002 ,,",
   ADMIN_TOKEN: "0123456789abcdef",
 };
 
@@ -287,7 +287,10 @@ describe("parseConfig", () => {
   });
 
   it("refuses .dev.vars.example's public keys once BACKENDS leaves loopback, and keeps them for local runs", async () => {
-    const example = { ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, GATEWAY_API_KEYS: `${EXAMPLE_GATEWAY_KEY}, mine` };
+    const example = {
+      ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN,
+      GATEWAY_API_KEYS: `${EXAMPLE_GATEWAY_KEY}, client-key-mine-0003`,
+    };
     const remote = await parseConfig({ ...base, ...example });
     expect(remote.ok).toBe(false);
     if (!remote.ok) {
@@ -384,7 +387,7 @@ describe("parseConfig", () => {
     const a = await loadConfig(base);
     const b = await loadConfig({ ...base });
     expect(b).toBe(a);
-    const c = await loadConfig({ ...base, GATEWAY_API_KEYS: "three" });
+    const c = await loadConfig({ ...base, GATEWAY_API_KEYS: "client-key-three-0003" });
     expect(c).not.toBe(a);
   });
 });
@@ -395,7 +398,7 @@ describe("config mistakes refused by name", () => {
     const token = "shared-token-0123456789";
     const r = await parseConfig({
       ...base,
-      GATEWAY_API_KEYS: `one, ${token} max_concurrent=4`,
+      GATEWAY_API_KEYS: `client-key-one-0001, ${token} max_concurrent=4`,
       ADMIN_TOKEN: token,
     });
     expect(r.ok).toBe(false);

@@ -43,6 +43,11 @@ describe("client errors", () => {
       JSON.stringify({ model: MODEL, stream: "yes", messages: [{ role: "user", content: "x" }] }),
     );
     await expectOpenAIError(res2, 400, "invalid_value");
+    // In the gateway's words, not zod's ("Invalid input: expected object, received string").
+    const res3 = await chat(
+      JSON.stringify({ model: MODEL, stream_options: "yes", messages: [{ role: "user", content: "x" }] }),
+    );
+    expect(await expectOpenAIError(res3, 400, "invalid_value")).toBe("'stream_options' must be an object");
   });
 
   it("answers an unknown model with 404 model_not_found", async () => {
@@ -56,7 +61,7 @@ describe("client errors", () => {
     const body = JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }] });
     const wrong = await gateway("/v1/chat/completions", {
       method: "POST",
-      headers: { authorization: "Bearer test-key-alphA", "content-type": "application/json" },
+      headers: { authorization: "Bearer test-client-key-alphA", "content-type": "application/json" },
       body,
     });
     await expectOpenAIError(wrong, 401, "invalid_api_key");
@@ -68,7 +73,7 @@ describe("client errors", () => {
   });
 
   it("accepts every configured key", async () => {
-    for (const key of ["test-key-alpha", "test-key-beta"]) {
+    for (const key of ["test-client-key-alpha", "test-client-key-beta"]) {
       const res = await gateway("/v1/models", { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
     }
@@ -163,6 +168,41 @@ describe("client errors", () => {
     await expectOpenAIError(await gateway("/nope"), 404, "not_found");
   });
 
+  it("tells a client of an OpenAI endpoint it does not serve which ones it does", async () => {
+    for (const [method, path] of [
+      ["POST", "/v1/embeddings"],
+      ["POST", "/v1/responses"],
+      ["GET", "/v1/files"],
+    ] as const) {
+      const res = await gateway(path, {
+        method,
+        headers: authHeaders(),
+        body: method === "POST" ? "{}" : null,
+      });
+      const msg = await expectOpenAIError(res, 404, "not_found");
+      expect(msg).toContain(`${method} ${path}`);
+      for (const served of ["POST /v1/chat/completions", "POST /v1/completions", "GET /v1/models"])
+        expect(msg).toContain(served);
+    }
+  });
+
+  it("never echoes an unbounded path: a long model id or route is cut in the 404's message", async () => {
+    const long = "a".repeat(9000);
+    for (const [path, code] of [
+      [`/v1/models/${long}`, "model_not_found"],
+      [`/v1/${long}`, "not_found"],
+      [`/${long}`, "not_found"],
+    ] as const) {
+      const res = await gateway(path, { headers: authHeaders() });
+      const msg = await expectOpenAIError(res, 404, code);
+      expect(msg.length).toBeLessThan(1000);
+      // Cut, and said to be: the client can tell its id was not echoed whole.
+      expect(msg).toContain("a".repeat(200));
+      expect(msg).not.toContain("a".repeat(300));
+      expect(msg).toMatch(/900[0-9] characters/);
+    }
+  });
+
   it("sets x-request-id on every response, keeping a sane client id", async () => {
     const res = await gateway("/v1/nope", { headers: { "x-request-id": "client-req-123456" } });
     expect(res.headers.get("x-request-id")).toBe("client-req-123456");
@@ -222,7 +262,7 @@ describe("GET /v1/models and /healthz", () => {
     });
     expect(body.config.backends).toBeGreaterThan(0);
     expect(Object.keys(body.pools)).toContain(MODEL);
-    for (const secret of ["emu-test-key", "test-key-alpha", ADMIN_TOKEN, "127.0.0.1"])
+    for (const secret of ["emu-test-key", "test-client-key-alpha", ADMIN_TOKEN, "127.0.0.1"])
       expect(text).not.toContain(secret);
   });
 });

@@ -16,7 +16,7 @@ import type { RouteInput, StatsResult } from "../../src/worker/router/router-rpc
 import { sha256 } from "../../src/worker/sha256";
 
 export const MODEL = "test-model";
-export const CLIENT_KEY = "test-key-alpha";
+export const CLIENT_KEY = "test-client-key-alpha";
 /** A key with no per-key in-flight limit (max_concurrent=0): no KeyLimiterDO slot, as by default (vitest.config.ts). */
 export const UNLIMITED_KEY = "test-key-unlimited";
 export const ADMIN_TOKEN = "test-admin-token-0123456789";

@@ -2,8 +2,8 @@
  * PREFIX_SCOPE (src/worker/inference/prefix-scope.ts) through the real Worker and RouterDO: with `key`, one
  * gateway key cannot learn from the route headers whether another sent a prompt, even under the other's
  * tenant name, and a backend marked `cacheSalt` is sent a cache_salt of the scope; with `shared`, affinity
- * crosses keys as it always did. The suite's config has two keys (vitest.config.ts: test-key-alpha,
- * test-key-beta).
+ * crosses keys as it always did. The suite's config has two keys (vitest.config.ts: test-client-key-alpha,
+ * test-client-key-beta).
  */
 import { describe, expect, it } from "vitest";
 import { keyIdOf } from "../../src/worker/gateway-keys";
@@ -20,8 +20,8 @@ import {
   settle,
 } from "./helpers";
 
-const K1 = "test-key-alpha";
-const K2 = "test-key-beta";
+const K1 = "test-client-key-alpha";
+const K2 = "test-client-key-beta";
 
 const reasonOf = (res: Response) => res.headers.get("x-prefix-gateway-route");
 const expectedOf = (res: Response) => res.headers.get("x-prefix-gateway-cached-tokens-expected");

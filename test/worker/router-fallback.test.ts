@@ -33,7 +33,7 @@ import {
 } from "./helpers";
 
 /** The suite's second client key (vitest.config.ts GATEWAY_API_KEYS). */
-const SECOND_KEY = "test-key-beta";
+const SECOND_KEY = "test-client-key-beta";
 
 type Mode = "ok" | "throw" | "hang" | "overloaded";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

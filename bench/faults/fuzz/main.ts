@@ -25,8 +25,8 @@ import { sendRaw } from "./raw";
 import { type CaseOutcome, sendBurst, sendFetch } from "./send";
 import { referenceAnswers, startSteady, steadyBodies } from "./steady-clients";
 
-const STEADY_KEY = "fuzz-steady-key";
-const FUZZ_KEY = "fuzz-client-key";
+const STEADY_KEY = "fuzz-steady-client-key";
+const FUZZ_KEY = "fuzz-fuzzing-client-key";
 /** The fuzzing key's own in-flight cap: its requests go through the KeyLimiterDO, and the check afterwards fills it. */
 const FUZZ_KEY_CAP = 12;
 /** How long the gateway may take to show no request in flight, and to free the key's slots (KEY_SLOT_TTL_MS is 30 s). */

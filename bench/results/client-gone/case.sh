@@ -4,7 +4,7 @@ curl -s -XPOST $EMU/_control/fault -d "$1" -H 'content-type: application/json' >
 sleep 1
 t0=$(date +%s%N)
 el() { echo $(( ($(date +%s%N) - t0) / 1000000 )); }
-curl -sN --max-time 2 http://127.0.0.1:8797/v1/chat/completions -H 'authorization: Bearer live-key-one' -H 'content-type: application/json' \
+curl -sN --max-time 2 http://127.0.0.1:8797/v1/chat/completions -H 'authorization: Bearer live-client-key-one' -H 'content-type: application/json' \
   -d "{\"model\":\"llama\",\"max_tokens\":8,\"stream\":true$2,\"messages\":[{\"role\":\"user\",\"content\":\"hello $RANDOM\"}]}" > /tmp/cg-curl.out 2>&1
 echo "$3: curl gave up at $(el) ms, got $(wc -c < /tmp/cg-curl.out) bytes"
 prev=""

@@ -3,7 +3,7 @@
 cd "$(git rev-parse --show-toplevel)"
 cat > .dev.vars <<'V'
 BACKENDS='[{"id":"live-1","url":"http://127.0.0.1:8697","models":["llama"],"apiKey":"emu-key","weight":1,"kvCacheTokens":262144}]'
-GATEWAY_API_KEYS=live-key-one
+GATEWAY_API_KEYS=live-client-key-one
 ADMIN_TOKEN=live-admin-token-0123456789
 V
 nice -n 10 npx tsx bench/emulator/main.ts --port 8697 --model llama --api-key emu-key --control > /tmp/cg-emu.log 2>&1 &

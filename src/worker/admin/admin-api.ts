@@ -8,7 +8,7 @@
 import type { Context } from "hono";
 import type { GatewayEnv } from "../app-types";
 import type { GatewayConfig } from "../config";
-import { GatewayError, requireModel } from "../errors";
+import { GatewayError, quoteClient, requireModel } from "../errors";
 import type { AdminResult } from "../router/router-rpc";
 import { METRICS_CONTENT_TYPE, metricsText } from "../stats/metrics-text";
 import type { PoolSnapshot } from "../stats/pool-snapshot";
@@ -99,7 +99,7 @@ export function drainHandler(drained: boolean) {
         404,
         "invalid_request_error",
         "backend_not_found",
-        `No backend '${id}' is configured.`,
+        `No backend '${quoteClient(id)}' is configured.`,
         "id",
       );
     const pools: Record<string, readonly string[]> = {};

@@ -10,7 +10,7 @@ import type { Context } from "hono";
 import uplotJs from "uplot/dist/uPlot.iife.min.js";
 import uplotCss from "uplot/dist/uPlot.min.css";
 import type { GatewayEnv } from "../app-types";
-import { GatewayError } from "../errors";
+import { GatewayError, quoteClient } from "../errors";
 import appJs from "./dashboard/app.js";
 import pageCss from "./dashboard/dashboard.css";
 import pageHtml from "./dashboard/dashboard.html";
@@ -53,6 +53,11 @@ export function dashboardFile(c: Context<GatewayEnv>): Response {
   const name = c.req.param("file") ?? "";
   const file = Object.hasOwn(FILES, name) ? FILES[name] : undefined;
   if (file === undefined)
-    throw new GatewayError(404, "invalid_request_error", "not_found", `No dashboard file '${name}'.`);
+    throw new GatewayError(
+      404,
+      "invalid_request_error",
+      "not_found",
+      `No dashboard file '${quoteClient(name)}'.`,
+    );
   return c.body(file.body, 200, headers(file.type));
 }

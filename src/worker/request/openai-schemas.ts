@@ -19,6 +19,26 @@ import {
   MAX_STOP_SEQUENCES,
 } from "./request-limits";
 
+/** The article and name of each type zod says a field expected. */
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  object: "an object",
+  array: "an array",
+  string: "a string",
+  number: "a number",
+  int: "an integer",
+  boolean: "a boolean",
+};
+
+/**
+ * What a check with no message of its own tells the client, in the gateway's words (`must be an object`),
+ * never zod's (`Invalid input: expected object, received string`). Given to every parse of a body (the
+ * schemas below and listOf's elements), so a field added without a message still speaks like the others.
+ */
+const inGatewayWords: z.core.$ZodErrorMap = (issue) =>
+  issue.code === "invalid_type"
+    ? `must be ${TYPE_NAMES[issue.expected] ?? `of type ${issue.expected}`}`
+    : "is not a valid value";
+
 /** An optional integer field within [min, max] (null allowed: OpenAI's SDKs send it for "unset"). */
 const boundedInt = (min: number, max: number) =>
   z
@@ -54,7 +74,7 @@ function listOf<S extends z.ZodType>(
         return;
       }
       for (let i = 0; i < items.length; i++) {
-        const r = element.safeParse(items[i]);
+        const r = element.safeParse(items[i], { error: inGatewayWords });
         if (!r.success) {
           const first = r.error.issues[0]!;
           ctx.addIssue({ code: "custom", message: first.message, path: [i, ...first.path], input: items[i] });
@@ -184,3 +204,10 @@ export type ChatBody = z.infer<typeof chatBodySchema>;
 export type CompletionsBody = z.output<typeof completionsBodySchema>;
 export type InferenceKind = "chat" | "completions";
 export type InferenceBody = ChatBody | CompletionsBody;
+
+/** Parses a body against the kind's schema, with the gateway's wording for every message. */
+export function parseInferenceBody(kind: InferenceKind, raw: unknown) {
+  return kind === "chat"
+    ? chatBodySchema.safeParse(raw, { error: inGatewayWords })
+    : completionsBodySchema.safeParse(raw, { error: inGatewayWords });
+}

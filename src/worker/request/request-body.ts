@@ -10,12 +10,7 @@
 import type { z } from "zod";
 import { badRequest, unsupportedContentEncoding } from "../errors";
 import { JsonShapeMeter } from "./json-shape";
-import {
-  chatBodySchema,
-  completionsBodySchema,
-  type InferenceBody,
-  type InferenceKind,
-} from "./openai-schemas";
+import { type InferenceBody, type InferenceKind, parseInferenceBody } from "./openai-schemas";
 import { readBodyBytes } from "./read-body";
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_KEYS, MAX_JSON_VALUES } from "./request-limits";
 
@@ -68,8 +63,7 @@ export async function readInferenceBody(
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw badRequest("The request body must be a JSON object.", null, "invalid_json");
   }
-  const schema = kind === "chat" ? chatBodySchema : completionsBodySchema;
-  const parsed = schema.safeParse(raw);
+  const parsed = parseInferenceBody(kind, raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const param = pathOf(issue);
