@@ -18,7 +18,10 @@ function warmed(kv: number) {
     { policy: "prefix_aware", blockTokens: 16 },
   );
   let t = 0;
-  const ctx = (dt: number) => ({ now: (t += dt), random });
+  const ctx = (dt: number) => {
+    t += dt;
+    return { now: t, random };
+  };
   const family = (f: number) => ({
     blocks: keys(10_000 * (f + 1), 125),
     promptTokens: 2000,
