@@ -61,6 +61,12 @@ export interface AffinityReceipt {
   readonly reserved: number;
   /** Its prompt's entries past the keys that may be cached (the whole window matched): settle decides. */
   readonly deferred: number;
+  /**
+   * Its prompt's entries past the keys that only an estimate claims (a count the prompt bound cut to the
+   * largest KV: router.ts record): neither set aside nor evicted for; settle charges what the engine's own
+   * prompt count confirms, at most these.
+   */
+  readonly unconfirmed: number;
   settled: boolean;
 }
 
@@ -113,9 +119,10 @@ export class BackendAffinity {
 
   /**
    * Touches the request's blocks (tail first); `matched` is the prefix length found at route time and
-   * `unkeyed` the entries its prompt fills past them (kv-footprint.ts pastWindowEntries).
+   * `unkeyed` the entries its prompt fills past them (kv-footprint.ts pastWindowEntries); `unconfirmed`
+   * entries past them that only an estimate claims, left to settle (AffinityReceipt.unconfirmed).
    */
-  record(blocks: readonly BlockKey[], matched: number, unkeyed = 0): AffinityReceipt {
+  record(blocks: readonly BlockKey[], matched: number, unkeyed = 0, unconfirmed = 0): AffinityReceipt {
     this.dropSettledPending();
     // A prefix cache hit is a run of leading blocks: nothing past the keys can hit unless all of them
     // do. When we believe they all do, the rest may be cached too, and cached_tokens will say.
@@ -137,6 +144,7 @@ export class BackendAffinity {
       nodes,
       reserved,
       deferred,
+      unconfirmed,
       settled: false,
     };
     this.pending.push(receipt);
@@ -146,7 +154,8 @@ export class BackendAffinity {
   /**
    * Applies what the backend reported. Idempotent per receipt. `tail`: the entries its answer and
    * partial last block held in the engine (kv-footprint.ts tailEntries, fractional), charged as
-   * anonymous entries when it ended ok.
+   * anonymous entries when it ended ok. `confirmed`: the entries past its keys the engine's own prompt
+   * count (usage.prompt_tokens) fills, charged up to the receipt's `unconfirmed`.
    */
   settle(
     receipt: AffinityReceipt,
@@ -154,6 +163,7 @@ export class BackendAffinity {
     blockTokens: number,
     promptTokens: number,
     tail = 0,
+    confirmed = 0,
   ): SettleResult {
     if (receipt.settled) return { evicted: 0, forgotten: 0 };
     receipt.settled = true;
@@ -170,7 +180,7 @@ export class BackendAffinity {
     }
     const hit = this.engineHit(outcome, blockTokens, promptTokens);
     const evicted = hit === undefined ? 0 : this.correct(receipt, hit, blockTokens, promptTokens);
-    this.release(receipt, hit, tail);
+    this.release(receipt, hit, tail, confirmed);
     return { evicted, forgotten: 0 };
   }
 
@@ -209,11 +219,15 @@ export class BackendAffinity {
    * past our keys (the part set aside, and the deferred part the engine did not find cached) become
    * anonymous entries, then its keyed blocks are touched again, tail first, so they are the most
    * recently freed (vLLM frees a request's blocks in reverse: the answer's go to the LRU before the
-   * prompt's).
+   * prompt's). Of what only an estimate claimed, the part the engine's count confirms, less what the
+   * engine found cached past our keys, as for the deferred part.
    */
-  private release(receipt: AffinityReceipt, hit: number | undefined, tail: number): void {
+  private release(receipt: AffinityReceipt, hit: number | undefined, tail: number, confirmed: number): void {
     let n = receipt.reserved;
-    if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - Math.max(0, (hit ?? 0) - receipt.touched));
+    const pastKeysHit = Math.max(0, (hit ?? 0) - receipt.touched);
+    if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - pastKeysHit);
+    if (receipt.unconfirmed > 0 && confirmed > 0)
+      n += Math.max(0, Math.min(receipt.unconfirmed, Math.floor(confirmed)) - pastKeysHit);
     if (tail > 0 && Number.isFinite(tail)) {
       this.tailCarry += tail;
       const whole = Math.floor(this.tailCarry);

@@ -295,7 +295,7 @@ export class Router {
       for (let j = 0; j < all.length; j++) if (f.healthy[j] && all[j]! > available) available = all[j]!;
     const matched = f.matchedOn(i, req.blocks);
     slot.routed++;
-    const ticket = this.open(slot, req, matched, ctx.now, {
+    const ticket = this.open(slot, req, matched, ctx.now, this.cut(request), {
       backendId: slot.spec.id,
       reason: pick.reason,
       expectedCachedTokens: Math.min(req.promptTokens, matched * this.blockTokens),
@@ -368,7 +368,7 @@ export class Router {
     const slot = this.byId.get(backendId);
     if (slot === undefined) return undefined;
     // Nobody decided here: this decision is never reported (the lease's route result went out long ago).
-    return this.open(slot, { blocks: [], promptTokens: 0 }, 0, routedAt, {
+    return this.open(slot, { blocks: [], promptTokens: 0 }, 0, routedAt, false, {
       backendId,
       reason: "fallback",
       expectedCachedTokens: 0,
@@ -394,7 +394,7 @@ export class Router {
     const f = this.fleet;
     f.forgetMatches();
     const matched = f.matchedOn(slot.index, req.blocks);
-    const receipt = this.record(slot, req, matched);
+    const receipt = this.record(slot, req, matched, this.cut(request));
     this.settle(slot, receipt, req, outcome);
     return this.judge(backendId, outcome, routedAt, ctx.now);
   }
@@ -469,20 +469,22 @@ export class Router {
   /**
    * What route() and restore() both do once the backend is known: count the request in flight
    * there, record its blocks on the backend (`matched` of them already held), and keep its ticket
-   * for complete(). The decision gets the backend's in-flight count before this request.
+   * for complete(). The decision gets the backend's in-flight count before this request. `cut`: the
+   * prompt bound cut its count (record).
    */
   private open(
     slot: Slot,
     req: RouteRequest,
     matched: number,
     routedAt: number,
+    cut: boolean,
     decided: Omit<RouteDecision, "inflightAtDecision">,
   ): RouteTicket {
     const f = this.fleet;
     const inflightAtDecision = f.inflight[slot.index]!;
     f.inflight[slot.index] = inflightAtDecision + 1;
     f.totalInflight++;
-    const receipt = this.record(slot, req, matched);
+    const receipt = this.record(slot, req, matched, cut);
     const ticket: RouteTicket = {
       backendId: slot.spec.id,
       routedAt,
@@ -492,17 +494,39 @@ export class Router {
     return ticket;
   }
 
-  /** Touches the request's keys on its backend's index, with the cache its prompt fills past them. */
-  private record(slot: Slot, req: RouteRequest, matched: number): AffinityReceipt {
+  /**
+   * Touches the request's keys on its backend's index, with the cache its prompt fills past them.
+   *
+   * `cut`: its count passed the largest KV and the prompt bound cut it (prompt-bound.ts). Below 2·L
+   * the count cannot tell a prompt that fills an engine from text the estimate overcounts (~1.5 MB of
+   * spaces is counted 393k and is a few thousand tokens), and the entries its prompt would fill past
+   * the keys would evict, at once and for good, every entry of the backend no running request pins:
+   * one client's odd request cost every other client its affinity there (red-team.md, est-bound-2,
+   * left alone 1). So an estimate past L is not evicted for when routed: it stays charged as load (the
+   * policy's ledger) while it runs, and its entries past the keys wait for the engine's own count at
+   * settle. A real prompt that long still evicts them then, as the engine's LRU did.
+   */
+  private record(slot: Slot, req: RouteRequest, matched: number, cut: boolean): AffinityReceipt {
     const anchors = this.fleet.anchors(req.blocks);
     const unkeyed = pastWindowEntries(req.promptTokens, anchors.length, this.blockTokens * this.indexStride);
+    if (cut) return slot.affinity.record(anchors, matched / this.indexStride, 0, unkeyed);
     return slot.affinity.record(anchors, matched / this.indexStride, unkeyed);
+  }
+
+  /** Whether the prompt bound cut `request`'s count (past the largest KV; no bound without one). */
+  private cut(request: RouteRequest): boolean {
+    return this.largestKv > 0 && request.promptTokens > this.largestKv;
   }
 
   private settle(slot: Slot, receipt: AffinityReceipt, req: RouteRequest, outcome: RouteOutcome): void {
     const entryTokens = this.blockTokens * this.indexStride;
     const tail = tailEntries(req.promptTokens, outcome.outputTokens, this.blockTokens, entryTokens);
-    const settled = slot.affinity.settle(receipt, outcome, entryTokens, req.promptTokens, tail);
+    // What the engine's count (usage.prompt_tokens; none reported: nothing) fills past the keys, within L.
+    const confirmed =
+      receipt.unconfirmed > 0 && outcome.promptTokens !== undefined
+        ? pastWindowEntries(Math.min(outcome.promptTokens, this.largestKv), receipt.touched, entryTokens)
+        : 0;
+    const settled = slot.affinity.settle(receipt, outcome, entryTokens, req.promptTokens, tail, confirmed);
     this.corrected += settled.evicted;
     this.forgotten += settled.forgotten;
     if (settled.evicted + settled.forgotten > 0) this.fleet.forgetMatches();
