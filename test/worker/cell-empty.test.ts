@@ -25,7 +25,8 @@ import {
 
 const IDS = ["empty-a", "empty-b", "empty-c", "empty-d"];
 const specs = IDS.map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
-/** Each backend's cell of two (cells.ts): a cell's backends share one fault emulator, so a fault takes the cell. */
+/** Each backend's cell of two (cells.ts). Each backend has a fault emulator of its own (config refuses one server
+ * listed twice for a model): a fault set on both of a cell's emulators takes the cell. */
 const cellOf = Array.from(assignCells(specs, 2));
 
 function poolEnv(cells: number): { BACKENDS: string; ROUTER_CELLS: string } {
@@ -34,7 +35,7 @@ function poolEnv(cells: number): { BACKENDS: string; ROUTER_CELLS: string } {
     BACKENDS: JSON.stringify(
       IDS.map((id, i) => ({
         id,
-        url: urls[cellOf[i]!],
+        url: urls[i],
         models: [FAULT_MODEL],
         apiKey: BACKEND_KEY,
         weight: 1,
@@ -77,9 +78,18 @@ async function roundIn(
 }
 
 const badIds = IDS.filter((_, i) => cellOf[i] === 0);
+/** The emulator the one-backend-per-cell cases below break (their solo-a). */
 const badUrl = () => faultUrls()[0]!;
+/** The emulators of cell 0's two backends. */
+const badCellUrls = () => IDS.flatMap((_, i) => (cellOf[i] === 0 ? [faultUrls()[i]!] : []));
 /** Both backends of cell 0 answer 502, and their /health too (so a probe does not restore them). */
-const breakCell = () => setBackendFault(badUrl(), { kind: "status", status: 502, health: "follow" });
+const breakCell = async () => {
+  for (const url of badCellUrls())
+    await setBackendFault(url, { kind: "status", status: 502, health: "follow" });
+};
+const mendCell = async () => {
+  for (const url of badCellUrls()) await clearBackendFault(url);
+};
 
 async function waitRestored(name: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -92,6 +102,7 @@ async function waitRestored(name: string, timeoutMs: number): Promise<void> {
 }
 
 afterEach(async () => {
+  await mendCell();
   await clearBackendFault(badUrl());
 });
 
@@ -114,7 +125,7 @@ describe("a cell with nothing usable", () => {
     expect(around.some((r) => badIds.includes(r.backend!))).toBe(false);
     // Recovery: the fault cleared, the cell's probe restores its ejected backend; after CELL_UNUSABLE_MS the
     // families ask home again and are served there.
-    await clearBackendFault(badUrl());
+    await mendCell();
     await waitRestored(`${FAULT_MODEL} cell 1/2`, 15_000);
     await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
     const back = await round(2, "back");
@@ -142,7 +153,7 @@ describe("a cell with nothing usable", () => {
       await breakCell();
       const learning = await round(cells, `learning-${cells}`);
       failed[cells] = learning.filter((r) => r.status !== 200).length;
-      await clearBackendFault(badUrl());
+      await mendCell();
       await waitRestored(cells === 1 ? FAULT_MODEL : `${FAULT_MODEL} cell 1/2`, 15_000);
     }
     console.log(

@@ -44,7 +44,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Four: cells.test.ts gives each of its four backends a server of its own (config refuses one server listed
   // twice for a model).
   const spare = await Promise.all([1, 2, 3, 4].map(() => start(SPARE_MODEL)));
-  const faulty = await Promise.all([1, 2, 3].map(() => start(FAULT_MODEL)));
+  // Four: cell-empty.test.ts gives each of its four backends a server of its own (faults.test.ts's fleet is the
+  // first three).
+  const faulty = await Promise.all([1, 2, 3, 4].map(() => start(FAULT_MODEL)));
   const scrape = await Promise.all([1, 2].map(() => start(SCRAPE_MODEL)));
   const metricsFaults = await startMetricsFaultServer();
   project.provide(
