@@ -7,7 +7,10 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { assignCells } from "../../src/routing/cells";
 import { testPoolSpec } from "../../src/worker/router/pool-spec-fixture";
+import type { RouteInput, RouteResult } from "../../src/worker/router/router-rpc";
+import { authHeaders, BACKEND_KEY, faultServerUrl, gatewayWithEnv, interceptRoute } from "./helpers";
 
 // Never fetched: the RouterDO is asked directly, and no probe runs while nothing is ejected.
 const spec = (...ids: string[]) =>
@@ -60,5 +63,50 @@ describe("a movable retry at its cell's RouterDO", () => {
     }
     // Before: round_robin between mv-b and mv-c (only `avoid` was left out).
     expect(seen).toEqual(seen.map(() => "mv-c"));
+  });
+});
+
+describe("a busy retry whose cell has nothing fit for it, through the Worker (ROUTER_CELLS = 2)", () => {
+  it("is asked back of its own cell avoiding both backends tried: the dead one and the busy one", async () => {
+    // dead, busy and fine in one cell (round_robin there: dead first, then busy), far alone in the other.
+    const model = "retry-fit-cells";
+    const backends = [
+      { id: "dead", url: "http://127.0.0.1:1", weight: 1 },
+      { id: "busy", url: `${faultServerUrl()}/busy429`, weight: 1 },
+      { id: "fine", url: `${faultServerUrl()}/negotiate`, weight: 1 },
+      { id: "far-2", url: `${faultServerUrl()}/_1/negotiate`, weight: 3 },
+    ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, kvCacheTokens: 65536 }));
+    const cellOf = Array.from(assignCells(backends, 2));
+    expect(cellOf).toEqual([1, 1, 1, 0]);
+    const home = `${model} cell 2/2`;
+    const backToCell: NonNullable<RouteInput["movedRetry"]>[] = [];
+    const noUsable: RouteResult = { ok: false, code: "no_usable", message: "test: nothing usable" };
+    const ROUTER = interceptRoute(async (input, real) => {
+      // far's cell takes nothing: the request starts in the other cell, and a moved retry finds no cell to go to.
+      if (input.cellLoads?.cell === 0) return noUsable;
+      if (input.movedRetry !== undefined) backToCell.push(input.movedRetry);
+      // The busy retry: its cell ends the busy lease and spends the budget (real); then, as a cell whose every
+      // other backend is suspect would, it has nothing fit (its decision, on fine, is given back unused).
+      if ((input.retryOf?.tried?.length ?? 0) > 0) {
+        const res = (await real(input)) as RouteResult;
+        if (res.ok) await env.ROUTER.getByName(home).complete(res.leaseId, { ok: true });
+        return noUsable;
+      }
+      return real(input);
+    });
+    const res = await gatewayWithEnv(
+      { BACKENDS: JSON.stringify(backends), ROUTER_CELLS: "2", ROUTING_POLICY: "round_robin", ROUTER },
+      "/v1/chat/completions",
+      {
+        method: "POST",
+        headers: authHeaders(),
+        body: JSON.stringify({ model, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+      },
+    );
+    // Before: movedRetry carried only `avoid: "busy"`, so dead was a candidate again (here round_robin happened to
+    // pick fine, and the client got its 200 either way: the RouterDO test above shows the tried one being picked).
+    expect(backToCell).toEqual([{ avoid: "busy", tried: ["dead"] }]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-prefix-gateway-backend")).toBe("fine");
   });
 });
