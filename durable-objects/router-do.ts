@@ -359,7 +359,11 @@ export class RouterDO extends DurableObject<Env> {
       // With cells, a retry whose every other backend here is suspect (faulted since its last success, ejected
       // or drained: the cell's backends likely share the fault) is sent to another cell: the lease is ended and
       // the budget spent above, as for any retry. Not a 500/404's retry: its outcome is that backend's verdict.
-      if (input.movable === true && verdict === undefined && !router.fitForRetry(avoid)) {
+      if (
+        input.movable === true &&
+        verdict === undefined &&
+        !router.fitForRetry(avoidedBy(avoid, tried), ctx.now)
+      ) {
         await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
         return {
           ok: false,
@@ -370,6 +374,7 @@ export class RouterDO extends DurableObject<Env> {
     } else if (input.movedRetry !== undefined) {
       // Its budget was spent in its first cell; it is still one request. The avoided backend, when asked back.
       avoid = input.movedRetry.avoid;
+      tried = input.movedRetry.tried ?? [];
     } else {
       this.budget!.deposit(input.clientKey);
     }
@@ -384,7 +389,7 @@ export class RouterDO extends DurableObject<Env> {
       req,
       input.armKey ?? 0,
       ctx,
-      tried.length > 0 ? [...(avoid !== undefined ? [avoid] : []), ...tried] : avoid,
+      tried.length > 0 ? avoidedBy(avoid, tried) : avoid,
       full,
     );
     this.scraper.routed(ctx.now);
@@ -973,4 +978,9 @@ function armIndex(label: ArmLabel): 0 | 1 {
 
 function retryAfter(r: NonNullable<RouteInput["retryOf"]>): { retryAfterMs?: number } {
   return r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {};
+}
+
+/** Every backend a request's attempts failed on: the one its last attempt failed on (`avoid`) and the earlier ones. */
+function avoidedBy(avoid: string | undefined, tried: readonly string[]): string[] {
+  return [...(avoid !== undefined ? [avoid] : []), ...tried];
 }

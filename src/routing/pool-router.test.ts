@@ -171,6 +171,26 @@ describe("PoolRouter.drain", () => {
   });
 });
 
+describe("PoolRouter.fitForRetry", () => {
+  it("a throttled backend is not fit for a retry until its retry-after ends", () => {
+    const pool = new PoolRouter([spec("a"), spec("b")], { arms: [{ policy: "round_robin" }] });
+    expect(pool.fitForRetry(["a"], 0)).toBe(true);
+    // b answered 429 with a 30 s retry-after: a retry off a would only meet its 429 again.
+    pool.throttle("b", 30_000);
+    expect(pool.fitForRetry(["a"], 0)).toBe(false);
+    expect(pool.fitForRetry(["a"], 29_999)).toBe(false);
+    expect(pool.fitForRetry(["a"], 30_000)).toBe(true);
+  });
+
+  it("avoids every backend the request's attempts failed on", () => {
+    const pool = new PoolRouter([spec("a"), spec("b"), spec("c")], { arms: [{ policy: "round_robin" }] });
+    expect(pool.fitForRetry(["a", "b"], 0)).toBe(true);
+    pool.throttle("c", 10_000);
+    expect(pool.fitForRetry(["a", "b"], 0)).toBe(false);
+    expect(pool.fitForRetry(["a"], 0)).toBe(true);
+  });
+});
+
 describe("PoolRouter.restore", () => {
   it("counts a re-announced request in flight on its backend until it completes, and learns nothing from it", () => {
     const pool = new PoolRouter(fleet, { arms: [{ policy: "prefix_aware", indexStride: 1 }] });

@@ -208,12 +208,16 @@ export class PoolRouter {
   }
 
   /**
-   * Whether a retry of an attempt that failed on `avoid` has a backend here that is neither drained, `avoid`,
-   * nor suspect (ejected, or faulted since its last success: HealthTracker.fitForRetry). The RouterDO of a cell
-   * answers a movable retry no_usable when none has, and the Worker sends the retry to another cell.
+   * Whether a retry of a request whose attempts failed on `avoid` (every backend it tried) has a backend here that
+   * is none of them, not drained, not throttled at `now` (a 429's or 503's retry-after: it would only answer
+   * busy again), nor suspect (ejected, or faulted since its last success: HealthTracker.fitForRetry). The RouterDO
+   * of a cell answers a movable retry no_usable when none has, and the Worker sends the retry to another cell;
+   * when no other cell takes it, it comes back here and routes as one RouterDO would (onto a throttled backend
+   * as the last resort: Router.route).
    */
-  fitForRetry(avoid: string | undefined): boolean {
-    return this.health.fitForRetry(new Set(this.drainedIds()), avoid);
+  fitForRetry(avoid: readonly string[], now: number): boolean {
+    const held = new Set([...this.drainedIds(), ...this.arms[0]!.throttledIds(now), ...avoid]);
+    return this.health.fitForRetry(held, undefined);
   }
 
   /** Forgets every arm's and the shadow's affinity index. */

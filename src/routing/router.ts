@@ -205,6 +205,11 @@ export class Router {
     return this.slots.filter((s) => s.drained).map((s) => s.spec.id);
   }
 
+  /** Ids of the backends a 429's (or a 503's) retry-after still keeps out at `now` (throttle). */
+  throttledIds(now: number): string[] {
+    return this.slots.filter((s) => s.throttledUntil > now).map((s) => s.spec.id);
+  }
+
   /** Forgets what every backend is believed to cache (the affinity index), keeping load and health. */
   resetAffinity(): void {
     for (const s of this.slots) s.affinity.reset();

@@ -298,3 +298,81 @@ describe("a client that trickles its request body", () => {
     expect(sent).toBeLessThan(text.length);
   });
 });
+
+describe("a client without per-key limits that leaves after the headers, or during a retry (through the runtime)", () => {
+  // The cases above that run on the key with no KeyLimiterDO slot end before the headers, in the first attempt.
+  // These end where other code reports the outcome. A retry's attempt before its headers: nothing but the
+  // request's own keep-alive (request-over.ts) holds its context (without it: "leases 1" after the client left).
+  // A JSON answer's relay (its tap, not an event stream's): once the headers are sent the runtime keeps the
+  // context while the body streams, so it passes without the keep-alive too; no other case leaves a JSON relay.
+  it("a JSON answer whose body stalls after it opened: the fetch is cancelled, the lease ends", async () => {
+    const marker = "client-gone-json-unlimited";
+    await withMarkerFault({ kind: "stall", match: marker, afterChunks: 1 }, async () => {
+      const before = (await emulatorTotals()).abandoned;
+      const client = new AbortController();
+      const res = await exports.default.fetch(
+        request(body(marker, { stream: false }), client.signal, UNLIMITED_KEY),
+      );
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const reader = res.body!.getReader();
+      const other = bystander("json unlimited");
+      await sleep(300);
+      expect((await emulatorTotals()).held).toBe(1);
+      client.abort();
+      const left = Date.now();
+      await reader.read().catch(() => {});
+      await expectFreed(before, left);
+      expect(await other).toContain("data: [DONE]");
+    });
+  });
+
+  // Last in the file: it leaves the reset backend one fault behind (expectFreed wants none).
+  it("while its retry's backend holds it before the headers: both leases end, only the reset backend is blamed", async () => {
+    const marker = "client-gone-retry-unlimited";
+    // Where the marker's prompt goes (affinity brings it back there): that backend resets it, the others hang it.
+    const warm = await exports.default.fetch(request(body(marker), undefined, UNLIMITED_KEY));
+    expect(warm.status).toBe(200);
+    await warm.text();
+    const first = warm.headers.get("x-prefix-gateway-backend")!;
+    try {
+      for (const id of IDS)
+        await setBackendFault(
+          backendUrl(id),
+          id === first ? { kind: "reset", match: marker } : { kind: "hang", match: marker },
+        );
+      const before = (await emulatorTotals()).abandoned;
+      const retriedBefore = (await poolStats()).usage.retried;
+      const client = new AbortController();
+      const pending = exports.default.fetch(request(body(marker), client.signal, UNLIMITED_KEY));
+      await sleep(400);
+      expect((await emulatorTotals()).held).toBe(1);
+      expect((await poolStats()).usage.retried).toBe(retriedBefore + 1);
+      client.abort();
+      const left = Date.now();
+      await expect(pending).rejects.toThrow();
+      for (;;) {
+        const e = await emulatorTotals();
+        const s = await poolStats();
+        if (
+          e.held === 0 &&
+          e.abandoned > before &&
+          s.leases === 0 &&
+          s.backends.every((b) => b.inflight === 0)
+        ) {
+          // The reset is the first backend's fault; the leaving is nobody's.
+          for (const b of s.backends)
+            expect([b.id, b.consecutiveFailures]).toEqual([b.id, b.id === first ? 1 : 0]);
+          break;
+        }
+        if (Date.now() - left > BOUND_MS)
+          throw new Error(
+            `not freed ${BOUND_MS} ms after the client left: backend held ${e.held}, abandoned ${e.abandoned - before}, leases ${s.leases}, inflight ${s.backends.map((b) => b.inflight).join(",")}`,
+          );
+        await sleep(25);
+      }
+    } finally {
+      for (const id of IDS) await clearBackendFault(backendUrl(id));
+    }
+  });
+});

@@ -352,7 +352,7 @@ async function aroundUnusable(
  * `cell` ended the failed lease, spent the retry budget, and had no backend but the failed one to take the retry
  * unsuspected: the retry is asked of `extras` in turn (RouteInput.movedRetry: no budget deposited again), within
  * the one retry the request has. When none admits it (each full, down or with nothing usable), it goes back to
- * its own cell, avoiding the failed backend, as it would have with one cell; when that too fails, the client gets
+ * its own cell, avoiding every backend the request's attempts failed on, as it would have with one cell; when that too fails, the client gets
  * the first attempt's failure (RETRY_REFUSED: the lease is already ended).
  */
 async function movedRetry(
@@ -366,6 +366,7 @@ async function movedRetry(
   try {
     const res = await routeVia(call, cell, undefined, undefined, false, {
       avoid: retryOf.decision.backendId,
+      ...(retryOf.tried !== undefined && retryOf.tried.length > 0 ? { tried: retryOf.tried } : {}),
     });
     if (res.ok) return admitted(call, cell, localRouterFor(cell.name, cell.version, cell.spec), res);
   } catch {

@@ -102,9 +102,11 @@ export interface RouteInput {
   /**
    * A retry whose first attempt's cell spent the retry budget on it and then could not place it (it answered
    * the movable retry no_usable): this cell routes it as a first attempt but deposits nothing in its budget
-   * (the retry is not a new request), and, when it is the first cell asked again, avoids `avoid`.
+   * (the retry is not a new request), and, when it is the first cell asked again, avoids `avoid` (the backend the
+   * last attempt failed on) and `tried` (those earlier attempts failed on: a busy retry's first backend), as
+   * RouteInput.retryOf.tried does in one RouterDO. A RouterDO of the previous version reads `avoid` only.
    */
-  readonly movedRetry?: { readonly avoid?: string };
+  readonly movedRetry?: { readonly avoid?: string; readonly tried?: readonly string[] };
   /** Sent when the Worker is not sure the DO has this version (saves a round trip). */
   readonly spec?: PoolSpec;
   readonly blocks: readonly number[];

@@ -119,6 +119,25 @@ describe("metricsText", () => {
     ]);
   });
 
+  it("reports each backend's relapses, and the next probe of one held out", () => {
+    const base = snapshot((i) => `gpu-${i % 2}`);
+    const held: PoolSnapshot = {
+      ...base,
+      backends: [base.backends[0]!, { ...base.backends[1]!, relapses: 3, nextProbeAt: 1_700_000_123_500 }],
+    };
+    const fams = parsePrometheusTextFormat(metricsText(new Map([["m", held]])));
+    const relapses = fams.find((f) => f.name === "prefix_gateway_backend_relapses")!;
+    expect(relapses.type).toBe("GAUGE");
+    expect(relapses.metrics.map((m) => [m.labels!.backend, m.value])).toEqual([
+      ["gpu-0", "0"],
+      ["gpu-1", "3"],
+    ]);
+    const probe = fams.find((f) => f.name === "prefix_gateway_backend_next_probe_timestamp_seconds")!;
+    expect(probe.metrics.map((m) => [m.labels!.backend, Number(m.value)])).toEqual([
+      ["gpu-1", 1_700_000_123.5],
+    ]);
+  });
+
   it("writes cumulative histogram buckets ending in +Inf = count", () => {
     const ttft = families.find((f) => f.name === "prefix_gateway_ttft_seconds")!;
     expect(ttft.type).toBe("HISTOGRAM");

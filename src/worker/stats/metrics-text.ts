@@ -200,6 +200,24 @@ export function metricsText(pools: ReadonlyMap<string, PoolSnapshot>): string {
         l,
         b.consecutiveFailures,
       );
+      // Why a held-out backend stays out that long (README "Health"): an alert on relapses > 0 finds a backend whose
+      // /health says up while its requests fail, which backend_up alone shows only as flapping.
+      e.sample(
+        `${P}_backend_relapses`,
+        "gauge",
+        "Times in a row the backend failed again soon after its probes brought it back (each doubles its probe wait, up to 32x HEALTH_PROBE_SECONDS); 0 when none.",
+        l,
+        b.relapses ?? 0,
+      );
+      // Only while held out (ejected, or a cell's failing last backend watched).
+      if (b.nextProbeAt !== undefined)
+        e.sample(
+          `${P}_backend_next_probe_timestamp_seconds`,
+          "gauge",
+          "While the backend is held out: when its next /health probe is due, Unix seconds.",
+          l,
+          b.nextProbeAt / 1000,
+        );
       // Only once checked (BACKEND_CHECK_SECONDS on): an unchecked backend is neither good nor bad.
       if (b.check !== undefined)
         e.sample(

@@ -167,7 +167,7 @@
         for (const v of [
           b.id,
           model,
-          b.healthy ? "yes" : "ejected",
+          rotationText(b),
           b.drained ? "drained" : "",
           b.inflight,
           b.consecutiveFailures,
@@ -179,6 +179,17 @@
     setStatus(
       `live · ${new Date(stats.at).toLocaleTimeString()} · policy ${stats.policy}${stats.abPolicy ? ` vs ${stats.abPolicy}` : ""}${stats.shadow ? " · shadow on" : ""}`,
     );
+  }
+
+  /**
+   * In rotation or ejected, and why a backend held out stays out that long: its relapses in a row (failed again
+   * soon after its probes brought it back: each doubles the wait for its next probe) and when that probe is due.
+   */
+  function rotationText(b) {
+    const parts = [b.healthy ? "yes" : "ejected"];
+    if (b.relapses) parts.push(`relapsed ${b.relapses}×`);
+    if (b.nextProbeAt !== undefined) parts.push(`next probe ${new Date(b.nextProbeAt).toLocaleTimeString()}`);
+    return parts.join(" · ");
   }
 
   /** A backend's latest /v1/models check (BACKEND_CHECK_SECONDS): its state and status; empty when off or not yet. */
