@@ -15,6 +15,7 @@ import {
   ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
+  cellFaultUrls,
   clearBackendFault,
   FAULT_MODEL,
   faultUrls,
@@ -25,16 +26,27 @@ import {
 
 const IDS = ["empty-a", "empty-b", "empty-c", "empty-d"];
 const specs = IDS.map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
-/** Each backend's cell of two (cells.ts): a cell's backends share one fault emulator, so a fault takes the cell. */
+/** Each backend's cell of two (cells.ts). */
 const cellOf = Array.from(assignCells(specs, 2));
+/**
+ * The fault emulators of each cell, one a backend (config refuses one server listed twice for a model): cell 0's
+ * are faultUrls()[0] and cellFaultUrls()[0], broken and mended together, so a fault takes the cell; cell 1's
+ * faultUrls()[1] and cellFaultUrls()[1].
+ */
+const cellUrls = (cell: number): readonly [string, string] => [faultUrls()[cell]!, cellFaultUrls()[cell]!];
+/** Backend i's fault emulator: the first or second of its cell's. */
+function urlOf(i: number): string {
+  const cell = cellOf[i]!;
+  const nth = IDS.slice(0, i).filter((_, j) => cellOf[j] === cell).length;
+  return cellUrls(cell)[nth]!;
+}
 
 function poolEnv(cells: number): { BACKENDS: string; ROUTER_CELLS: string } {
-  const urls = faultUrls();
   return {
     BACKENDS: JSON.stringify(
       IDS.map((id, i) => ({
         id,
-        url: urls[cellOf[i]!],
+        url: urlOf(i),
         models: [FAULT_MODEL],
         apiKey: BACKEND_KEY,
         weight: 1,
@@ -79,7 +91,10 @@ async function roundIn(
 const badIds = IDS.filter((_, i) => cellOf[i] === 0);
 const badUrl = () => faultUrls()[0]!;
 /** Both backends of cell 0 answer 502, and their /health too (so a probe does not restore them). */
-const breakCell = () => setBackendFault(badUrl(), { kind: "status", status: 502, health: "follow" });
+const breakCell = () =>
+  Promise.all(cellUrls(0).map((u) => setBackendFault(u, { kind: "status", status: 502, health: "follow" })));
+/** Cell 0's emulators (badUrl() among them) serve again. */
+const mendCell = () => Promise.all(cellUrls(0).map((u) => clearBackendFault(u)));
 
 async function waitRestored(name: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -92,7 +107,7 @@ async function waitRestored(name: string, timeoutMs: number): Promise<void> {
 }
 
 afterEach(async () => {
-  await clearBackendFault(badUrl());
+  await mendCell();
 });
 
 describe("a cell with nothing usable", () => {
@@ -114,7 +129,7 @@ describe("a cell with nothing usable", () => {
     expect(around.some((r) => badIds.includes(r.backend!))).toBe(false);
     // Recovery: the fault cleared, the cell's probe restores its ejected backend; after CELL_UNUSABLE_MS the
     // families ask home again and are served there.
-    await clearBackendFault(badUrl());
+    await mendCell();
     await waitRestored(`${FAULT_MODEL} cell 1/2`, 15_000);
     await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
     const back = await round(2, "back");
@@ -142,7 +157,7 @@ describe("a cell with nothing usable", () => {
       await breakCell();
       const learning = await round(cells, `learning-${cells}`);
       failed[cells] = learning.filter((r) => r.status !== 200).length;
-      await clearBackendFault(badUrl());
+      await mendCell();
       await waitRestored(cells === 1 ? FAULT_MODEL : `${FAULT_MODEL} cell 1/2`, 15_000);
     }
     console.log(
