@@ -359,7 +359,7 @@ export class RouterDO extends DurableObject<Env> {
       // With cells, a retry whose every other backend here is suspect (faulted since its last success, ejected
       // or drained: the cell's backends likely share the fault) is sent to another cell: the lease is ended and
       // the budget spent above, as for any retry. Not a 500/404's retry: its outcome is that backend's verdict.
-      if (input.movable === true && verdict === undefined && !router.fitForRetry(avoid)) {
+      if (input.movable === true && verdict === undefined && !router.fitForRetry(avoid, tried)) {
         await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
         return {
           ok: false,

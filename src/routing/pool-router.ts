@@ -210,10 +210,13 @@ export class PoolRouter {
   /**
    * Whether a retry of an attempt that failed on `avoid` has a backend here that is neither drained, `avoid`,
    * nor suspect (ejected, or faulted since its last success: HealthTracker.fitForRetry). The RouterDO of a cell
-   * answers a movable retry no_usable when none has, and the Worker sends the retry to another cell.
+   * answers a movable retry no_usable when none has, and the Worker sends the retry to another cell. `tried`:
+   * backends the request's earlier attempts met (a busy retry moving on: RouteInput.retryOf.tried), which the
+   * decision leaves out too; a throttled one has no fault, so without them the cell would take the retry back
+   * to the busy backend it came from.
    */
-  fitForRetry(avoid: string | undefined): boolean {
-    return this.health.fitForRetry(new Set(this.drainedIds()), avoid);
+  fitForRetry(avoid: string | undefined, tried: readonly string[] = []): boolean {
+    return this.health.fitForRetry(new Set([...this.drainedIds(), ...tried]), avoid);
   }
 
   /** Forgets every arm's and the shadow's affinity index. */

@@ -226,6 +226,39 @@ describe("a movable retry (RouteInput.movable with retryOf)", () => {
     });
     expect(r4.ok).toBe(true);
   });
+
+  // A retry answered busy moves on once more, avoiding both backends tried (attempts.ts, RouteInput.retryOf.tried).
+  // In a cell of two whose first backend answered 429 and whose second answered the retry 429 too, the cell has
+  // nothing left that neither attempt used: the busy retry must go to another cell (no_usable), not back to the
+  // first busy backend (fitForRetry read the failed backend alone, and a throttled one has no fault).
+  it("a busy retry whose cell has only the backends it tried is answered no_usable", async () => {
+    const busy = () => env.ROUTER.getByName("busy-retry cell");
+    const first = await busy().route({ ...base, spec, blocks: [21] });
+    if (!first.ok) throw new Error(first.message);
+    const retry = await busy().route({
+      ...base,
+      blocks: [21],
+      movable: true,
+      retryOf: { leaseId: first.leaseId, failure: "throttled", retryAfterMs: 30_000 },
+    });
+    if (!retry.ok) throw new Error(retry.message);
+    expect(retry.backendId).not.toBe(first.backendId);
+    const again = await busy().route({
+      ...base,
+      blocks: [21],
+      movable: true,
+      retryOf: {
+        leaseId: retry.leaseId,
+        failure: "throttled",
+        retryAfterMs: 30_000,
+        tried: [first.backendId],
+      },
+    });
+    expect(again).toMatchObject({ ok: false, code: "no_usable" });
+    const s = await busy().stats();
+    if (!s.ok) throw new Error(s.message);
+    expect(s.leases).toBe(0);
+  });
 });
 
 describe("one backend per cell", () => {
