@@ -9,6 +9,7 @@ import {
   authHeaders,
   BACKEND_KEY,
   expectOpenAIError,
+  faultServerAs,
   faultServerPool,
   faultServerUrl,
   faultUrls,
@@ -628,9 +629,10 @@ describe("a retry that lands on a backend answering 429", () => {
       { id: "busy-1", path: "busy429" },
       { id: "busy-2", path: "busy429" },
       { id: "fine", path: "negotiate" },
-    ].map(({ id, path }) => ({
+    ].map(({ id, path }, i) => ({
       id,
-      url: `${faultServerUrl()}/${path}`,
+      // Each its own address (config refuses one server listed twice for a model).
+      url: faultServerAs(i, path),
       models: [model],
       apiKey: BACKEND_KEY,
       weight: 1,
