@@ -24,7 +24,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** Four emulators serving test-model: the fleet of the default BACKENDS binding. */
     emulatorUrls: string[];
-    /** Four emulators serving spare-model: fleets that tests swap in through a modified env. */
+    /** Six emulators serving spare-model: fleets that tests swap in through a modified env. */
     spareEmulatorUrls: string[];
     /** Three emulators serving fault-model: only the fault-injection tests touch them, so whole-backend faults are safe. */
     faultEmulatorUrls: string[];
@@ -46,9 +46,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = (model: string) =>
     startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY, control: true });
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
-  // Four: cells.test.ts gives each of its four backends a server of its own (config refuses one server listed
-  // twice for a model).
-  const spare = await Promise.all([1, 2, 3, 4].map(() => start(SPARE_MODEL)));
+  // Six: cells.test.ts gives each of its four backends a server of its own, cells-admin-fleet.test.ts each of its
+  // six (config refuses one server listed twice for a model).
+  const spare = await Promise.all([1, 2, 3, 4, 5, 6].map(() => start(SPARE_MODEL)));
   const faulty = await Promise.all([1, 2, 3].map(() => start(FAULT_MODEL)));
   const cellFaulty = await Promise.all([1, 2].map(() => start(FAULT_MODEL)));
   const scrape = await Promise.all([1, 2].map(() => start(SCRAPE_MODEL)));
