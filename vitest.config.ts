@@ -25,6 +25,7 @@ function workerTestBindings(
   urls: readonly string[],
   spareUrls: readonly string[],
   faultUrls: readonly string[],
+  cellFaultUrls: readonly string[],
   scrapeUrls: readonly string[],
   metricsFaultUrl: string,
 ): Record<string, string> {
@@ -32,6 +33,7 @@ function workerTestBindings(
     // Not secrets the Worker reads: the spare and fault fleets' addresses, for tests that swap BACKENDS.
     TEST_SPARE_URLS: JSON.stringify(spareUrls),
     TEST_FAULT_URLS: JSON.stringify(faultUrls),
+    TEST_CELL_FAULT_URLS: JSON.stringify(cellFaultUrls),
     // The /metrics scrape tests' own emulators, and a fake backend whose /metrics misbehaves.
     TEST_SCRAPE_URLS: JSON.stringify(scrapeUrls),
     TEST_METRICS_FAULT_URL: metricsFaultUrl,
@@ -116,6 +118,7 @@ export default defineConfig({
                   inject<string[]>("emulatorUrls"),
                   inject<string[]>("spareEmulatorUrls"),
                   inject<string[]>("faultEmulatorUrls"),
+                  inject<string[]>("cellFaultEmulatorUrls"),
                   inject<string[]>("scrapeEmulatorUrls"),
                   inject<string>("metricsFaultUrl"),
                 ),

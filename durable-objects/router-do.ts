@@ -333,6 +333,28 @@ export class RouterDO extends DurableObject<Env> {
       const failed = this.leases.get(input.retryOf.leaseId);
       avoid = failed?.backendId ?? input.retryOf.held?.backendId;
       tried = input.retryOf.tried ?? [];
+      // A busy retry moving on (attempts.ts) is sent on only where a backend its attempts did not meet can serve:
+      // the Worker counts a third backend from BACKENDS, and one drained or ejected left this decision to fall
+      // back on those already tried (the first attempt's, which failed). With cells (movable), fitForRetry below
+      // sends it to another cell instead. Before the budget: nothing is spent on a move that cannot happen.
+      if (
+        tried.length > 0 &&
+        input.movable !== true &&
+        !router.usableBesides([...(avoid !== undefined ? [avoid] : []), ...tried])
+      ) {
+        this.finish(
+          input.retryOf.leaseId,
+          { ok: false, failure: input.retryOf.failure, ...retryAfter(input.retryOf) },
+          ctx,
+          input.retryOf.held,
+        );
+        await this.scheduleAlarm(this.soonest(router.nextProbeAt()));
+        return {
+          ok: false,
+          code: "nowhere_else",
+          message: "no backend here but those the request's attempts met can take it",
+        };
+      }
       // Asked first: a refused retry leaves the attempt's failure as the client's answer (failed); a granted
       // one moves the request to the retry (the arms count the attempt as retried, not as an error).
       const granted = this.budget!.tryWithdraw(input.clientKey);

@@ -220,6 +220,14 @@ export class PoolRouter {
     return this.health.fitForRetry(held, undefined);
   }
 
+  /**
+   * Whether a backend outside `ids` (and the drained) can serve, as anyUsable judges one: where a busy retry can
+   * move on to (the RouterDO answers nowhere_else when none can).
+   */
+  usableBesides(ids: readonly string[]): boolean {
+    return this.health.anyUsable(new Set([...this.drainedIds(), ...ids]));
+  }
+
   /** Forgets every arm's and the shadow's affinity index. */
   resetAffinity(): void {
     for (const r of this.all()) r.resetAffinity();

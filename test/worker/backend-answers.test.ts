@@ -6,6 +6,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import {
+  ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
   expectOpenAIError,
@@ -631,6 +632,7 @@ describe("a retry that lands on a backend answering 429", () => {
       { id: "fine", path: "negotiate" },
     ].map(({ id, path }, i) => ({
       id,
+      // Each its own address (config refuses one server listed twice for a model).
       url: faultServerAs(i, path),
       models: [model],
       apiKey: BACKEND_KEY,
@@ -683,6 +685,39 @@ describe("a retry after a dead backend that lands on one answering 429", () => {
     expect(of("dead").consecutiveFailures).toBe(1);
     expect(of("busy").consecutiveFailures).toBe(0);
     expect(of("busy").throttledUntil! - Date.now()).toBeGreaterThan(20_000);
+  });
+});
+
+describe("a busy retry with no backend left but those its attempts met", () => {
+  it("answers the busy backend's 429, not the dead one's failure, and spends no second retry", async () => {
+    // The move on after a busy retry is decided by the Worker from BACKENDS alone (a third backend is listed), but
+    // that third one is drained: the RouterDO took the retry back to the dead backend the first attempt met, the
+    // client got its 502 instead of the 429 and its retry-after, the dead backend a second fault, and the pool's
+    // retry budget a second withdrawal.
+    const model = "retry-dead-busy-drained";
+    const backends = [
+      { id: "dead-2", url: "http://127.0.0.1:1" },
+      { id: "busy-3", url: `${faultServerUrl()}/busy429` },
+      { id: "drained-3", url: `${faultServerUrl()}/negotiate` },
+    ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 }));
+    const env = { BACKENDS: JSON.stringify(backends), ROUTING_POLICY: "round_robin" };
+    const drain = await gatewayWithEnv(env, "/admin/backends/drained-3/drain", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(drain.status).toBe(200);
+    const res = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, true));
+    await res.arrayBuffer();
+    expect(res.status).toBe(429);
+    expect(res.headers.get("x-prefix-gateway-backend")).toBe("busy-3");
+    expect(res.headers.get("retry-after")).toBe("30");
+    await settle(model);
+    const s = await poolStats(model);
+    expect(s.leases).toBe(0);
+    expect(s.usage.retried).toBe(1);
+    const of = (id: string) => s.backends.find((x) => x.id === id)!;
+    expect(of("dead-2").consecutiveFailures).toBe(1);
+    expect(of("busy-3").throttledUntil! - Date.now()).toBeGreaterThan(20_000);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   ADMIN_TOKEN,
   authHeaders,
   BACKEND_KEY,
+  cellFaultUrls,
   clearBackendFault,
   FAULT_MODEL,
   faultUrls,
@@ -25,17 +26,27 @@ import {
 
 const IDS = ["empty-a", "empty-b", "empty-c", "empty-d"];
 const specs = IDS.map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
-/** Each backend's cell of two (cells.ts). Each backend has a fault emulator of its own (config refuses one server
- * listed twice for a model): a fault set on both of a cell's emulators takes the cell. */
+/** Each backend's cell of two (cells.ts). */
 const cellOf = Array.from(assignCells(specs, 2));
+/**
+ * The fault emulators of each cell, one a backend (config refuses one server listed twice for a model): cell 0's
+ * are faultUrls()[0] and cellFaultUrls()[0], broken and mended together, so a fault takes the cell; cell 1's
+ * faultUrls()[1] and cellFaultUrls()[1].
+ */
+const cellUrls = (cell: number): readonly [string, string] => [faultUrls()[cell]!, cellFaultUrls()[cell]!];
+/** Backend i's fault emulator: the first or second of its cell's. */
+function urlOf(i: number): string {
+  const cell = cellOf[i]!;
+  const nth = IDS.slice(0, i).filter((_, j) => cellOf[j] === cell).length;
+  return cellUrls(cell)[nth]!;
+}
 
 function poolEnv(cells: number): { BACKENDS: string; ROUTER_CELLS: string } {
-  const urls = faultUrls();
   return {
     BACKENDS: JSON.stringify(
       IDS.map((id, i) => ({
         id,
-        url: urls[i],
+        url: urlOf(i),
         models: [FAULT_MODEL],
         apiKey: BACKEND_KEY,
         weight: 1,
@@ -78,18 +89,12 @@ async function roundIn(
 }
 
 const badIds = IDS.filter((_, i) => cellOf[i] === 0);
-/** The emulator the one-backend-per-cell cases below break (their solo-a). */
 const badUrl = () => faultUrls()[0]!;
-/** The emulators of cell 0's two backends. */
-const badCellUrls = () => IDS.flatMap((_, i) => (cellOf[i] === 0 ? [faultUrls()[i]!] : []));
 /** Both backends of cell 0 answer 502, and their /health too (so a probe does not restore them). */
-const breakCell = async () => {
-  for (const url of badCellUrls())
-    await setBackendFault(url, { kind: "status", status: 502, health: "follow" });
-};
-const mendCell = async () => {
-  for (const url of badCellUrls()) await clearBackendFault(url);
-};
+const breakCell = () =>
+  Promise.all(cellUrls(0).map((u) => setBackendFault(u, { kind: "status", status: 502, health: "follow" })));
+/** Cell 0's emulators (badUrl() among them) serve again. */
+const mendCell = () => Promise.all(cellUrls(0).map((u) => clearBackendFault(u)));
 
 async function waitRestored(name: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -103,7 +108,6 @@ async function waitRestored(name: string, timeoutMs: number): Promise<void> {
 
 afterEach(async () => {
   await mendCell();
-  await clearBackendFault(badUrl());
 });
 
 describe("a cell with nothing usable", () => {
@@ -221,6 +225,39 @@ describe("a movable retry (RouteInput.movable with retryOf)", () => {
       retryOf: { leaseId: four.leaseId, failure: "http_500" },
     });
     expect(r4.ok).toBe(true);
+  });
+
+  // A retry answered busy moves on once more, avoiding both backends tried (attempts.ts, RouteInput.retryOf.tried).
+  // In a cell of two whose first backend answered 429 and whose second answered the retry 429 too, the cell has
+  // nothing left that neither attempt used: the busy retry must go to another cell (no_usable), not back to the
+  // first busy backend (fitForRetry read the failed backend alone, and a throttled one has no fault).
+  it("a busy retry whose cell has only the backends it tried is answered no_usable", async () => {
+    const busy = () => env.ROUTER.getByName("busy-retry cell");
+    const first = await busy().route({ ...base, spec, blocks: [21] });
+    if (!first.ok) throw new Error(first.message);
+    const retry = await busy().route({
+      ...base,
+      blocks: [21],
+      movable: true,
+      retryOf: { leaseId: first.leaseId, failure: "throttled", retryAfterMs: 30_000 },
+    });
+    if (!retry.ok) throw new Error(retry.message);
+    expect(retry.backendId).not.toBe(first.backendId);
+    const again = await busy().route({
+      ...base,
+      blocks: [21],
+      movable: true,
+      retryOf: {
+        leaseId: retry.leaseId,
+        failure: "throttled",
+        retryAfterMs: 30_000,
+        tried: [first.backendId],
+      },
+    });
+    expect(again).toMatchObject({ ok: false, code: "no_usable" });
+    const s = await busy().stats();
+    if (!s.ok) throw new Error(s.message);
+    expect(s.leases).toBe(0);
   });
 });
 

@@ -28,9 +28,7 @@ function cellsEnv(ids: readonly string[]): { BACKENDS: string; ROUTER_CELLS: str
     BACKENDS: JSON.stringify(
       ids.map((id, i) => ({
         id,
-        // One server per backend (config refuses one listed twice for a model). The two added after the change
-        // are never sent a request: addresses of their own that nothing answers on.
-        url: i < urls.length ? urls[i] : `http://127.0.0.1:9/${id}`,
+        url: urls[i % urls.length],
         models: [SPARE_MODEL],
         apiKey: BACKEND_KEY,
         weight: 1,

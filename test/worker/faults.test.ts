@@ -34,19 +34,17 @@ const VARS = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stub = () => env.ROUTER.getByName(FAULT_MODEL);
 
-/** BACKENDS for the fault fleet: the first three fault emulators, ids `${tag}-1..3`. */
+/** BACKENDS for the fault fleet, ids `${tag}-1..3`. */
 function fleet(tag: string): string {
   return JSON.stringify(
-    faultUrls()
-      .slice(0, 3)
-      .map((url, i) => ({
-        id: `${tag}-${i + 1}`,
-        url,
-        models: [FAULT_MODEL],
-        apiKey: BACKEND_KEY,
-        weight: 1,
-        kvCacheTokens: 262144,
-      })),
+    faultUrls().map((url, i) => ({
+      id: `${tag}-${i + 1}`,
+      url,
+      models: [FAULT_MODEL],
+      apiKey: BACKEND_KEY,
+      weight: 1,
+      kvCacheTokens: 262144,
+    })),
   );
 }
 

@@ -24,10 +24,15 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** Four emulators serving test-model: the fleet of the default BACKENDS binding. */
     emulatorUrls: string[];
-    /** Four emulators serving spare-model: fleets that tests swap in through a modified env. */
+    /** Six emulators serving spare-model: fleets that tests swap in through a modified env. */
     spareEmulatorUrls: string[];
     /** Three emulators serving fault-model: only the fault-injection tests touch them, so whole-backend faults are safe. */
     faultEmulatorUrls: string[];
+    /**
+     * Two more serving fault-model, cell-empty.test.ts's alone: a cell's second backend (config refuses one server
+     * listed twice for a model, so a cell's two backends are two emulators, broken together).
+     */
+    cellFaultEmulatorUrls: string[];
     /** Two emulators serving scrape-model: only the /metrics scrape tests load them (engine-scrape.test.ts). */
     scrapeEmulatorUrls: string[];
     /** A fake backend whose /metrics misbehaves (metrics-fault-server.ts). */
@@ -41,12 +46,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = (model: string) =>
     startEmulator({ port: 0, host: "127.0.0.1", model, apiKey: BACKEND_KEY, control: true });
   const main = await Promise.all([1, 2, 3, 4].map(() => start(MAIN_MODEL)));
-  // Four: cells.test.ts gives each of its four backends a server of its own (config refuses one server listed
-  // twice for a model).
-  const spare = await Promise.all([1, 2, 3, 4].map(() => start(SPARE_MODEL)));
-  // Four: cell-empty.test.ts gives each of its four backends a server of its own (faults.test.ts's fleet is the
-  // first three).
-  const faulty = await Promise.all([1, 2, 3, 4].map(() => start(FAULT_MODEL)));
+  // Six: cells.test.ts gives each of its four backends a server of its own, cells-admin-fleet.test.ts each of its
+  // six (config refuses one server listed twice for a model).
+  const spare = await Promise.all([1, 2, 3, 4, 5, 6].map(() => start(SPARE_MODEL)));
+  const faulty = await Promise.all([1, 2, 3].map(() => start(FAULT_MODEL)));
+  const cellFaulty = await Promise.all([1, 2].map(() => start(FAULT_MODEL)));
   const scrape = await Promise.all([1, 2].map(() => start(SCRAPE_MODEL)));
   const metricsFaults = await startMetricsFaultServer();
   project.provide(
@@ -62,12 +66,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     faulty.map((e) => e.url),
   );
   project.provide(
+    "cellFaultEmulatorUrls",
+    cellFaulty.map((e) => e.url),
+  );
+  project.provide(
     "scrapeEmulatorUrls",
     scrape.map((e) => e.url),
   );
   project.provide("metricsFaultUrl", metricsFaults.url);
   return async () => {
-    await Promise.all([...main, ...spare, ...faulty, ...scrape, metricsFaults].map((e) => e.close()));
+    await Promise.all(
+      [...main, ...spare, ...faulty, ...cellFaulty, ...scrape, metricsFaults].map((e) => e.close()),
+    );
     log.stop();
     if (log.unexpected.length > 0) {
       // Thrown from a teardown, an error is printed but leaves the exit code alone: set it too.

@@ -196,6 +196,11 @@ export function faultUrls(): string[] {
   return JSON.parse((env as unknown as { TEST_FAULT_URLS: string }).TEST_FAULT_URLS) as string[];
 }
 
+/** Two more fault-model emulators, cell-empty.test.ts's alone (a cell's second backend). */
+export function cellFaultUrls(): string[] {
+  return JSON.parse((env as unknown as { TEST_CELL_FAULT_URLS: string }).TEST_CELL_FAULT_URLS) as string[];
+}
+
 /** The fake backend of test/worker/metrics-fault-server.ts (a test-only binding set in vitest.config.ts). */
 export function faultServerUrl(): string {
   return (env as unknown as { TEST_METRICS_FAULT_URL: string }).TEST_METRICS_FAULT_URL;

@@ -25,7 +25,14 @@ import { GatewayError } from "../errors";
 import { concat } from "../request/read-body";
 import { isJudgedByRetry } from "../router/outcomes";
 import type { Cell } from "../router/pool-cells";
-import { askProgress, type Decision, decide, RETRY_REFUSED, type RouteCall } from "../router/router-client";
+import {
+  askProgress,
+  type Decision,
+  decide,
+  NOWHERE_ELSE,
+  RETRY_REFUSED,
+  type RouteCall,
+} from "../router/router-client";
 import type { FailureKind } from "../router/router-rpc";
 import { sha256Hex } from "../sha256";
 import { learnProgress } from "./backend-progress";
@@ -180,7 +187,8 @@ function retryHasSomewhere(ctx: AttemptContext, first: Decision, failure: Failur
 
 export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   const first = await decide(ctx.call);
-  if (first === RETRY_REFUSED) throw new Error("a first attempt is never refused by the retry budget");
+  if (first === RETRY_REFUSED || first === NOWHERE_ELSE)
+    throw new Error("a first attempt is never refused by the retry budget");
   const one = await leg(ctx, first);
   const failure = failureOf(one.attempt);
   if (
@@ -249,7 +257,8 @@ async function retry(
     ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
     ...(tried.length > 0 ? { tried } : {}),
   });
-  if (next === RETRY_REFUSED) {
+  // Refused by the budget, or (a busy retry) nowhere to move on to: the failed attempt's answer is the client's.
+  if (next === RETRY_REFUSED || next === NOWHERE_ELSE) {
     return {
       final: {
         ...failed,
@@ -260,7 +269,7 @@ async function retry(
             ? { bodyLost: true as const }
             : {}),
       },
-      retryRefused: true,
+      ...(next === RETRY_REFUSED ? { retryRefused: true } : {}),
     };
   }
   return { leg: await leg(ctx, next) };

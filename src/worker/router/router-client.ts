@@ -253,6 +253,8 @@ export interface RouteCall {
 
 /** Outcome of a retry's route call when the pool's retry budget is spent. */
 export const RETRY_REFUSED = "retry_refused" as const;
+/** A busy retry with no backend left to move on to but those its attempts met (RouteResult nowhere_else). */
+export const NOWHERE_ELSE = "nowhere_else" as const;
 
 /**
  * Chooses a backend: the RouterDO's decision when it answers in time, this
@@ -260,7 +262,10 @@ export const RETRY_REFUSED = "retry_refused" as const;
  * released, its failure reported) and a budget is spent; RETRY_REFUSED when
  * there is none.
  */
-export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decision | typeof RETRY_REFUSED> {
+export async function decide(
+  call: RouteCall,
+  retryOf?: RetryOf,
+): Promise<Decision | typeof RETRY_REFUSED | typeof NOWHERE_ELSE> {
   // A retry is asked of its first attempt's cell: that RouterDO holds the failed lease and the failed backend
   // (and may send it on to another cell: movedRetry).
   const { cell, placed } =
@@ -281,6 +286,7 @@ export async function decide(call: RouteCall, retryOf?: RetryOf): Promise<Decisi
     const res = await routeVia(call, cell, retryOf, placed, extras.length > 0);
     if (!res.ok) {
       if (res.code === "retry_budget_exhausted") return RETRY_REFUSED;
+      if (res.code === "nowhere_else") return NOWHERE_ELSE;
       if (res.code === "no_usable" && retryOf !== undefined)
         return await movedRetry(call, cell, retryOf, extras);
       if (res.code === "no_usable") return await aroundUnusable(call, cell, placed, extras);

@@ -235,8 +235,11 @@ export type RouteResult =
        * Also to a movable retry (retryOf with movable) that no backend of this cell but the failed one can take
        * unsuspected (PoolRouter.fitForRetry): the failed lease is ended and the retry budget spent, as for any
        * granted retry, and the Worker asks another cell with RouteInput.movedRetry.
+       * nowhere_else: a retry moving on from a busy backend (retryOf.tried), not movable, and no backend here can
+       * serve but those the request's attempts met: the failed lease is ended, no budget is spent, and the busy
+       * backend's answer is the client's.
        */
-      readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends" | "no_usable";
+      readonly code: "fleet_stale" | "retry_budget_exhausted" | "no_backends" | "no_usable" | "nowhere_else";
       readonly message: string;
     }
   | {
