@@ -89,31 +89,38 @@ describe("boundedPrompt", () => {
   });
 });
 
+/**
+ * Routes `first` through a prefix_aware Router over `fleet`, then `families` new families of 2,000 tokens
+ * (4,000 of output), all held in flight: the backend of each.
+ */
+function spreadAfter(
+  fleet: BackendSpec[],
+  first: RouteRequest,
+  families: number,
+  random: () => number,
+): { huge: string; others: string[] } {
+  const router = new Router(fleet, { policy: "prefix_aware", blockTokens: 16 });
+  const huge = router.route(first, { now: 0, random });
+  const others: string[] = [];
+  for (let f = 0; f < families; f++) {
+    const req: RouteRequest = { blocks: keys(10_000 * (f + 1), 125), promptTokens: 2000, outputTokens: 4000 };
+    others.push(router.route(req, { now: 2000 + f, random }).decision.backendId);
+  }
+  return { huge: huge.decision.backendId, others };
+}
+
 describe("a prompt estimated past every engine, through the Router (prefix_aware)", () => {
   const fleet: BackendSpec[] = ["a", "b"].map((id) => ({ id, weight: 1, kvCacheTokens: 262_144 }));
   const random = seededRandom(3);
 
   /** Routes the huge request, then `families` new ones of 2,000 tokens, all held in flight: their backends. */
-  function spread(hugeTokens: number, families: number): { huge: string; others: string[] } {
-    const router = new Router(fleet, { policy: "prefix_aware", blockTokens: 16 });
-    const huge = router.route(
+  const spread = (hugeTokens: number, families: number) =>
+    spreadAfter(
+      fleet,
       { blocks: keys(1_000_000, 512), promptTokens: hugeTokens, outputTokens: 4000 },
-      {
-        now: 0,
-        random,
-      },
+      families,
+      random,
     );
-    const others: string[] = [];
-    for (let f = 0; f < families; f++) {
-      const req: RouteRequest = {
-        blocks: keys(10_000 * (f + 1), 125),
-        promptTokens: 2000,
-        outputTokens: 4000,
-      };
-      others.push(router.route(req, { now: 2000 + f, random }).decision.backendId);
-    }
-    return { huge: huge.decision.backendId, others };
-  }
 
   it("does not keep other families off its backend while it runs (15.3 M estimated, 8,192 keyed)", () => {
     const { huge, others } = spread(15_308_192, 16);
@@ -131,23 +138,13 @@ describe("an output hint past every engine, through the Router (prefix_aware)", 
   const random = seededRandom(5);
 
   /** Routes a 2,000-token request with `maxTokens`, then 16 new families of 2,000, all held: their backends. */
-  function spread(maxTokens: number): { huge: string; others: string[] } {
-    const router = new Router(fleet, { policy: "prefix_aware", blockTokens: 16 });
-    const huge = router.route(
+  const spread = (maxTokens: number) =>
+    spreadAfter(
+      fleet,
       { blocks: keys(1_000_000, 125), promptTokens: 2000, outputTokens: maxTokens },
-      { now: 0, random },
+      16,
+      random,
     );
-    const others: string[] = [];
-    for (let f = 0; f < 16; f++) {
-      const req: RouteRequest = {
-        blocks: keys(10_000 * (f + 1), 125),
-        promptTokens: 2000,
-        outputTokens: 4000,
-      };
-      others.push(router.route(req, { now: 2000 + f, random }).decision.backendId);
-    }
-    return { huge: huge.decision.backendId, others };
-  }
 
   it("does not keep other families off its backend while it runs (max_tokens 2^20 on 262k engines)", () => {
     const { huge, others } = spread(1 << 20);

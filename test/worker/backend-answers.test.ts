@@ -620,30 +620,31 @@ describe("a backend's retry-after past what the gateway believes", () => {
   });
 });
 
+/** A pool of its own for `model` over `backends` (each its id and url), routed round_robin: the busy-retry cases'. */
+function roundRobinPool(model: string, backends: { id: string; url: string }[]) {
+  return {
+    BACKENDS: JSON.stringify(
+      backends.map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
+    ),
+    ROUTING_POLICY: "round_robin",
+  };
+}
+
 describe("a retry that lands on a backend answering 429", () => {
   it("moves on to a usable backend within the retry budget, the 429's backend kept out for its retry-after", async () => {
     // Two backends at their rate limit and one that answers: round_robin sends the first attempt to busy-1 and
     // its retry to busy-2 (not yet marked throttled: what a retry after a kill met in the fault soak). Busy is
     // not broken, and another backend can serve: the client must get that backend's answer, not busy-2's 429.
     const model = "retry-onto-429";
-    const backends = [
-      { id: "busy-1", path: "busy429" },
-      { id: "busy-2", path: "busy429" },
-      { id: "fine", path: "negotiate" },
-    ].map(({ id, path }, i) => ({
-      id,
+    const env = roundRobinPool(
+      model,
       // Each its own address (config refuses one server listed twice for a model).
-      url: faultServerAs(i, path),
-      models: [model],
-      apiKey: BACKEND_KEY,
-      weight: 1,
-      kvCacheTokens: 65536,
-    }));
-    const res = await gatewayWithEnv(
-      { BACKENDS: JSON.stringify(backends), ROUTING_POLICY: "round_robin" },
-      "/v1/chat/completions",
-      ask(model, false),
+      ["busy429", "busy429", "negotiate"].map((path, i) => ({
+        id: ["busy-1", "busy-2", "fine"][i]!,
+        url: faultServerAs(i, path),
+      })),
     );
+    const res = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, false));
     expect(res.status).toBe(200);
     expect(res.headers.get("x-prefix-gateway-backend")).toBe("fine");
     await settle(model);
@@ -665,16 +666,12 @@ describe("a retry after a dead backend that lands on one answering 429", () => {
     // The fault soak's one failure: the first backend was killed (connection refused), the retry met a backend at
     // its rate limit. The move avoids both: the dead one (one fault, still in rotation) and the busy one.
     const model = "retry-dead-then-429";
-    const backends = [
+    const env = roundRobinPool(model, [
       { id: "dead", url: "http://127.0.0.1:1" },
       { id: "busy", url: `${faultServerUrl()}/busy429` },
       { id: "fine", url: `${faultServerUrl()}/negotiate` },
-    ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 }));
-    const res = await gatewayWithEnv(
-      { BACKENDS: JSON.stringify(backends), ROUTING_POLICY: "round_robin" },
-      "/v1/chat/completions",
-      ask(model, true),
-    );
+    ]);
+    const res = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, true));
     expect(res.status).toBe(200);
     expect(res.headers.get("x-prefix-gateway-backend")).toBe("fine");
     await settle(model);
@@ -695,12 +692,11 @@ describe("a busy retry with no backend left but those its attempts met", () => {
     // client got its 502 instead of the 429 and its retry-after, the dead backend a second fault, and the pool's
     // retry budget a second withdrawal.
     const model = "retry-dead-busy-drained";
-    const backends = [
+    const env = roundRobinPool(model, [
       { id: "dead-2", url: "http://127.0.0.1:1" },
       { id: "busy-3", url: `${faultServerUrl()}/busy429` },
       { id: "drained-3", url: `${faultServerUrl()}/negotiate` },
-    ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 }));
-    const env = { BACKENDS: JSON.stringify(backends), ROUTING_POLICY: "round_robin" };
+    ]);
     const drain = await gatewayWithEnv(env, "/admin/backends/drained-3/drain", {
       method: "POST",
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },

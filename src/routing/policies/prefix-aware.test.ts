@@ -67,6 +67,30 @@ function expectCopy(decision: { backendId: string; reason: string }, home: { bac
   expect(decision.reason).toBe("spill");
 }
 
+/**
+ * The policy over one backend g0 of `kvCacheTokens` at 8-token blocks, given the fleet before any decision as the
+ * Router does; the whole window matches everywhere. `inflight[0]` is the caller's to count.
+ */
+function oneBackend(kvCacheTokens: number) {
+  const backends: BackendSpec[] = [{ id: "g0", weight: 1, kvCacheTokens }];
+  const policy = new PrefixAwarePolicy();
+  policy.onBackendsChanged(backends);
+  const inflight = [0];
+  const fleet: FleetView = {
+    backends,
+    healthy: [true],
+    inflight,
+    get totalInflight() {
+      return inflight[0]!;
+    },
+    blockTokens: 8,
+    cap: () => Number.POSITIVE_INFINITY,
+    balanceFactor: 1.25,
+    matchedBlocks: (blocks) => Int32Array.of(blocks.length),
+  };
+  return { policy, fleet, inflight, ctx: { now: 0, random: seededRandom(1) } };
+}
+
 describe("prefix_aware", () => {
   it("places a new prefix on the ring, then the same prefix sticks (affinity)", () => {
     const { router, ctx } = setup();
@@ -153,24 +177,7 @@ describe("prefix_aware", () => {
   it("bounds the extents past the window by each backend's capacity in the fleet's blocks, not 16-token ones", () => {
     // One backend of 32 KV tokens at 8-token blocks: room for 4 window ends (2 at 16-token blocks). As the
     // Router does, the policy is given the fleet before any decision.
-    const backends: BackendSpec[] = [{ id: "g0", weight: 1, kvCacheTokens: 32 }];
-    const policy = new PrefixAwarePolicy();
-    policy.onBackendsChanged(backends);
-    const inflight = [0];
-    const fleet: FleetView = {
-      backends,
-      healthy: [true],
-      inflight,
-      get totalInflight() {
-        return inflight[0]!;
-      },
-      blockTokens: 8,
-      cap: () => Number.POSITIVE_INFINITY,
-      balanceFactor: 1.25,
-      // The whole window matches everywhere.
-      matchedBlocks: (blocks) => Int32Array.of(blocks.length),
-    };
-    const ctx = { now: 0, random: seededRandom(1) };
+    const { policy, fleet, inflight, ctx } = oneBackend(32);
     // One-key windows, each prompt 100 tokens past its window (cut by it): 10 ms of prefill at 10,000 tok/s.
     const send = (key: number) => {
       inflight[0]! += 1;
@@ -187,23 +194,7 @@ describe("prefix_aware", () => {
   it("never notes a batch's summed count as its first prompt's extent past the window", () => {
     // A /v1/completions batch of 3 prompts of 108 tokens, keyed as its first (one 8-token key, cut by the
     // window), counted 324 in all: 316 past the window to prefill, 31.6 ms at 10,000 tok/s.
-    const backends: BackendSpec[] = [{ id: "g0", weight: 1, kvCacheTokens: 1_000_000 }];
-    const policy = new PrefixAwarePolicy();
-    policy.onBackendsChanged(backends);
-    const inflight = [0];
-    const fleet: FleetView = {
-      backends,
-      healthy: [true],
-      inflight,
-      get totalInflight() {
-        return inflight[0]!;
-      },
-      blockTokens: 8,
-      cap: () => Number.POSITIVE_INFINITY,
-      balanceFactor: 1.25,
-      matchedBlocks: (blocks) => Int32Array.of(blocks.length),
-    };
-    const ctx = { now: 0, random: seededRandom(1) };
+    const { policy, fleet, inflight, ctx } = oneBackend(1_000_000);
     const batch: RouteRequest = { blocks: [1], promptTokens: 3 * 108, prompts: 3 };
     inflight[0]! += 1;
     policy.onRouted(batch, 0, fleet, ctx);
