@@ -337,11 +337,7 @@ export class RouterDO extends DurableObject<Env> {
       // the Worker counts a third backend from BACKENDS, and one drained or ejected left this decision to fall
       // back on those already tried (the first attempt's, which failed). With cells (movable), fitForRetry below
       // sends it to another cell instead. Before the budget: nothing is spent on a move that cannot happen.
-      if (
-        tried.length > 0 &&
-        input.movable !== true &&
-        !router.usableBesides([...(avoid !== undefined ? [avoid] : []), ...tried])
-      ) {
+      if (tried.length > 0 && input.movable !== true && !router.usableBesides(avoidedBy(avoid, tried))) {
         this.finish(
           input.retryOf.leaseId,
           { ok: false, failure: input.retryOf.failure, ...retryAfter(input.retryOf) },
