@@ -403,13 +403,7 @@ export class RouterDO extends DurableObject<Env> {
       ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
       ...(input.prompts !== undefined ? { prompts: input.prompts } : {}),
     };
-    const pick = router.route(
-      req,
-      input.armKey ?? 0,
-      ctx,
-      tried.length > 0 ? avoidedBy(avoid, tried) : avoid,
-      full,
-    );
+    const pick = router.route(req, input.armKey ?? 0, ctx, avoidedBy(avoid, tried), full);
     this.scraper.routed(ctx.now);
     this.checker.routed(ctx.now);
     const { arm, decision, shadow, ticket } = pick;

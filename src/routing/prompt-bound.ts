@@ -69,10 +69,15 @@ export function largestKv(backends: readonly { readonly kvCacheTokens: number }[
  */
 export function boundedPrompt(req: RouteRequest, largest: number, blockTokens: number): RouteRequest {
   if (!(largest > 0)) return req;
-  const prompted = req.promptTokens <= largest ? req : boundedCount(req, largest, blockTokens);
+  const prompted = promptCut(req, largest) ? boundedCount(req, largest, blockTokens) : req;
   const output = prompted.outputTokens;
   if (output === undefined || prompted.promptTokens + output <= largest) return prompted;
   return { ...prompted, outputTokens: Math.max(0, largest - prompted.promptTokens) };
+}
+
+/** Whether the bound cuts `req`'s prompt count: past `largest`, the fleet's largest KV (none without one). */
+export function promptCut(req: RouteRequest, largest: number): boolean {
+  return largest > 0 && req.promptTokens > largest;
 }
 
 /** The prompt's count alone, past `largest` (the header's two cases). */

@@ -26,7 +26,7 @@ import { AvailabilityMask, sameMask } from "./availability";
 import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
 import { FleetState } from "./fleet-state";
 import { pastWindowEntries, tailEntries } from "./kv-footprint";
-import { boundedPrompt, largestKv, routedCount } from "./prompt-bound";
+import { boundedPrompt, largestKv, promptCut, routedCount } from "./prompt-bound";
 import { type RouterOptions, resolveRouterOptions, validateBackends } from "./router-options";
 import type { BackendStats, RouterStats } from "./router-stats";
 import type {
@@ -300,7 +300,7 @@ export class Router {
       for (let j = 0; j < all.length; j++) if (f.healthy[j] && all[j]! > available) available = all[j]!;
     const matched = f.matchedOn(i, req.blocks);
     slot.routed++;
-    const ticket = this.open(slot, req, matched, ctx.now, this.cut(request), {
+    const ticket = this.open(slot, req, matched, ctx.now, promptCut(request, this.largestKv), {
       backendId: slot.spec.id,
       reason: pick.reason,
       expectedCachedTokens: Math.min(req.promptTokens, matched * this.blockTokens),
@@ -399,7 +399,7 @@ export class Router {
     const f = this.fleet;
     f.forgetMatches();
     const matched = f.matchedOn(slot.index, req.blocks);
-    const receipt = this.record(slot, req, matched, this.cut(request));
+    const receipt = this.record(slot, req, matched, promptCut(request, this.largestKv));
     this.settle(slot, receipt, req, outcome);
     return this.judge(backendId, outcome, routedAt, ctx.now);
   }
@@ -516,11 +516,6 @@ export class Router {
     const unkeyed = pastWindowEntries(req.promptTokens, anchors.length, this.blockTokens * this.indexStride);
     if (cut) return slot.affinity.record(anchors, matched / this.indexStride, 0, unkeyed);
     return slot.affinity.record(anchors, matched / this.indexStride, unkeyed);
-  }
-
-  /** Whether the prompt bound cut `request`'s count (past the largest KV; no bound without one). */
-  private cut(request: RouteRequest): boolean {
-    return this.largestKv > 0 && request.promptTokens > this.largestKv;
   }
 
   private settle(slot: Slot, receipt: AffinityReceipt, req: RouteRequest, outcome: RouteOutcome): void {

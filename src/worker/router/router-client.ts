@@ -372,7 +372,7 @@ async function movedRetry(
   try {
     const res = await routeVia(call, cell, undefined, undefined, false, {
       avoid: retryOf.decision.backendId,
-      ...(retryOf.tried !== undefined && retryOf.tried.length > 0 ? { tried: retryOf.tried } : {}),
+      ...triedOf(retryOf),
     });
     if (res.ok) return admitted(call, cell, localRouterFor(cell.name, cell.version, cell.spec), res);
   } catch {
@@ -616,7 +616,7 @@ async function routeVia(
             leaseId: retryOf.decision.leaseId,
             failure: retryOf.failure,
             ...(retryOf.retryAfterMs !== undefined ? { retryAfterMs: retryOf.retryAfterMs } : {}),
-            ...(retryOf.tried !== undefined && retryOf.tried.length > 0 ? { tried: retryOf.tried } : {}),
+            ...triedOf(retryOf),
             ...heldFor(call, retryOf.decision),
           },
         }
@@ -786,4 +786,9 @@ export function reportOutcome(call: RouteCall, decision: Decision, outcome: Comp
       // Still unreachable: this outcome is lost to the RouterDO (the local router learned it).
     }),
   );
+}
+
+/** A retry's `tried` as the RouteInput carries it: absent when its earlier attempts met no other backend. */
+function triedOf(retryOf: RetryOf): { tried?: readonly string[] } {
+  return retryOf.tried !== undefined && retryOf.tried.length > 0 ? { tried: retryOf.tried } : {};
 }
