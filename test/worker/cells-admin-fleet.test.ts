@@ -10,34 +10,18 @@ import { describe, expect, it } from "vitest";
 import {
   ADMIN_TOKEN,
   authHeaders,
-  BACKEND_KEY,
   chatBody,
   gatewayWithEnv,
   longPrompt,
   SPARE_MODEL,
-  spareUrls,
+  spareCellsEnv,
 } from "./helpers";
 
 const CELL_NAMES = [`${SPARE_MODEL} cell 1/2`, `${SPARE_MODEL} cell 2/2`];
 const BEFORE = ["fc-a", "fc-b", "fc-c", "fc-d"];
 const AFTER = ["fc-a", "fc-b", "fc-c", "fc-d", "fc-e", "fc-f"];
 
-function cellsEnv(ids: readonly string[]): { BACKENDS: string; ROUTER_CELLS: string } {
-  const urls = spareUrls();
-  return {
-    BACKENDS: JSON.stringify(
-      ids.map((id, i) => ({
-        id,
-        url: urls[i % urls.length],
-        models: [SPARE_MODEL],
-        apiKey: BACKEND_KEY,
-        weight: 1,
-        kvCacheTokens: 262144,
-      })),
-    ),
-    ROUTER_CELLS: "2",
-  };
-}
+const cellsEnv = spareCellsEnv;
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

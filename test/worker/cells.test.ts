@@ -14,7 +14,6 @@ import type { RouteResult } from "../../src/worker/router/router-rpc";
 import {
   ADMIN_TOKEN,
   authHeaders,
-  BACKEND_KEY,
   backendRow,
   chatBody,
   faultServerUrl,
@@ -22,28 +21,14 @@ import {
   interceptRoute,
   longPrompt,
   SPARE_MODEL,
+  spareCellsEnv,
   spareUrls,
 } from "./helpers";
 
 const IDS = ["cell-a", "cell-b", "cell-c", "cell-d"];
 
 /** The spare-model pool as four backends (one per spare emulator) in two cells. */
-function cellsEnv(): { BACKENDS: string; ROUTER_CELLS: string } {
-  const urls = spareUrls();
-  return {
-    BACKENDS: JSON.stringify(
-      IDS.map((id, i) => ({
-        id,
-        url: urls[i % urls.length],
-        models: [SPARE_MODEL],
-        apiKey: BACKEND_KEY,
-        weight: 1,
-        kvCacheTokens: 262144,
-      })),
-    ),
-    ROUTER_CELLS: "2",
-  };
-}
+const cellsEnv = () => spareCellsEnv(IDS);
 
 const cellNames = [`${SPARE_MODEL} cell 1/2`, `${SPARE_MODEL} cell 2/2`];
 

@@ -189,6 +189,24 @@ export function spareUrls(): string[] {
   return JSON.parse((env as unknown as { TEST_SPARE_URLS: string }).TEST_SPARE_URLS) as string[];
 }
 
+/** The spare-model pool as the backends `ids` (the i-th on the i-th spare emulator), in two RouterDO cells. */
+export function spareCellsEnv(ids: readonly string[]): { BACKENDS: string; ROUTER_CELLS: string } {
+  const urls = spareUrls();
+  return {
+    BACKENDS: JSON.stringify(
+      ids.map((id, i) => ({
+        id,
+        url: urls[i % urls.length],
+        models: [SPARE_MODEL],
+        apiKey: BACKEND_KEY,
+        weight: 1,
+        kvCacheTokens: 262144,
+      })),
+    ),
+    ROUTER_CELLS: "2",
+  };
+}
+
 export const FAULT_MODEL = "fault-model";
 
 /** Addresses of the three fault-model emulators: only fault-injection tests use them. */
