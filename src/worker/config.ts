@@ -497,6 +497,11 @@ export interface GatewayConfig {
   readonly prefixTokens: number;
   /** PREFIX_SCOPE: whether prefix affinity (and, on `cacheSalt` backends, the engine's cache) is split per gateway key. */
   readonly prefixScope: (typeof PREFIX_SCOPES)[number];
+  /**
+   * Whether any backend is marked `cacheSalt`: derived here once per config, since every request reads it
+   * (inference-request.ts, to hash a salt only when some backend will be sent one).
+   */
+  readonly anyCacheSalt: boolean;
   readonly router: RouterSettings;
   /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
   readonly abSticky: (typeof AB_STICKY_MODES)[number];
@@ -564,6 +569,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       adminTokenDigest: await sha256(e.ADMIN_TOKEN),
       prefixTokens: e.PREFIX_TOKENS,
       prefixScope: e.PREFIX_SCOPE,
+      anyCacheSalt: e.BACKENDS.some((b) => b.cacheSalt),
       router: {
         policy: e.ROUTING_POLICY,
         blockTokens: e.BLOCK_TOKENS,

@@ -379,6 +379,20 @@ describe("parseConfig", () => {
     });
   });
 
+  it("derives once whether any backend takes a cache_salt (every request reads it)", async () => {
+    const none = await parseConfig(base);
+    const one = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 },
+        { id: "b", url: "http://10.0.0.2:8000", models: ["m"], kvCacheTokens: 1000, cacheSalt: true },
+      ]),
+    });
+    if (!none.ok || !one.ok) throw new Error("both configs are valid");
+    expect(none.config.anyCacheSalt).toBe(false);
+    expect(one.config.anyCacheSalt).toBe(true);
+  });
+
   it("formats zod paths like BACKENDS[2].url", () => {
     expect(formatPath(["BACKENDS", 2, "url"])).toBe("BACKENDS[2].url");
   });
