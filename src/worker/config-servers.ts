@@ -72,7 +72,9 @@ export function sameServerTwice(list: readonly ServerEntry[], ctx: z.RefinementC
       ctx.addIssue({
         code: "custom",
         path: [i, "url"],
-        message: `"${quoteClient(b.url)}" ("${b.id}") is the same server as BACKENDS[${j}] ("${other.id}", "${quoteClient(other.url)}") for model "${quoteClient(model)}": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry (two entries on one hosted API are accepted with two different apiKeys: two accounts)`,
+        // Entries by position and id, never their urls: this message is in the public /healthz, and BACKENDS is
+        // a secret (its addresses are the operator's to show).
+        message: `entry "${b.id}" is the same server as BACKENDS[${j}] ("${other.id}") for model "${quoteClient(model)}" (urls are compared with the host's case, a default port, trailing slashes and /v1 folded, and localhost, 127.0.0.1 and ::1 as one host): one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry (two entries on one hosted API are accepted with two different apiKeys: two accounts)`,
       });
       return;
     }

@@ -406,6 +406,10 @@ describe("parseConfig", () => {
   });
 });
 
+/** The same-server refusal's text after its entries and model: it never quotes a url (/healthz is public). */
+const SAME_SERVER =
+  " (urls are compared with the host's case, a default port, trailing slashes and /v1 folded, and localhost, 127.0.0.1 and ::1 as one host): one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry (two entries on one hosted API are accepted with two different apiKeys: two accounts)";
+
 // The ninth attacker pass (bench/results/red-team.md): operator mistakes each config accepted silently.
 describe("config mistakes refused by name", () => {
   it("refuses an ADMIN_TOKEN that is also a gateway key: every client holding it would be an admin", async () => {
@@ -437,7 +441,7 @@ describe("config mistakes refused by name", () => {
     expect(r.ok).toBe(false);
     if (!r.ok)
       expect(r.errors).toEqual([
-        'BACKENDS[2].url: "HTTP://10.0.0.1:8000" ("c") is the same server as BACKENDS[0] ("a", "http://10.0.0.1:8000") for model "m": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry (two entries on one hosted API are accepted with two different apiKeys: two accounts)',
+        `BACKENDS[2].url: entry "c" is the same server as BACKENDS[0] ("a") for model "m"${SAME_SERVER}`,
       ]);
     // One server under two models in two entries (a multi-model server) shares no pool: accepted.
     const apart = await parseConfig({
@@ -471,9 +475,9 @@ describe("config mistakes refused by name", () => {
     ["https://gpu.example:443/", "https://gpu.example"],
     ["http://gpu.example:443", "https://gpu.example"],
     ["http://10.0.0.1:8000/engine-a/", "http://10.0.0.1:8000/engine-a"],
-  ])("refuses %s and %s for one model: two spellings of one server", async (u1, u2) => {
+  ])("refuses %s and %s for one model: two spellings of one server, quoting neither", async (u1, u2) => {
     expect(await pairErrors({ url: u1 }, { url: u2 })).toEqual([
-      `BACKENDS[1].url: "${u2}" ("b") is the same server as BACKENDS[0] ("a", "${u1.replace(/\/+$/, "")}") for model "m": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry (two entries on one hosted API are accepted with two different apiKeys: two accounts)`,
+      `BACKENDS[1].url: entry "b" is the same server as BACKENDS[0] ("a") for model "m"${SAME_SERVER}`,
     ]);
   });
 
@@ -505,6 +509,7 @@ describe("config mistakes refused by name", () => {
       expect(errors).toHaveLength(1);
       expect(errors[0]).toMatch(/^BACKENDS\[1\]\.url: .*is the same server as BACKENDS\[0\] \("a"/);
       expect(errors[0]).not.toContain("account-one-key");
+      expect(errors[0]).not.toContain(url);
     }
   });
 
