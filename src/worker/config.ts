@@ -28,9 +28,12 @@ import {
 } from "../routing/defaults";
 import { POLICY_NAMES } from "../routing/types";
 import { misspeltVars } from "./config-names";
+import { sameServerTwice } from "./config-servers";
 import { type CorsOrigins, parseCorsOrigins } from "./cors/cors-origins";
+import { quoteClient } from "./errors";
 import { EXAMPLE_ADMIN_TOKEN, EXAMPLE_GATEWAY_KEY, isLoopbackUrl } from "./example-secrets";
 import { type KeyEntry, keyIdOf, listedKeys, parseKeyEntries } from "./gateway-keys";
+import { MAX_MODEL_CHARS } from "./request/request-limits";
 import type { RouterSettings } from "./router/router-rpc";
 import { sha256, sha256Hex } from "./sha256";
 
@@ -165,6 +168,12 @@ const backendSchema = z.strictObject(
         z
           .string({ error: "must be a model name (a string)" })
           .min(1, "must be non-empty")
+          // A client's `model` is refused past MAX_MODEL_CHARS (openai-schemas.ts), so a longer name is one no
+          // client could ask for: its backends would serve nothing while /healthz said ok.
+          .refine((m) => m.length <= MAX_MODEL_CHARS, {
+            error: (iss) =>
+              `must be at most ${MAX_MODEL_CHARS} characters, the longest model a client may send (got '${quoteClient(String(iss.input))}'): serve it under a shorter name (vLLM's --served-model-name)`,
+          })
           // "llama-3 " served no client: each asked for "llama-3" and got a 404 while /healthz said ok.
           .refine(
             (m) => m.trim() === m,
@@ -241,34 +250,6 @@ const backendsSchema = z
     });
     sameServerTwice(list, ctx);
   });
-
-/**
- * One server listed in two entries that share a model (an entry copied and its id changed, its port not):
- * the pool then routes to one engine as to two, with two shares of the load cap, two in-flight counts and
- * two affinity records of one cache, and ejects half of it. The address is compared as the URL parser
- * writes it (host case, default port, a trailing slash). Entries under different models are one
- * multi-model server in two pools, which is the operator's to say.
- */
-function sameServerTwice(list: readonly BackendConfig[], ctx: z.RefinementCtx): void {
-  const first = new Map<string, number>();
-  list.forEach((b, i) => {
-    const href = URL.parse(b.url)?.href ?? b.url;
-    for (const model of b.models) {
-      const key = `${href}\u0000${model}`;
-      const j = first.get(key);
-      if (j === undefined) {
-        first.set(key, i);
-        continue;
-      }
-      ctx.addIssue({
-        code: "custom",
-        path: [i, "url"],
-        message: `the same server as BACKENDS[${j}] ("${list[j]!.id}") for model "${model}": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry`,
-      });
-      return;
-    }
-  });
-}
 
 let backendsCache: { raw: string; byId: ReadonlyMap<string, BackendConfig> } | undefined;
 
@@ -516,6 +497,11 @@ export interface GatewayConfig {
   readonly prefixTokens: number;
   /** PREFIX_SCOPE: whether prefix affinity (and, on `cacheSalt` backends, the engine's cache) is split per gateway key. */
   readonly prefixScope: (typeof PREFIX_SCOPES)[number];
+  /**
+   * Whether any backend is marked `cacheSalt`: derived here once per config, since every request reads it
+   * (inference-request.ts, to hash a salt only when some backend will be sent one).
+   */
+  readonly anyCacheSalt: boolean;
   readonly router: RouterSettings;
   /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
   readonly abSticky: (typeof AB_STICKY_MODES)[number];
@@ -583,6 +569,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       adminTokenDigest: await sha256(e.ADMIN_TOKEN),
       prefixTokens: e.PREFIX_TOKENS,
       prefixScope: e.PREFIX_SCOPE,
+      anyCacheSalt: e.BACKENDS.some((b) => b.cacheSalt),
       router: {
         policy: e.ROUTING_POLICY,
         blockTokens: e.BLOCK_TOKENS,

@@ -23,6 +23,20 @@ describe("RequestLog", () => {
     });
   });
 
+  it("stores a client's long path, method and an error's message cut, as error messages quote a client", () => {
+    const lines: string[] = [];
+    const path = `/v1/${"a".repeat(8996)}`;
+    const log = new RequestLog("r4", "M".repeat(300), path, 0, (l) => lines.push(l));
+    log.set({ error: `TypeError: ${"e".repeat(5000)}` });
+    log.emit(1, { status: 404 });
+    const line = JSON.parse(lines[0]!) as { path: string; method: string; error: string };
+    expect(path).toHaveLength(9000);
+    expect(line.path).toBe(`${path.slice(0, 256)}… (9000 characters)`);
+    expect(line.method).toBe(`${"M".repeat(256)}… (300 characters)`);
+    expect(line.error).toBe(`TypeError: ${"e".repeat(245)}… (5011 characters)`);
+    expect(lines[0]!.length).toBeLessThan(1200);
+  });
+
   it("takes declared fields only, conditional spreads too (checked by npm run typecheck)", () => {
     const lines: string[] = [];
     const log = new RequestLog("r3", "POST", "/v1/chat/completions", 0, (l) => lines.push(l));

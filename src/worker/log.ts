@@ -6,6 +6,7 @@
  */
 import type { BlockKey } from "../prefix/block-keys";
 import { chainDigest } from "../prefix/chain-digest";
+import { quoteClient } from "./errors";
 import { sha256Hex } from "./sha256";
 
 export interface RequestLogFields {
@@ -116,11 +117,13 @@ export class RequestLog {
     private readonly startedAt: number,
     private readonly sink: LogSink = defaultSink,
   ) {
-    this.fields = { requestId, method, path, arrivedAt: startedAt };
+    // The method and path are the client's text: a 9,000-character path was 9,000 characters in wrangler tail.
+    // Cut as error messages quote a client (quoteClient), so no line grows with what a client sends.
+    this.fields = { requestId, method: quoteClient(method), path: quoteClient(path), arrivedAt: startedAt };
   }
 
   set<T extends object>(fields: DeclaredLogFields<T>): void {
-    Object.assign(this.fields, fields);
+    Object.assign(this.fields, bounded(fields));
   }
 
   /** The response outlives the handler (a relayed stream): the relay emits the line when it ends. */
@@ -139,10 +142,19 @@ export class RequestLog {
   ): void {
     if (this.emitted) return;
     this.emitted = true;
-    Object.assign(this.fields, fields);
+    Object.assign(this.fields, bounded(fields));
     this.fields.durationMs = now - this.startedAt;
     this.sink(JSON.stringify({ msg: "request", ...this.fields }));
   }
+}
+
+/**
+ * `error` may carry an unexpected error's message (app.ts onError), which may quote what the client sent: cut
+ * like the path. The other text fields are the gateway's own words or ids, or bounded where they are read (the
+ * body's model at 256, a client's request id at 128).
+ */
+function bounded<T extends Partial<RequestLogFields>>(fields: T): T {
+  return typeof fields.error === "string" ? { ...fields, error: quoteClient(fields.error) } : fields;
 }
 
 /** A short, non-reversible fingerprint (first 8 hex of SHA-256) for identifiers we may not log raw. */

@@ -379,6 +379,20 @@ describe("parseConfig", () => {
     });
   });
 
+  it("derives once whether any backend takes a cache_salt (every request reads it)", async () => {
+    const none = await parseConfig(base);
+    const one = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://10.0.0.1:8000", models: ["m"], kvCacheTokens: 1000 },
+        { id: "b", url: "http://10.0.0.2:8000", models: ["m"], kvCacheTokens: 1000, cacheSalt: true },
+      ]),
+    });
+    if (!none.ok || !one.ok) throw new Error("both configs are valid");
+    expect(none.config.anyCacheSalt).toBe(false);
+    expect(one.config.anyCacheSalt).toBe(true);
+  });
+
   it("formats zod paths like BACKENDS[2].url", () => {
     expect(formatPath(["BACKENDS", 2, "url"])).toBe("BACKENDS[2].url");
   });
@@ -391,6 +405,10 @@ describe("parseConfig", () => {
     expect(c).not.toBe(a);
   });
 });
+
+/** The same-server refusal's text after its entries and model: it never quotes a url (/healthz is public). */
+const SAME_SERVER =
+  " (urls are compared with the host's case, a default port, trailing slashes and /v1 folded, and localhost, 127.0.0.1 and ::1 as one host): one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry (two entries on one hosted API are accepted with two different apiKeys: two accounts)";
 
 // The ninth attacker pass (bench/results/red-team.md): operator mistakes each config accepted silently.
 describe("config mistakes refused by name", () => {
@@ -423,7 +441,7 @@ describe("config mistakes refused by name", () => {
     expect(r.ok).toBe(false);
     if (!r.ok)
       expect(r.errors).toEqual([
-        'BACKENDS[2].url: the same server as BACKENDS[0] ("a") for model "m": one engine listed twice is routed to as two, with twice its share of the load; list all its models in one entry',
+        `BACKENDS[2].url: entry "c" is the same server as BACKENDS[0] ("a") for model "m"${SAME_SERVER}`,
       ]);
     // One server under two models in two entries (a multi-model server) shares no pool: accepted.
     const apart = await parseConfig({
@@ -434,6 +452,81 @@ describe("config mistakes refused by name", () => {
       ]),
     });
     expect(apart.ok).toBe(true);
+  });
+
+  /** The errors of a config whose BACKENDS are these two entries of model "m" (ok: none). */
+  async function pairErrors(a: Record<string, unknown>, b: Record<string, unknown>): Promise<string[]> {
+    const r = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", models: ["m"], kvCacheTokens: 1000, ...a },
+        { id: "b", models: ["m"], kvCacheTokens: 1000, ...b },
+      ]),
+    });
+    return r.ok ? [] : r.errors;
+  }
+
+  it.each([
+    ["http://localhost:8000", "http://127.0.0.1:8000"],
+    ["http://127.1:8000", "http://[::1]:8000"],
+    ["http://0.0.0.0:8000", "http://engine.localhost:8000"],
+    ["HTTP://Host:8000/", "http://host:8000"],
+    ["http://gpu.example:80", "http://gpu.example"],
+    ["https://gpu.example:443/", "https://gpu.example"],
+    ["http://gpu.example:443", "https://gpu.example"],
+    ["http://10.0.0.1:8000/engine-a/", "http://10.0.0.1:8000/engine-a"],
+  ])("refuses %s and %s for one model: two spellings of one server, quoting neither", async (u1, u2) => {
+    expect(await pairErrors({ url: u1 }, { url: u2 })).toEqual([
+      `BACKENDS[1].url: entry "b" is the same server as BACKENDS[0] ("a") for model "m"${SAME_SERVER}`,
+    ]);
+  });
+
+  it("refuses a url ending in /v1 beside the same server without it (the /v1 rule names it)", async () => {
+    const errors = await pairErrors({ url: "http://10.0.0.1:8000" }, { url: "http://10.0.0.1:8000/v1" });
+    expect(errors[0]).toMatch(/^BACKENDS\[1\]\.url: must be the server's base URL without \/v1/);
+  });
+
+  it.each([
+    ["http://127.0.0.1:8000", "http://127.0.0.2:8000"],
+    ["http://10.0.0.1:8000/engine-a", "http://10.0.0.1:8000/engine-b"],
+    ["http://10.0.0.1:8000", "http://10.0.0.1:8001"],
+  ])("accepts %s and %s: two servers", async (u1, u2) => {
+    expect(await pairErrors({ url: u1 }, { url: u2 })).toEqual([]);
+  });
+
+  it("accepts one hosted API listed twice with two different apiKeys (two accounts), never echoing a key", async () => {
+    const url = "https://api.provider.example";
+    expect(
+      await pairErrors({ url, apiKey: "account-one-key-0001" }, { url, apiKey: "account-two-key-0002" }),
+    ).toEqual([]);
+    // The same key twice, or a key beside none, is one account listed twice: refused.
+    for (const [ka, kb] of [
+      ["account-one-key-0001", "account-one-key-0001"],
+      ["account-one-key-0001", undefined],
+      [undefined, undefined],
+    ]) {
+      const errors = await pairErrors({ url, apiKey: ka }, { url, apiKey: kb });
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/^BACKENDS\[1\]\.url: .*is the same server as BACKENDS\[0\] \("a"/);
+      expect(errors[0]).not.toContain("account-one-key");
+      expect(errors[0]).not.toContain(url);
+    }
+  });
+
+  it("refuses a model name longer than a client's model may be, quoting it cut", async () => {
+    const long = `m${"x".repeat(299)}`;
+    const r = await parseConfig({
+      ...base,
+      BACKENDS: JSON.stringify([
+        { id: "a", url: "http://10.0.0.1:8000", models: ["m", long, "y".repeat(256)], kvCacheTokens: 1 },
+      ]),
+    });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.errors).toEqual([
+        `BACKENDS[0].models[1]: must be at most 256 characters, the longest model a client may send (got '${long.slice(0, 256)}… (300 characters)'): serve it under a shorter name (vLLM's --served-model-name)`,
+      ]);
+    }
   });
 
   it("refuses a model name with whitespace around it: no client would name it so", async () => {

@@ -32,6 +32,7 @@
  *                                  it arrived, then a usage-only event and [DONE] (what did the backend receive?).
  * - /bigerr/v1/chat/completions:   500 with an OpenAI error body of 100 KiB (past what a retry keeps of one).
  * - /echo-id/v1/chat/completions:  200 text/event-stream whose one content event is the x-request-id it was sent.
+ * - /echo-auth/v1/chat/completions: the same with the authorization header it was sent (which account's key?).
  * - /ssejson/v1/chat/completions:  an event stream (a token, a usage-only chunk, [DONE]) sent as application/json
  *                                  (a proxy that rewrote the content-type, an engine that never set it).
  * - /donestall/v1/chat/completions: 200 text/event-stream: a token, a usage-only chunk and [DONE], then the body is held
@@ -303,9 +304,11 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           }),
         );
         return;
-      case "/echo-id/v1/chat/completions": {
+      case "/echo-id/v1/chat/completions":
+      case "/echo-auth/v1/chat/completions": {
         req.resume();
-        const id = req.headers["x-request-id"] ?? "";
+        const id =
+          (req.url.startsWith("/echo-auth") ? req.headers.authorization : req.headers["x-request-id"]) ?? "";
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(
           `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: id } }] })}\n\ndata: [DONE]\n\n`,

@@ -53,4 +53,17 @@ describe("the request log line", () => {
     expect(lines[0]).not.toContain("request-log-w");
     expect(lines[0]).not.toContain(tenant);
   });
+
+  it("stores a 9,000-character path cut, as the 404 quotes it", async () => {
+    const spy = vi.spyOn(console, "log");
+    const path = `/v1/models/${"a".repeat(8989)}`;
+    expect(path).toHaveLength(9000);
+    const res = await gatewayWithEnv({}, path, { headers: authHeaders() });
+    expect(res.status).toBe(404);
+    const lines = spy.mock.calls.map((a) => String(a[0])).filter((l) => l.startsWith('{"msg":"request"'));
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!) as { path: string };
+    expect(line.path).toBe(`${path.slice(0, 256)}… (9000 characters)`);
+    expect(lines[0]!.length).toBeLessThan(1000);
+  });
 });

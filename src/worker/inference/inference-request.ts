@@ -82,7 +82,7 @@ export async function readInferenceRequest(
     c.get("gatewayKey"),
     hasTenant ? tenant : undefined,
     raw,
-    config.backends.some((b) => b.cacheSalt),
+    config.anyCacheSalt,
   );
   const { blocks, promptTokens, promptKey, keyed } = prefixKeysForRequest(kind, body, {
     model,
