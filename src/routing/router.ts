@@ -205,6 +205,15 @@ export class Router {
     return this.slots.filter((s) => s.drained).map((s) => s.spec.id);
   }
 
+  /**
+   * Whether a backend outside `ids` (and the drained) can serve, as HealthTracker.anyUsable judges one: where a
+   * busy retry can move on to. The RouterDO (through PoolRouter) and the Worker's local fail-open path both ask
+   * it, and answer the retry with the busy backend's own 429 when none can (nowhere_else).
+   */
+  usableBesides(ids: readonly string[]): boolean {
+    return this.health.anyUsable(new Set([...this.drainedIds(), ...ids]));
+  }
+
   /** Ids of the backends a 429's (or a 503's) retry-after still keeps out at `now` (throttle). */
   throttledIds(now: number): string[] {
     return this.slots.filter((s) => s.throttledUntil > now).map((s) => s.spec.id);
