@@ -450,6 +450,7 @@ export class Router {
         ...(s.throttledUntil > (now ?? 0) ? { throttledUntil: s.throttledUntil } : {}),
         ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
         ...relapsesOf(now === undefined ? h.relapses : this.health.relapsesAt(s.spec.id, now)),
+        ...probationOf(now === undefined ? h.probation : this.health.probationAt(s.spec.id, now)),
         weight: s.spec.weight,
         inflight: f.inflight[i]!,
         indexBlocks: keyed,
@@ -578,4 +579,8 @@ export class Router {
 
 function relapsesOf(n: number): { relapses?: number } {
   return n > 0 ? { relapses: n } : {};
+}
+
+function probationOf(n: number): { probation?: number } {
+  return n > 0 ? { probation: n } : {};
 }
