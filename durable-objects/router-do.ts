@@ -768,6 +768,7 @@ export class RouterDO extends DurableObject<Env> {
       consecutiveFailures: b.faults,
       ...(b.nextProbeAt !== undefined ? { nextProbeAt: b.nextProbeAt } : {}),
       ...(b.relapses !== undefined ? { relapses: b.relapses } : {}),
+      ...(b.probation !== undefined ? { probation: b.probation } : {}),
       ...(b.throttledUntil !== undefined ? { throttledUntil: b.throttledUntil } : {}),
     }));
     return {

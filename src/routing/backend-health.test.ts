@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type HealthSettings, HealthTracker, RELAPSE_WINDOW } from "./backend-health";
+import { type HealthRow, type HealthSettings, HealthTracker, RELAPSE_WINDOW } from "./backend-health";
 
 const SETTINGS: HealthSettings = { fall: 3, rise: 2, maxEjectionPercent: 50, probeIntervalMs: 1000 };
 
@@ -275,5 +275,96 @@ describe("HealthTracker: a backend whose /health says 200 while its requests fai
     expect(t.get("a")).toMatchObject({ ejected: true, relapses: 0, backAt: null });
     expect(probeBack(t, "a")).toBe(2000);
     expect(t.get("a")).toMatchObject({ relapses: 0, backAt: 2000 });
+  });
+});
+
+describe("HealthTracker: probation of a backend back while it has relapses", () => {
+  /** `a` ejected, back, ejected again within the window (a relapse) and back: on probation at the returned time. */
+  function relapsedAndBack(t: HealthTracker): number {
+    for (let k = 0; k < 3; k++) t.fault("a", 0, 0);
+    let back = probeBack(t, "a");
+    // Back for the first time (no relapse yet): no probation, `fall` faults as ever.
+    expect(t.probationAt("a", back)).toBe(0);
+    expect(t.fault("a", back + 100, back + 100)).toBeNull();
+    expect(t.fault("a", back + 100, back + 100)).toBeNull();
+    expect(t.fault("a", back + 100, back + 100)).toBe("ejected");
+    back = probeBack(t, "a");
+    expect(t.get("a").relapses).toBe(1);
+    return back;
+  }
+
+  it("is held out again on its first fault, until `rise` good requests routed since it came back", () => {
+    const t = tracker(["a", "b", "c", "d"]);
+    let back = relapsedAndBack(t);
+    expect(t.probationAt("a", back)).toBe(2);
+    // Its /health lies: the first request after it came back fails, and that is enough.
+    expect(t.fault("a", back + 100, back + 100)).toBe("ejected");
+    expect(t.get("a")).toMatchObject({ relapses: 2, probation: 0 });
+    expect(t.get("a").nextProbeAt! - (back + 100)).toBe(4000);
+    // It recovers for real: two good requests end the probation; then `fall` faults again.
+    back = probeBack(t, "a");
+    expect(t.probationAt("a", back)).toBe(2);
+    t.success("a", back + 10);
+    expect(t.probationAt("a", back + 10)).toBe(1);
+    t.success("a", back + 20);
+    expect(t.probationAt("a", back + 20)).toBe(0);
+    expect(t.fault("a", back + 30, back + 30)).toBeNull();
+    expect(t.fault("a", back + 30, back + 30)).toBeNull();
+    expect(t.isEjected("a")).toBe(false);
+  });
+
+  it("counts only requests routed since it came back, and ends with the relapse window", () => {
+    const t = tracker(["a", "b", "c", "d"]);
+    const back = relapsedAndBack(t);
+    // A request routed before it came back (fail-open traffic while it was out) says nothing of it now.
+    expect(t.fault("a", back - 1, back + 5)).toBeNull();
+    t.success("a", back - 1);
+    expect(t.probationAt("a", back + 5)).toBe(2);
+    // In rotation RELAPSE_WINDOW intervals with no request: its relapses are forgotten, and its probation with them.
+    const later = back + RELAPSE_WINDOW * 1000;
+    expect(t.probationAt("a", later - 1)).toBe(2);
+    expect(t.probationAt("a", later)).toBe(0);
+    expect(t.fault("a", later, later)).toBeNull();
+    expect(t.isEjected("a")).toBe(false);
+  });
+
+  it("never ejects past the cap: the backend it holds in is failing, as after `fall` faults", () => {
+    const t = tracker(["a", "b"]);
+    const back = relapsedAndBack(t);
+    for (let k = 0; k < 3; k++) t.fault("b", back + 1, back + 1);
+    expect(t.isEjected("b")).toBe(true);
+    expect(t.fault("a", back + 100, back + 100)).toBeNull();
+    expect(t.isEjected("a")).toBe(false);
+    expect(t.failing("a")).toBe(true);
+    expect(t.anyUsable(new Set())).toBe(false);
+    // Its own success clears it, and pays one of its probation's.
+    t.success("a", back + 200);
+    expect(t.failing("a")).toBe(false);
+    expect(t.probationAt("a", back + 200)).toBe(1);
+  });
+
+  it("a cell's last backend (watched, never ejected) is watched again on its first fault", () => {
+    const none = new Set<string>();
+    const solo = tracker(["solo"]);
+    for (let k = 0; k < 3; k++) solo.fault("solo", 0, 0);
+    solo.watchHeld(none, 0);
+    let back = probeBack(solo, "solo");
+    for (let k = 0; k < 3; k++) solo.fault("solo", back, back);
+    solo.watchHeld(none, back);
+    back = probeBack(solo, "solo");
+    expect(solo.probationAt("solo", back)).toBe(2);
+    expect(solo.fault("solo", back + 1, back + 1)).toBeNull();
+    expect(solo.isEjected("solo")).toBe(false);
+    expect(solo.failing("solo")).toBe(true);
+    expect(solo.watchHeld(none, back + 1)).toBe(true);
+    expect(solo.get("solo").relapses).toBe(2);
+  });
+
+  it("reloads rows saved before probation as on none", () => {
+    const t = tracker(["a", "b"]);
+    const { probation: _, ...saved } = { ...t.get("a"), faults: 1, relapses: 2, backAt: 5000 };
+    t.load([saved as HealthRow]);
+    expect(t.probationAt("a", 5001)).toBe(0);
+    expect(t.fault("a", 5001, 5001)).toBeNull();
   });
 });

@@ -35,6 +35,17 @@
  *   in a row the same way, and lowers it while the host stays healthy). A
  *   backend that recovers for real waits at most 32 intervals, then `rise`
  *   good checks, as one whose probes kept failing does.
+ * - Probation: a backend brought back while it has relapses (within
+ *   RELAPSE_WINDOW) is held out again on its first fault, not its `fall`th,
+ *   until `rise` good requests routed to it after it came back. Its probes
+ *   are what lied, so the requests must give the evidence they gave: the same
+ *   count of good checks. Without it each return of a backend whose /health
+ *   lies still cost `fall` failed requests (each a moved retry, or the
+ *   client's 502 once the budget was spent). One fault counts as `fall`
+ *   faults, so the cap on ejections is untouched: a backend it keeps in
+ *   rotation is failing (and watched, in a cell), as after `fall` faults. A
+ *   backend back for the first time, or one whose relapses were forgotten,
+ *   is on no probation: one transient error does not send it out.
  */
 import { checkSetting } from "./defaults";
 
@@ -70,6 +81,11 @@ export interface HealthRow {
   readonly relapses: number;
   /** When good checks (probes, or requests' outcomes) last brought it back (epoch ms); null: not lately. */
   readonly backAt: number | null;
+  /**
+   * Good requests it still owes since it came back with relapses (probation): while > 0 (and within
+   * RELAPSE_WINDOW of backAt), one fault holds it out again. 0: none owed.
+   */
+  readonly probation: number;
 }
 
 export type HealthChange = "ejected" | "restored" | null;
@@ -93,6 +109,7 @@ function inRotation(id: string): HealthRow {
     nextProbeAt: null,
     relapses: 0,
     backAt: null,
+    probation: 0,
   };
 }
 
@@ -158,12 +175,17 @@ export class HealthTracker {
 
   /**
    * Restores persisted rows (of backends in the pool; others are ignored). A row saved before relapses were
-   * counted has none: no relapse, not lately back.
+   * counted has none: no relapse, not lately back; one saved before probation, none.
    */
   load(rows: readonly HealthRow[]): void {
     const known = new Set(this.ids);
     for (const saved of rows) {
-      const r: HealthRow = { ...saved, relapses: saved.relapses ?? 0, backAt: saved.backAt ?? null };
+      const r: HealthRow = {
+        ...saved,
+        relapses: saved.relapses ?? 0,
+        backAt: saved.backAt ?? null,
+        probation: saved.probation ?? 0,
+      };
       if (known.has(r.id) && !isDefault(r)) this.rowsById.set(r.id, r);
     }
     this.changes++;
@@ -179,6 +201,12 @@ export class HealthTracker {
     return r.ejected || r.nextProbeAt !== null || this.lately(r, now) ? r.relapses : 0;
   }
 
+  /** Good requests it still owes at `now` before a fault no longer holds it out at once (0: on no probation). */
+  probationAt(id: string, now: number): number {
+    const r = this.get(id);
+    return !r.ejected && r.nextProbeAt === null && this.lately(r, now) ? r.probation : 0;
+  }
+
   /** Came back by good checks less than RELAPSE_WINDOW probe intervals before `now`. */
   private lately(r: HealthRow, now: number): boolean {
     return r.backAt !== null && now - r.backAt < RELAPSE_WINDOW * this.settings.probeIntervalMs;
@@ -188,10 +216,18 @@ export class HealthTracker {
    * Being held out at `now` (ejected, or watched): its relapses in a row, and when its first probe is due: one
    * interval after a hold that is no relapse, doubled per relapse in a row (capped as failed probes are).
    */
-  private hold(r: HealthRow, now: number): { relapses: number; nextProbeAt: number; backAt: null } {
+  private hold(
+    r: HealthRow,
+    now: number,
+  ): { relapses: number; nextProbeAt: number; backAt: null; probation: 0 } {
     const relapses = this.lately(r, now) ? r.relapses + 1 : 0;
     const wait = this.settings.probeIntervalMs * 2 ** Math.min(relapses, MAX_BACKOFF_DOUBLINGS);
-    return { relapses, nextProbeAt: now + wait, backAt: null };
+    return { relapses, nextProbeAt: now + wait, backAt: null, probation: 0 };
+  }
+
+  /** Back by good checks at `at`: on probation (`rise` good requests owed, less `served`) if it has relapses. */
+  private back(r: HealthRow, at: number, served: number): { backAt: number; probation: number } {
+    return { backAt: at, probation: r.relapses > 0 ? Math.max(0, this.settings.rise - served) : 0 };
   }
 
   /**
@@ -282,7 +318,9 @@ export class HealthTracker {
       if (routedAt >= r.ejectedAt! && r.goodChecks > 0) this.put({ ...r, goodChecks: 0 });
       return null;
     }
-    const faults = r.faults + 1;
+    // On probation, a request routed to it since it came back failed: as good as `fall` faults (the cap holds).
+    const probation = r.backAt !== null && routedAt >= r.backAt && this.probationAt(id, now) > 0;
+    const faults = probation ? Math.max(r.faults + 1, this.settings.fall) : r.faults + 1;
     if (faults >= this.settings.fall && this.ejectedCount < this.maxEjected()) {
       this.put({
         ...r,
@@ -308,11 +346,15 @@ export class HealthTracker {
       // A watched backend is cleared by one success: back, as good probes would have it (a relapse counts).
       const watched = r.nextProbeAt !== null;
       // In rotation RELAPSE_WINDOW intervals since it came back: its relapses are forgotten.
+      // A good request routed since it came back pays one of its probation's (the watched one's success, too).
       const since = watched
-        ? { backAt: routedAt }
+        ? this.back(r, routedAt, 1)
         : this.lately(r, routedAt)
-          ? {}
-          : { relapses: 0, backAt: null };
+          ? {
+              probation:
+                r.backAt !== null && routedAt >= r.backAt ? Math.max(0, r.probation - 1) : r.probation,
+            }
+          : { relapses: 0, backAt: null, probation: 0 };
       this.put({ ...r, faults: 0, goodChecks: 0, failedProbes: 0, nextProbeAt: null, ...since });
       return null;
     }
@@ -353,7 +395,7 @@ export class HealthTracker {
     const goodChecks = r.goodChecks + 1;
     if (goodChecks >= this.settings.rise) {
       // Back in rotation, its faults cleared; the row stays (backAt) so that a relapse soon after is told.
-      this.put({ ...inRotation(r.id), relapses: r.relapses, backAt: now });
+      this.put({ ...inRotation(r.id), relapses: r.relapses, ...this.back(r, now, 0) });
       // A watched backend was never out of rotation: its faults are cleared, nothing is restored.
       return r.ejected ? "restored" : null;
     }

@@ -225,7 +225,7 @@ export class PoolRouter {
    * move on to (the RouterDO answers nowhere_else when none can).
    */
   usableBesides(ids: readonly string[]): boolean {
-    return this.health.anyUsable(new Set([...this.drainedIds(), ...ids]));
+    return this.arms[0]!.usableBesides(ids);
   }
 
   /** Forgets every arm's and the shadow's affinity index. */

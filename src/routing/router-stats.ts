@@ -18,6 +18,11 @@ export interface BackendStats {
    * doubles the wait for its first probe (HealthTracker, RELAPSE_WINDOW).
    */
   readonly relapses?: number;
+  /**
+   * On probation (back while it has relapses): good requests it still owes before a fault no longer holds it out
+   * at once (absent when none: HealthTracker.probationAt).
+   */
+  readonly probation?: number;
   readonly weight: number;
   readonly inflight: number;
   /** Blocks the index holds keys for (anonymous entries, which stand for unkeyed KV, left out). */

@@ -205,6 +205,15 @@ export class Router {
     return this.slots.filter((s) => s.drained).map((s) => s.spec.id);
   }
 
+  /**
+   * Whether a backend outside `ids` (and the drained) can serve, as HealthTracker.anyUsable judges one: where a
+   * busy retry can move on to. The RouterDO (through PoolRouter) and the Worker's local fail-open path both ask
+   * it, and answer the retry with the busy backend's own 429 when none can (nowhere_else).
+   */
+  usableBesides(ids: readonly string[]): boolean {
+    return this.health.anyUsable(new Set([...this.drainedIds(), ...ids]));
+  }
+
   /** Ids of the backends a 429's (or a 503's) retry-after still keeps out at `now` (throttle). */
   throttledIds(now: number): string[] {
     return this.slots.filter((s) => s.throttledUntil > now).map((s) => s.spec.id);
@@ -441,6 +450,7 @@ export class Router {
         ...(s.throttledUntil > (now ?? 0) ? { throttledUntil: s.throttledUntil } : {}),
         ...(h.nextProbeAt !== null ? { nextProbeAt: h.nextProbeAt } : {}),
         ...relapsesOf(now === undefined ? h.relapses : this.health.relapsesAt(s.spec.id, now)),
+        ...probationOf(now === undefined ? h.probation : this.health.probationAt(s.spec.id, now)),
         weight: s.spec.weight,
         inflight: f.inflight[i]!,
         indexBlocks: keyed,
@@ -569,4 +579,8 @@ export class Router {
 
 function relapsesOf(n: number): { relapses?: number } {
   return n > 0 ? { relapses: n } : {};
+}
+
+function probationOf(n: number): { probation?: number } {
+  return n > 0 ? { probation: n } : {};
 }

@@ -1,6 +1,7 @@
 /**
  * The dashboard's backend table says why a backend held out stays out: its relapses in a row and when its next
- * probe is due, beside "ejected" (README "Outlier detection"). The page, its script and uPlot are the files the
+ * probe is due, beside "ejected"; and a backend back on probation, how many good requests it still owes
+ * (README "Outlier detection"). The page, its script and uPlot are the files the
  * Worker serves; /admin/stats is answered with a pool view built by the same code as the Worker's (poolView),
  * through the browser's request routing, so no gateway runs. Debian's Chromium, as in operator-loop.test.ts.
  */
@@ -25,6 +26,7 @@ function snapshot(): PoolSnapshot {
     backends: [
       { ...base, id: "steady" },
       { ...base, id: "liar", healthy: false, consecutiveFailures: 3, relapses: 3, nextProbeAt: NEXT_PROBE },
+      { ...base, id: "back", relapses: 2, probation: 2 },
     ],
     counters: { retried: 0, retriesRefused: 0, ejections: 4, restorations: 3, expired: 0, observed: 0 },
     ...new PoolStats(["prefix_aware"]).snapshot(),
@@ -73,9 +75,9 @@ afterAll(async () => {
 });
 
 describe("the dashboard's backend table", () => {
-  it("shows a relapsing backend's relapses and next probe beside ejected; a steady one as before", async () => {
+  it("shows a relapsing backend's relapses and next probe beside ejected, one on probation; a steady one as before", async () => {
     const { page } = await openDashboard(browser!, ORIGIN, TOKEN, { pollMs: 250 });
-    await page.waitForSelector("#backends tr:nth-child(3)", { timeout: 20_000 });
+    await page.waitForSelector("#backends tr:nth-child(4)", { timeout: 20_000 });
     const rows = await page.evaluate(() =>
       Array.from(document.querySelectorAll("#backends tr")).map((r) =>
         Array.from(r.children).map((c) => c.textContent ?? ""),
@@ -86,6 +88,7 @@ describe("the dashboard's backend table", () => {
     expect(rows.slice(1).map((r) => [r[0], r[col]])).toEqual([
       ["steady", "yes"],
       ["liar", `ejected · relapsed 3× · next probe ${at}`],
+      ["back", "yes · relapsed 2× · on probation (2 to go)"],
     ]);
   }, 60_000);
 });

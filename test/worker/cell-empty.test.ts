@@ -362,12 +362,21 @@ describe("one backend per cell", () => {
   // Now each relapse soon after coming back doubles the wait for its first probe (HealthTracker, RELAPSE_WINDOW),
   // and /admin/backends says so (relapses, nextProbeAt). Main: no relapse is ever shown. A recovery for real
   // still brings it back (its hold is at most 32 probe intervals).
+  // Probation (HealthTracker): brought back while it has relapses, its first fault holds it out again, not its
+  // EJECT_AFTER_FAULTS-th, so each return after the first relapse costs one failed attempt, not three (before:
+  // 12 attempts sent to it over the 16 rounds, run alone, twice). After a real recovery it is on probation until
+  // RESTORE_AFTER_CHECKS good requests, and /admin/backends, /healthz and /metrics say so.
   it("a backend whose /health lies flaps less each time, /admin/backends says why; a real recovery still comes back", async () => {
     const liar = "solo-a"; // urls[0]: the emulator badUrl() breaks
     const solo = ["solo-a", "solo-b"].map((id) => ({ id, url: "", weight: 1, kvCacheTokens: 65536 }));
     const liarCell = `${FAULT_MODEL} cell ${assignCells(solo, 2)[0]! + 1}/2`;
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    type Row = { consecutiveFailures: number; nextProbeAt?: number; relapses?: number } | null;
+    type Row = {
+      consecutiveFailures: number;
+      nextProbeAt?: number;
+      relapses?: number;
+      probation?: number;
+    } | null;
     const liarRow = async (): Promise<Row> => {
       const res = await gatewayWithEnv(env2(), "/admin/backends", { headers: admin });
       const body = (await res.json()) as { backends: { id: string; pools: Record<string, Row> }[] };
@@ -384,13 +393,16 @@ describe("one backend per cell", () => {
     for (let r = 0; r < 16; r++)
       statuses.push(...(await roundIn(env2(), `lie-${r}`, "liar-family")).map((x) => x.status));
     const seen = await liarRow();
+    const attempts = (await routedThere()) - before;
     console.log(
-      `a lying /health: ${(await routedThere()) - before} attempts sent to ${liar} (each a 502) in ` +
+      `a lying /health: ${attempts} attempts sent to ${liar} (each a 502) in ` +
         `${statuses.length} requests over ${((Date.now() - t0) / 1000).toFixed(1)} s, ` +
         `${statuses.filter((s) => s !== 200).length} not 200; its row: ${JSON.stringify(seen)}`,
     );
     // Each time it came back it failed at once: by now it has relapsed, and /admin/backends says so.
     expect(seen?.relapses).toBeGreaterThanOrEqual(2);
+    // On probation each return after the first relapse costs one attempt: 6 alone (12 without, run alone twice).
+    expect(attempts).toBeLessThanOrEqual(9);
     // It recovers for real: its probes (and no request of its own) bring the cell back within the hold's bound.
     await clearBackendFault(badUrl());
     const back = Date.now() + 40_000;
@@ -400,9 +412,22 @@ describe("one backend per cell", () => {
       if (Date.now() > back) throw new Error(`${liar} never came back`);
       await new Promise((r) => setTimeout(r, 100));
     }
+    // Back with its relapses: on probation, RESTORE_AFTER_CHECKS (2) good requests owed, shown by every admin read.
+    expect((await liarRow())?.probation).toBe(2);
+    const hz = await gatewayWithEnv(env2(), "/healthz", { headers: admin });
+    const hzBody = (await hz.json()) as {
+      pools: Record<string, { cells: Record<string, { backends: { id: string; probation?: number }[] }> }>;
+    };
+    expect(hzBody.pools[FAULT_MODEL]!.cells[liarCell]!.backends.find((b) => b.id === liar)?.probation).toBe(
+      2,
+    );
+    const metrics = await (await gatewayWithEnv(env2(), "/metrics", { headers: admin })).text();
+    expect(metrics).toMatch(/prefix_gateway_backend_probation_requests\{[^}]*backend="solo-a"[^}]*\} 2\n/);
     await new Promise((r) => setTimeout(r, CELL_UNUSABLE_MS + 50));
     const served = await roundIn(env2(), "recovered", "liar-family");
     expect(served.every((r) => r.status === 200)).toBe(true);
-    expect(served.some((r) => r.backend === liar)).toBe(true);
+    // Its good requests paid the probation off.
+    expect(served.filter((r) => r.backend === liar).length).toBeGreaterThanOrEqual(2);
+    expect((await liarRow())?.probation).toBeUndefined();
   }, 120_000);
 });

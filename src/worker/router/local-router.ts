@@ -72,6 +72,14 @@ export class LocalRouter {
     return this.router.hasRoom(full, now);
   }
 
+  /**
+   * Whether a backend outside `ids` can serve, as far as this isolate knows (the RouterDO's last list of those
+   * ejected or drained, its own outcomes): Router.usableBesides, the RouterDO's own judgement.
+   */
+  usableBesides(ids: readonly string[]): boolean {
+    return this.router.usableBesides(ids);
+  }
+
   decide(
     req: RouteRequest,
     ctx: RouteContext,

@@ -547,14 +547,18 @@ function decideLocally(
   cell: Cell,
   local: LocalRouter,
   retryOf?: RetryOf,
-): Decision | typeof RETRY_REFUSED {
+): Decision | typeof RETRY_REFUSED | typeof NOWHERE_ELSE {
   const now = call.now();
   const ctx = { now, random: Math.random };
-  let avoid: string | readonly string[] | undefined;
+  let avoid: readonly string[] | undefined;
   if (retryOf !== undefined) {
     avoid = [retryOf.decision.backendId, ...(retryOf.tried ?? [])];
     if (retryOf.decision.via === "local")
       retryOf.decision.local.finish(retryOf.decision.ticket, failedReport(retryOf), ctx);
+    // A busy retry moving on with no backend left but those its attempts met: the RouterDO's rule (nowhere_else,
+    // before the budget), or the decision below falls back on a tried one (the dead first backend: its 502).
+    if (retryOf.tried !== undefined && retryOf.tried.length > 0 && !local.usableBesides(avoid))
+      return NOWHERE_ELSE;
     if (!local.budget.tryWithdraw(call.clientKey)) return RETRY_REFUSED;
   }
   // The bound, as far as this isolate can tell alone (local-router.ts fullBackends): a first attempt with no

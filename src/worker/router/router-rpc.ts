@@ -390,6 +390,11 @@ export interface BackendStatus {
    * requests fail does this.
    */
   readonly relapses?: number;
+  /**
+   * On probation (back while it has relapses): good requests it still owes; until then its first fault holds it
+   * out again (absent when none).
+   */
+  readonly probation?: number;
   /** Epoch ms until which a 429 keeps it out of decisions, while others can serve. */
   readonly throttledUntil?: number;
 }

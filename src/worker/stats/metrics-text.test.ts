@@ -138,6 +138,21 @@ describe("metricsText", () => {
     ]);
   });
 
+  it("reports each backend's probation: the good requests it still owes, 0 when none", () => {
+    const base = snapshot((i) => `gpu-${i % 2}`);
+    const back: PoolSnapshot = {
+      ...base,
+      backends: [base.backends[0]!, { ...base.backends[1]!, relapses: 2, probation: 2 }],
+    };
+    const fams = parsePrometheusTextFormat(metricsText(new Map([["m", back]])));
+    const probation = fams.find((f) => f.name === "prefix_gateway_backend_probation_requests")!;
+    expect(probation.type).toBe("GAUGE");
+    expect(probation.metrics.map((m) => [m.labels!.backend, m.value])).toEqual([
+      ["gpu-0", "0"],
+      ["gpu-1", "2"],
+    ]);
+  });
+
   it("writes cumulative histogram buckets ending in +Inf = count", () => {
     const ttft = families.find((f) => f.name === "prefix_gateway_ttft_seconds")!;
     expect(ttft.type).toBe("HISTOGRAM");

@@ -209,6 +209,13 @@ export function metricsText(pools: ReadonlyMap<string, PoolSnapshot>): string {
         l,
         b.relapses ?? 0,
       );
+      e.sample(
+        `${P}_backend_probation_requests`,
+        "gauge",
+        "Good requests the backend still owes since it came back with relapses; until then its first fault holds it out again. 0 when on no probation.",
+        l,
+        b.probation ?? 0,
+      );
       // Only while held out (ejected, or a cell's failing last backend watched).
       if (b.nextProbeAt !== undefined)
         e.sample(

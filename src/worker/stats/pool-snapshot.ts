@@ -107,6 +107,11 @@ export interface BackendSnapshot {
    * probe is that far off (the probe interval doubled per relapse, up to 32×; README "Health").
    */
   readonly relapses?: number;
+  /**
+   * On probation (back while it has relapses): good requests it still owes before a fault no longer holds it out
+   * at once (absent when none; README "Health").
+   */
+  readonly probation?: number;
   /** The prefill rate the first arm's policy has learned here, tokens/s (cost-based policies only). */
   readonly prefillTokensPerSec?: number;
   /** What one more request in flight adds to a step here, ms, as the first arm's policy has learned it (absent before). */

@@ -249,6 +249,7 @@ export function poolSnapshot(
       consecutiveFailures: b.faults,
       ...(b.nextProbeAt !== undefined ? { nextProbeAt: b.nextProbeAt } : {}),
       ...(b.relapses !== undefined ? { relapses: b.relapses } : {}),
+      ...(b.probation !== undefined ? { probation: b.probation } : {}),
       ...(b.prefillTokensPerSec !== undefined ? { prefillTokensPerSec: b.prefillTokensPerSec } : {}),
       ...(b.learnedInflightMs !== undefined ? { learnedInflightMs: b.learnedInflightMs } : {}),
       ...(b.promptEstimateError !== undefined ? { promptEstimateError: b.promptEstimateError } : {}),

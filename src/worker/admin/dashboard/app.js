@@ -188,6 +188,7 @@
   function rotationText(b) {
     const parts = [b.healthy ? "yes" : "ejected"];
     if (b.relapses) parts.push(`relapsed ${b.relapses}×`);
+    if (b.probation) parts.push(`on probation (${b.probation} to go)`);
     if (b.nextProbeAt !== undefined) parts.push(`next probe ${new Date(b.nextProbeAt).toLocaleTimeString()}`);
     return parts.join(" · ");
   }
