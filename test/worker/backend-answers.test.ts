@@ -621,6 +621,14 @@ describe("a backend whose usage cannot be true", () => {
       prompt_tokens_details: { cached_tokens: 1e300 },
     },
     fractional: { prompt_tokens: 2.5, completion_tokens: 0.5, prompt_tokens_details: { cached_tokens: 1.5 } },
+    // Counts (within readUsage's 2^30) no engine could give this request: max_tokens 8, a 65,536-token KV.
+    // Believed, the answer's count was charged as its KV at settle (the backend's affinity index evicted) and
+    // became the pool's expected answer; the prompt's taught the router a prefill rate 100 times the default.
+    "past what the request could hold": {
+      prompt_tokens: 2 ** 29,
+      completion_tokens: 2 ** 29,
+      prompt_tokens_details: { cached_tokens: 0 },
+    },
     "cached past the prompt": {
       prompt_tokens: 3,
       completion_tokens: 1,
