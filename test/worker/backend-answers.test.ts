@@ -110,6 +110,22 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(((await plain.json()) as { object: string }).object).toBe("chat.completion");
   });
 
+  it("a JSON body labelled an event stream is a 502 whichever was asked, and a fault of that backend", async () => {
+    // Relayed, a streamed request's SSE parser found no event in it (an empty answer, no error), and a
+    // non-streamed request's SDK read a text/event-stream body as a string.
+    for (const stream of [true, false]) {
+      const res = await gatewayWithEnv(
+        faultServerPool("odd-jsonlabelledsse", "jsonlabelledsse"),
+        "/v1/chat/completions",
+        ask("odd-jsonlabelledsse", stream),
+      );
+      const message = await expectOpenAIError(res, 502, "backend_unreachable");
+      expect(message).toMatch(stream ? /not an event stream/ : /"stream": false with an event stream/);
+    }
+    await settle("odd-jsonlabelledsse");
+    expect((await poolStats("odd-jsonlabelledsse")).backends[0]!.consecutiveFailures).toBe(2);
+  });
+
   it("an event stream for a request with stream false is a 502 for the client and a fault of that backend", async () => {
     // Relayed, the OpenAI SDKs hand the client a string where a completion object was expected.
     const res = await gatewayWithEnv(

@@ -281,6 +281,17 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           }),
         );
         return;
+      case "/jsonlabelledsse/v1/chat/completions":
+        // A whole JSON completion under an event-stream label, whatever was asked.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+          }),
+        );
+        return;
       case "/sseonly/v1/chat/completions":
         // An event stream whatever was asked (a server or proxy that ignores "stream": false).
         res.writeHead(200, { "content-type": "text/event-stream" });

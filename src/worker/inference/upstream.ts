@@ -189,7 +189,7 @@ function htmlPageOf(res: Response): string | undefined {
  * stream with no event: an empty answer and no error (openai-node 7.55 yields 0 chunks). A non-streamed
  * request answered with an event stream reads as a string where a completion object was expected. Either
  * way the client's SDK cannot use it while the backend counted healthy: like an HTML page, the backend's
- * fault, and retried. A JSON body under an event-stream label is left to the relay, as before.
+ * fault, and retried. So is a JSON body under an event-stream label, whichever was asked for.
  */
 function formMismatch(
   stream: boolean,
@@ -199,11 +199,17 @@ function formMismatch(
 ): string | undefined {
   const sse = startsLikeEventStream(first);
   const type = (res.headers.get("content-type") ?? "none").slice(0, 60);
-  if (stream && !eventStream && !sse)
+  // A JSON value under an event-stream label is no event stream either (an SSE parser finds no event in it).
+  if (stream && ((!eventStream && !sse) || startsAsJson(first)))
     return `answered a streamed request with a body that is not an event stream (content-type ${type})`;
-  if (!stream && sse)
+  if (!stream && (sse || eventStream))
     return `answered a request with "stream": false with an event stream (content-type ${type})`;
   return undefined;
+}
+
+/** A body's first bytes open a JSON object or array (after whitespace and a BOM): no event stream does. */
+function startsAsJson(first: Uint8Array): boolean {
+  return /^[\s\ufeff]*[{[]/.test(new TextDecoder().decode(first.subarray(0, 64)));
 }
 
 /**
