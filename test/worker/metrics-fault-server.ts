@@ -269,6 +269,45 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         if (req.url?.startsWith("/donereset")) hold(res, () => res.socket?.destroy(), 50);
         else hold(res, () => res.end());
         return;
+      case "/jsononly/v1/chat/completions":
+        // A whole JSON completion whatever was asked (a server or proxy that ignores "stream": true).
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+            usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+          }),
+        );
+        return;
+      case "/jsonlabelledsse/v1/chat/completions":
+        // A whole JSON completion under an event-stream label, whatever was asked.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+          }),
+        );
+        return;
+      case "/sseonly/v1/chat/completions":
+        // An event stream whatever was asked (a server or proxy that ignores "stream": false).
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(`${tokenEvent("Hello")}data: [DONE]\n\n`);
+        return;
+      case "/afterdone/v1/chat/completions": {
+        // The whole answer and [DONE], then more events every 200 ms, never idle, until the client leaves (or
+        // HOLD_MS): a proxy or server that does not stop at [DONE].
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(
+          `${tokenEvent("Hi")}${event({ id: "x", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}data: [DONE]\n\n`,
+        );
+        every(res, () => res.write(tokenEvent("after")), 200);
+        hold(res, () => res.end());
+        return;
+      }
       case "/redirect/v1/chat/completions":
         // Somewhere else (here /echo; on a real fleet an http→https hop, a moved host, a login wall).
         res.writeHead(307, { location: "/echo/v1/chat/completions", "content-length": "0" });

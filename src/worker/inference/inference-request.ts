@@ -45,6 +45,8 @@ export interface InferenceRequest {
   readonly route: RouteRequest;
   /** The request's A/B arm key (arm-key.ts): its conversation's or tenant's hash. */
   readonly armKey: number;
+  /** Sequences generated per prompt, max(n, best_of): how many max_tokens an answer's usage may hold (usage-bounds.ts). */
+  readonly sequences: number;
 }
 
 /**
@@ -94,6 +96,8 @@ export async function readInferenceRequest(
     (kind === "chat" ? (body as ChatBody).max_completion_tokens : undefined) ?? body.max_tokens ?? undefined;
   // A batch's prompts: promptTokens sums them (canonical-prompt.ts), the router bounds them per prompt.
   const prompts = kind === "completions" ? promptCount((body as CompletionsBody).prompt) : 1;
+  const bestOf = kind === "completions" ? ((body as CompletionsBody).best_of ?? 1) : 1;
+  const sequences = Math.max(body.n ?? 1, bestOf);
   // keyedTokens: where the exact count stops and the estimate (ceil(chars / 4)) starts.
   log.set({
     promptTokens,
@@ -128,6 +132,7 @@ export async function readInferenceRequest(
       config.router.abPolicy === null
         ? 0
         : armKeyOf(kind, body, model, hasTenant ? tenant : undefined, config.abSticky),
+    sequences,
   };
 }
 

@@ -140,7 +140,8 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
           // nor from a keep-alive comment, which a proxy or an SSE server sends on its own while the engine
           // behind it is hung.
           for (;;) {
-            const waitMs = tap.sawDone ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
+            const doneBefore = tap.sawDone;
+            const waitMs = doneBefore ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
             const readAt = Date.now();
             const { done, value } = await readWithin(reader, Math.max(1, waitMs - waited), waitMs).finally(
               () => {
@@ -174,6 +175,11 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
               end({ kind: "done" });
               return;
             }
+            // Past [DONE] nothing is the answer: not relayed, and no reset of the wait, so a body that goes on
+            // after it (events every few hundred ms, never idle) ends within AFTER_DONE_MS of it as done. Relayed,
+            // it ran on as long as the backend sent: the OpenAI Python SDK reads a stream to its end after
+            // [DONE], so the client's loop did not end either.
+            if (doneBefore) continue;
             const forwarded = forward(value, controller);
             if (forwarded === "event") waited = 0;
             if (forwarded !== "none") return;

@@ -21,6 +21,7 @@ import type { RequestOver } from "./request-over";
 import { startsLikeEventStream } from "./sniff-event-stream";
 import { JsonTap, SseTap, type Tap } from "./stream-tap";
 import { isEventStream } from "./upstream";
+import { believedUsage } from "./usage-bounds";
 
 /**
  * Headers of the backend's response that the client gets (others — cookies, server, lengths — do not pass).
@@ -134,7 +135,19 @@ export function respond(
   const startedAt = c.get("startedAt");
   let firstContentAt: number | undefined;
   const tap: Tap = eventStream ? new SseTap(request.strip) : new JsonTap();
+  const kvCacheTokens = c.get("config").backends.find((b) => b.id === decision.backendId)?.kvCacheTokens;
   const onEnd = (end: RelayEnd, t: Tap) => {
+    // What the router and the pool's counters learn: only counts this request could have (usage-bounds.ts).
+    // The log line keeps what the engine said.
+    const usage =
+      kvCacheTokens === undefined
+        ? t.usage
+        : believedUsage(t.usage, {
+            ...(request.route.outputTokens !== undefined ? { maxTokens: request.route.outputTokens } : {}),
+            sequences: request.sequences,
+            prompts: request.route.prompts ?? 1,
+            kvCacheTokens,
+          });
     const ended: FailureKind | undefined =
       end.kind === "client_abort"
         ? "client_abort"
@@ -161,11 +174,11 @@ export function respond(
       status: res.status,
       ...(ended !== undefined ? { failure: ended } : {}),
       ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
-      ...(t.usage?.promptTokens !== undefined ? { promptTokens: t.usage.promptTokens } : {}),
-      ...(t.usage?.cachedTokens !== undefined ? { cachedTokens: t.usage.cachedTokens } : {}),
+      ...(usage?.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}),
+      ...(usage?.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
       // TTFT of the backend alone (fetch → first content), what the router's prefill model learns from.
       ...(eventStream && firstContentAt !== undefined ? { ttftMs: firstContentAt - attempt.startedAt } : {}),
-      ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
+      ...(usage?.completionTokens !== undefined ? { outputTokens: usage.completionTokens } : {}),
       durationMs: now - startedAt,
     });
     log.emit(now, {

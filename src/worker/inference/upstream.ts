@@ -18,6 +18,7 @@ import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
 import { concat } from "../request/read-body";
 import { progressedSince } from "./backend-progress";
+import { startsLikeEventStream } from "./sniff-event-stream";
 
 /** Why an attempt produced no usable response. */
 export type AttemptFailure = "connect_error" | "timeout" | "client_abort";
@@ -183,6 +184,35 @@ function htmlPageOf(res: Response): string | undefined {
 }
 
 /**
+ * A 2xx answer in the other form than the one asked for, or undefined. A streamed request answered with a
+ * JSON body (neither its content-type nor its first bytes an event stream) reads in the OpenAI SDKs as a
+ * stream with no event: an empty answer and no error (openai-node 7.55 yields 0 chunks). A non-streamed
+ * request answered with an event stream reads as a string where a completion object was expected. Either
+ * way the client's SDK cannot use it while the backend counted healthy: like an HTML page, the backend's
+ * fault, and retried. So is a JSON body under an event-stream label, whichever was asked for.
+ */
+function formMismatch(
+  stream: boolean,
+  eventStream: boolean,
+  first: Uint8Array,
+  res: Response,
+): string | undefined {
+  const sse = startsLikeEventStream(first);
+  const type = (res.headers.get("content-type") ?? "none").slice(0, 60);
+  // A JSON value under an event-stream label is no event stream either (an SSE parser finds no event in it).
+  if (stream && ((!eventStream && !sse) || startsAsJson(first)))
+    return `answered a streamed request with a body that is not an event stream (content-type ${type})`;
+  if (!stream && (sse || eventStream))
+    return `answered a request with "stream": false with an event stream (content-type ${type})`;
+  return undefined;
+}
+
+/** A body's first bytes open a JSON object or array (after whitespace and a BOM): no event stream does. */
+function startsAsJson(first: Uint8Array): boolean {
+  return /^[\s\ufeff]*[{[]/.test(new TextDecoder().decode(first.subarray(0, 64)));
+}
+
+/**
  * The answer's content-coding when fetch has not decoded it (it decodes gzip and br): relayed, the client got
  * compressed bytes under a 200 and no Content-Encoding (only chosen headers are passed on), and the usage
  * chunk went unseen. Asked for identity, a server should not send one; a server that does is misconfigured.
@@ -296,6 +326,11 @@ export async function callBackend(
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
+    const mismatch = formMismatch(opts.stream, eventStream, value, res);
+    if (mismatch !== undefined) {
+      reader.cancel().catch(() => {});
+      return failed(new Error(mismatch));
+    }
     return { kind: "response", ...answered, reader, first: value };
   } catch (err) {
     reader.cancel().catch(() => {});
