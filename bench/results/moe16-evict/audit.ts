@@ -344,6 +344,8 @@ for (const seed of seeds) {
       !(share >= 0) ? "?" : share === 0 ? "0" : share < 0.1 ? "< 10%" : share < 0.5 ? "10–50%" : "≥ 50%",
       t,
     );
+    const bp = by < 0 ? Number.NaN : r.w.requests[by]!.promptTokens;
+    add("evictor's prompt", !(bp >= 0) ? "?" : bp < 8e3 ? "< 8k tokens" : bp < 32e3 ? "8–32k" : bp < 64e3 ? "32–64k" : "≥ 64k", t);
     add(
       "another engine had empty free blocks for the allocation (engine truth)",
       ev.emptyElsewhere ? "yes: placed there, it would have evicted nothing" : "no",
