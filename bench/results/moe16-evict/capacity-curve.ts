@@ -18,7 +18,7 @@ for (const seed of seeds) {
   const reqs = w.requests.map((r, i) => ({ blocks: w.promptBlocks[i]!, promptTokens: r.promptTokens }));
   MULTIPLES.forEach((m, k) => {
     const o = oracleHitRate(reqs, Math.floor(capacity * m), w.blockTokens);
-    sums[k] += o.cachedTokens;
+    sums[k] = sums[k]! + o.cachedTokens;
     if (m === 1) base += o.cachedTokens;
   });
 }
