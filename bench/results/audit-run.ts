@@ -8,7 +8,14 @@ import { DEFAULT_TIE_TOLERANCE_MS, PrefixAwarePolicy } from "../../src/routing/p
 import { Router } from "../../src/routing/router";
 import { engineSignalMaxAgeMs } from "../../src/routing/defaults";
 import { readingsOf, routerFactory, viewOf } from "../../sim/policies";
-import { type FleetConfig, type RouterFactory, type SimRouter, simulatePolicy } from "../../sim/simulator";
+import { oracleHitRate } from "../../sim/oracle";
+import {
+  type FleetConfig,
+  type RouterFactory,
+  type SimObserver,
+  type SimRouter,
+  simulatePolicy,
+} from "../../sim/simulator";
 
 /** What an audit reads inside one engine model (sim/model/): its block pool, its scheduler, its batch. */
 export interface EngineInside {
@@ -148,8 +155,57 @@ export function tieGaugedRouter(blockTokens: number, scrapeMs: number): RouterFa
  * One run of prefix_aware at the tie tolerance TIE names (ms; unset: the policy's default), scrape off: the noise
  * gauges' run (admission-view/gauge.ts's, written once here for the later gauges).
  */
-export function simulateAtTie(w: Parameters<typeof simulatePolicy>[0], fleet: FleetConfig) {
+export function simulateAtTie(w: Parameters<typeof simulatePolicy>[0], fleet: FleetConfig, observer?: SimObserver) {
   const tie = process.env.TIE === undefined ? DEFAULT_TIE_TOLERANCE_MS : Number(process.env.TIE);
   if (!(tie >= 0)) throw new RangeError(`TIE: must be >= 0 ms, got ${process.env.TIE}`);
-  return { tie, r: simulatePolicy(w, fleet, "prefix_aware", tieGaugedRouter(w.blockTokens, 0), viewOf("prefix_aware")) };
+  return {
+    tie,
+    r: simulatePolicy(
+      w,
+      fleet,
+      "prefix_aware",
+      tieGaugedRouter(w.blockTokens, 0),
+      viewOf("prefix_aware"),
+      undefined,
+      observer,
+    ),
+  };
+}
+
+/**
+ * The pooled oracle's hit per request, in tokens (sim/oracle.ts's loop, kept per request; its sum is checked
+ * against oracleHitRate so the two cannot drift). `probe(i, lru)` sees the pooled LRU (oldest key first) just
+ * before request i touches it: an audit's view of where a block stood in the pooled cache. Written for
+ * moe16-hit's audit, shared since moe16-evict's.
+ */
+export function pooledOracleByRequest(
+  w: Parameters<typeof simulatePolicy>[0],
+  capacityBlocks: number,
+  probe?: (i: number, lru: ReadonlyMap<number, true>) => void,
+): Float64Array {
+  const bt = w.blockTokens;
+  const n = w.requests.length;
+  const oracle = new Float64Array(n);
+  const lru = new Map<number, true>();
+  for (let i = 0; i < n; i++) {
+    const blocks = w.promptBlocks[i]!;
+    const usable = Math.min(blocks.length, Math.floor((w.requests[i]!.promptTokens - 1) / bt));
+    probe?.(i, lru);
+    let hit = 0;
+    while (hit < usable && lru.has(blocks[hit]!)) hit++;
+    oracle[i] = hit * bt;
+    for (let j = blocks.length - 1; j >= 0; j--) {
+      lru.delete(blocks[j]!);
+      lru.set(blocks[j]!, true);
+    }
+    while (lru.size > capacityBlocks) lru.delete(lru.keys().next().value as number);
+  }
+  const ref = oracleHitRate(
+    w.requests.map((r, i) => ({ blocks: w.promptBlocks[i]!, promptTokens: r.promptTokens })),
+    capacityBlocks,
+    bt,
+  );
+  const sum = oracle.reduce((x, y) => x + y, 0);
+  if (sum !== ref.cachedTokens) throw new Error(`per-request oracle ${sum} ≠ sim/oracle.ts ${ref.cachedTokens}`);
+  return oracle;
 }

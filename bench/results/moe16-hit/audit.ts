@@ -25,10 +25,9 @@ import { Router } from "../../../src/routing/router";
 import type { FleetView, PolicyPick, RouteContext, RouteRequest } from "../../../src/routing/types";
 import { viewOf } from "../../../sim/policies";
 import { simulatePolicy } from "../../../sim/simulator";
-import { oracleHitRate } from "../../../sim/oracle";
 import { placementCost } from "../../../sim/clairvoyant";
 import { EngineModel } from "../../../sim/model/engine-model";
-import { type AuditRunSpec, type EngineInside, loadAuditRun } from "../audit-run";
+import { type AuditRunSpec, type EngineInside, loadAuditRun, pooledOracleByRequest } from "../audit-run";
 
 const [spec = "mooncake", backends = "16", load = "4", set = "tuning", , preset = "qwen3-30b-a3b-h100-vllm"] =
   process.argv.slice(2);
@@ -79,31 +78,8 @@ function audit(seed: number) {
     const n = w.requests.length;
     const usableBlocks = (i: number) =>
       Math.min(w.promptBlocks[i]!.length, Math.floor((w.requests[i]!.promptTokens - 1) / bt));
-    // The pooled oracle per request: sim/oracle.ts's loop, kept per request; its total is checked against it.
-    const oracle = new Float64Array(n);
-    {
-      const capacity = Math.floor((fleet.backends * fleet.kvCacheTokens) / bt);
-      const lru = new Map<number, true>();
-      for (let i = 0; i < n; i++) {
-        const blocks = w.promptBlocks[i]!;
-        const usable = usableBlocks(i);
-        let hit = 0;
-        while (hit < usable && lru.has(blocks[hit]!)) hit++;
-        oracle[i] = hit * bt;
-        for (let j = blocks.length - 1; j >= 0; j--) {
-          lru.delete(blocks[j]!);
-          lru.set(blocks[j]!, true);
-        }
-        while (lru.size > capacity) lru.delete(lru.keys().next().value as number);
-      }
-      const ref = oracleHitRate(
-        w.requests.map((r, i) => ({ blocks: w.promptBlocks[i]!, promptTokens: r.promptTokens })),
-        capacity,
-        bt,
-      );
-      const sum = oracle.reduce((x, y) => x + y, 0);
-      if (sum !== ref.cachedTokens) throw new Error(`per-request oracle ${sum} ≠ sim/oracle.ts ${ref.cachedTokens}`);
-    }
+    // The pooled oracle per request: sim/oracle.ts's loop, kept per request (audit-run.ts), checked against it.
+    const oracle = pooledOracleByRequest(w, Math.floor((fleet.backends * fleet.kvCacheTokens) / bt));
 
     const policy = new PrefixAwarePolicy({ tieToleranceMs: tie });
     const p = policy as unknown as {
