@@ -23,6 +23,17 @@ describe("runExcessTokens", () => {
     expect(runExcessTokens(" ".repeat(1_000_000))).toBe(249_998);
   });
 
+  it("finds a run wherever it starts and however long it is (it reads one character in four)", () => {
+    for (let at = 0; at < 8; at++)
+      for (let len = 1; len <= 40; len++) {
+        const text = `${"ab".repeat(8).slice(0, at)}${"-".repeat(len)}${"=".repeat(len)}ab`;
+        expect(runExcessTokens(text), `at ${at}, ${len}`).toBe(Math.floor((2 * Math.max(0, len - 8)) / 4));
+        expect(runExcessTokens(text, at + 1), `from ${at + 1}, ${len}`).toBe(
+          Math.floor((Math.max(0, len - 9) + Math.max(0, len - 8)) / 4),
+        );
+      }
+  });
+
   it("reads from `from` on", () => {
     const text = `${" ".repeat(1000)}${prose}`;
     expect(runExcessTokens(text, 1000)).toBe(0);
