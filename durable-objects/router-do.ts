@@ -402,6 +402,7 @@ export class RouterDO extends DurableObject<Env> {
       ...(input.outputTokens !== undefined ? { outputTokens: input.outputTokens } : {}),
       ...(input.promptKey !== undefined ? { promptKey: input.promptKey } : {}),
       ...(input.prompts !== undefined ? { prompts: input.prompts } : {}),
+      ...(input.unconfirmedTokens !== undefined ? { unconfirmedTokens: input.unconfirmedTokens } : {}),
     };
     const pick = router.route(req, input.armKey ?? 0, ctx, avoidedBy(avoid, tried), full);
     this.scraper.routed(ctx.now);
@@ -577,6 +578,7 @@ export class RouterDO extends DurableObject<Env> {
         blocks: input.blocks,
         promptTokens: input.promptTokens,
         ...(input.prompts !== undefined ? { prompts: input.prompts } : {}),
+        ...(input.unconfirmedTokens !== undefined ? { unconfirmedTokens: input.unconfirmedTokens } : {}),
       },
       outcome,
       input.routedAt,

@@ -18,7 +18,7 @@ import {
   type MaxTokensModel,
   type MaxTokensModelName,
 } from "./client-max-tokens";
-import { gatewayPromptTokens } from "./request-view";
+import { gatewayPromptTokens, gatewayUnconfirmedTokens } from "./request-view";
 import { requestBlockKeys, requestPromptKey } from "./workloads/segments";
 import type { Workload, WorkloadRequest } from "./workloads/types";
 
@@ -39,6 +39,11 @@ export interface PreparedWorkload {
   readonly promptKeys: readonly (BlockKey | undefined)[];
   /** Each prompt's token count as the gateway computes it: exact up to prefixTokens, estimated past. */
   readonly gatewayPromptTokens: readonly number[];
+  /**
+   * Of each gateway count, what the Worker's estimate cannot vouch for (RouteRequest.unconfirmedTokens):
+   * only prompts with their text have it (request-view.ts gatewayUnconfirmedTokens). Absent: none.
+   */
+  readonly gatewayUnconfirmedTokens?: readonly (number | undefined)[];
   /** max_tokens as each request's client sent it (undefined: none); the true length stays in `requests`. */
   readonly maxTokens: readonly (number | undefined)[];
   /** How `maxTokens` was made. */
@@ -94,6 +99,7 @@ export function prepareWorkload(
     prefixTokens,
     promptKeys,
     gatewayPromptTokens: gatewayPromptTokens(w.requests, promptBlocks, w.blockTokens, prefixTokens, seed),
+    gatewayUnconfirmedTokens: gatewayUnconfirmedTokens(w.requests, prefixTokens),
     maxTokens: clientMaxTokens(w.requests, maxTokensModel, seed),
     maxTokensModel,
     malformed: w.malformed,

@@ -7,6 +7,7 @@ import { prepareWorkload } from "./prepare";
 import {
   GATEWAY_VIEW,
   gatewayPromptTokens,
+  gatewayUnconfirmedTokens,
   routeRequest,
   TAIL_COUNT_FACTORS,
   tailCountFactor,
@@ -141,5 +142,28 @@ describe("the prompt-token count each router is given", () => {
     const [fromText, kept] = gatewayPromptTokens([logged, fromGateway], [[], []], 16, 32, 1);
     expect(fromText).toBe(32 + Math.ceil((text.length - encodeO200k(text, 32).charsConsumed) / 4));
     expect(kept).toBe(432);
+  });
+
+  it("says, as the Worker does, what a logged prompt's runs of one character past the window claim", () => {
+    const text = `${"The quick brown fox jumps over the lazy dog. ".repeat(20)}${" ".repeat(4000)}`;
+    const tokens = Uint32Array.from(encodeO200k(text).tokens);
+    const padded: WorkloadRequest = {
+      arrivalMs: 0,
+      promptTokens: tokens.length,
+      outputTokens: 1,
+      prompt: { kind: "tokens", tokens, text },
+    };
+    const plain: WorkloadRequest = { ...padded, prompt: { kind: "tokens", tokens, text: text.trimEnd() } };
+    expect(
+      gatewayUnconfirmedTokens([padded, plain, segmentRequest(0, [{ key: "g", tokens: 500 }], 1)], 32),
+    ).toEqual([998, undefined, undefined]);
+    const prepared = prepareWorkload(
+      { name: "padded", blockTokens: 16, malformed: 0, requests: [padded] },
+      { prefixTokens: 32 },
+    );
+    expect(routeRequest(prepared, 0, GATEWAY_VIEW).unconfirmedTokens).toBe(998);
+    expect(
+      routeRequest(prepared, 0, { ...GATEWAY_VIEW, promptTokens: "exact" }).unconfirmedTokens,
+    ).toBeUndefined();
   });
 });

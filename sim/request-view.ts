@@ -6,6 +6,7 @@
  * far); a peer gets its own inputs, declared beside it in
  * sim/baselines/index.ts with the source they come from.
  */
+import { runExcessTokens } from "../src/prefix/run-excess";
 import { encodeO200k } from "../src/prefix/tokenizer";
 import type { RouteRequest } from "../src/routing/types";
 import type { PreparedWorkload } from "./prepare";
@@ -46,9 +47,11 @@ export function routeRequest(w: PreparedWorkload, i: number, view: RequestView):
     view.promptTokens === "gateway" ? w.gatewayPromptTokens[i]! : w.requests[i]!.promptTokens;
   const maxTokens = view.output === "max-tokens" ? w.maxTokens[i] : undefined;
   const promptKey = view.keys === "gateway" ? w.promptKeys[i] : undefined;
+  const unconfirmed = view.promptTokens === "gateway" ? w.gatewayUnconfirmedTokens?.[i] : undefined;
   return {
     blocks,
     promptTokens,
+    ...(unconfirmed !== undefined ? { unconfirmedTokens: unconfirmed } : {}),
     ...(maxTokens !== undefined ? { outputTokens: maxTokens } : {}),
     ...(promptKey !== undefined ? { promptKey } : {}),
   };
@@ -109,6 +112,25 @@ export function gatewayPromptTokens(
     const key = promptBlocks[i]![firstPast] ?? `request-${i}`;
     const factor = tailCountFactor(new Rng(`tail-count/${seed}/${key}`).next());
     return prefixTokens + Math.max(1, Math.ceil((r.promptTokens - prefixTokens) * factor));
+  });
+}
+
+/**
+ * Of each gateway count, the part the Worker's estimate cannot vouch for (src/prefix/run-excess.ts: runs of
+ * one character past the window), for the prompts gatewayPromptTokens counts by the Worker's rule on their
+ * text; undefined for the rest (a count recorded as the gateway's, a prompt within the window, tokens
+ * without text: the Worker would find no such runs to count, or the trace cannot say).
+ */
+export function gatewayUnconfirmedTokens(
+  requests: readonly WorkloadRequest[],
+  prefixTokens: number,
+): (number | undefined)[] {
+  return requests.map((r) => {
+    if (r.gatewayPromptTokens !== undefined || r.promptTokens <= prefixTokens) return undefined;
+    if (r.prompt.kind !== "tokens" || r.prompt.text === undefined) return undefined;
+    const text = r.prompt.text;
+    const n = runExcessTokens(text, encodeO200k(text, prefixTokens).charsConsumed);
+    return n > 0 ? n : undefined;
   });
 }
 

@@ -33,6 +33,7 @@ import {
   writeChatPrompt,
   writeCompletionsPrompt,
 } from "./canonical-prompt";
+import { runExcessTokens } from "./run-excess";
 import { encodeO200k, o200kTokenizer } from "./tokenizer";
 import { TokenMemo, type TokenMemoStats } from "./tokenizer-memo";
 
@@ -54,6 +55,11 @@ export interface PrefixKeys {
   readonly blocks: number[];
   /** Prompt tokens: exact for what was keyed, estimated past it. */
   readonly promptTokens: number;
+  /**
+   * Of promptTokens, the estimate's count of characters past the keys that continue a run of one repeated
+   * character (run-excess.ts): what the count claims and the text may not hold. Only when more than 0.
+   */
+  readonly unconfirmedTokens?: number;
   /**
    * Only when `blocks` is empty and the prompt has tokens: the key of the
    * whole short prompt (block-keys.ts shortPromptKey), for placement.
@@ -110,6 +116,8 @@ class KeyingSink implements PromptSink {
   buf: Uint32Array;
   n = 0;
   promptTokens = 0;
+  /** Of promptTokens, estimated for runs of one character past the keys (run-excess.ts). */
+  unconfirmedTokens = 0;
   chars = 0;
   segments = 0;
   private charsLeft: number;
@@ -136,6 +144,7 @@ class KeyingSink implements PromptSink {
     if (length === 0) return;
     if (!this.open || text.length === 0) {
       this.promptTokens += Math.ceil(length / CHARS_PER_TOKEN_ESTIMATE);
+      this.unconfirmedTokens += runExcessTokens(text);
       return;
     }
     const e = this.memo.get(text, this.cap - this.n, this.charsLeft);
@@ -143,6 +152,7 @@ class KeyingSink implements PromptSink {
     this.charsLeft -= e.charsConsumed;
     this.chars += e.charsConsumed;
     this.promptTokens += e.tokens.length + Math.ceil((length - e.charsConsumed) / CHARS_PER_TOKEN_ESTIMATE);
+    if (length > e.charsConsumed) this.unconfirmedTokens += runExcessTokens(text, e.charsConsumed);
   }
 
   ids(ids: readonly number[], extraTokens = 0): void {
@@ -193,6 +203,7 @@ export function prefixKeysForRequest(
   return {
     blocks,
     promptTokens: sink.promptTokens,
+    ...(sink.unconfirmedTokens > 0 ? { unconfirmedTokens: sink.unconfirmedTokens } : {}),
     ...(blocks.length === 0 && sink.n > 0 ? { promptKey: shortPromptKey(tokens, seed) } : {}),
     keyed: { tokens: sink.n, chars: sink.chars, segments: sink.segments },
   };

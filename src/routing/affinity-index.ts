@@ -63,8 +63,9 @@ export interface AffinityReceipt {
   readonly deferred: number;
   /**
    * Its prompt's entries past the keys that only an estimate claims (a count the prompt bound cut to the
-   * largest KV: router.ts record): neither set aside nor evicted for; settle charges what the engine's own
-   * prompt count confirms, at most these.
+   * largest KV, or the part of a count the Worker could not vouch for: router.ts record), after the
+   * reserved or deferred ones: neither set aside nor evicted for; settle charges what the engine's own
+   * prompt count confirms past those, at most these.
    */
   readonly unconfirmed: number;
   settled: boolean;
@@ -226,8 +227,12 @@ export class BackendAffinity {
     let n = receipt.reserved;
     const pastKeysHit = Math.max(0, (hit ?? 0) - receipt.touched);
     if (receipt.deferred > 0) n += Math.max(0, receipt.deferred - pastKeysHit);
-    if (receipt.unconfirmed > 0 && confirmed > 0)
-      n += Math.max(0, Math.min(receipt.unconfirmed, Math.floor(confirmed)) - pastKeysHit);
+    if (receipt.unconfirmed > 0 && confirmed > 0) {
+      // `confirmed` counts from the keys on; the entries charged above (set aside or deferred) come first.
+      const charged = receipt.reserved + receipt.deferred;
+      const beyond = Math.min(receipt.unconfirmed, Math.floor(confirmed) - charged);
+      n += Math.max(0, beyond - Math.max(0, pastKeysHit - charged));
+    }
     if (tail > 0 && Number.isFinite(tail)) {
       this.tailCarry += tail;
       const whole = Math.floor(this.tailCarry);

@@ -36,10 +36,18 @@ function warmed(kv: number) {
     );
   }
   const keyedOn = (id: string) => router.stats().backends.find((b) => b.id === id)!.indexBlocks;
-  /** Routes one request of 512 keyed blocks counted `counted`; returns its backend and a completion. */
-  const long = (counted: number) => {
+  /**
+   * Routes one request of 512 keyed blocks counted `counted`, of which the Worker could not vouch for
+   * `unconfirmed` (RouteRequest.unconfirmedTokens); returns its backend and a completion.
+   */
+  const long = (counted: number, unconfirmed?: number) => {
     const r = router.route(
-      { blocks: keys(9_000_000, 512), promptTokens: counted, outputTokens: 100 },
+      {
+        blocks: keys(9_000_000, 512),
+        promptTokens: counted,
+        outputTokens: 100,
+        ...(unconfirmed !== undefined ? { unconfirmedTokens: unconfirmed } : {}),
+      },
       ctx(100),
     );
     return {
@@ -116,5 +124,45 @@ describe("a count the prompt bound cut and the affinity index", () => {
     expect(w.keyedOn(real.on)).toBeLessThan(before[real.on as "a" | "b"]);
     real.done(126_000);
     expect(w.kept()).toBeLessThan(30);
+  });
+});
+
+describe("a count within L the Worker could not vouch for (runs of one character past its keys)", () => {
+  const L = 262_144;
+  // ~1 MB of spaces past a window of 8,192 tokens: counted 260,000, of which the runs claim 251,800.
+  const fake = { counted: 260_000, unconfirmed: 251_800 };
+
+  it("does not evict at route for the runs, and keeps every family when the engine reports 20,000", () => {
+    const w = warmed(L);
+    const before = { a: w.keyedOn("a"), b: w.keyedOn("b") };
+    const r = w.long(fake.counted, fake.unconfirmed);
+    // While it runs: its own 512 keys join the index, and the ~8 entries of its prompt past the keys
+    // that are not runs are set aside as any prompt's; nothing a family holds is evicted for the runs.
+    expect(w.keyedOn(r.on)).toBe(before[r.on as "a" | "b"] + 512);
+    r.done(20_000);
+    expect(w.kept()).toBe(40);
+  });
+
+  it("charges what the engine confirms at settle: a real prompt of 262,000 evicts as one the Worker vouched for", () => {
+    const runs = warmed(L);
+    runs.long(fake.counted, fake.unconfirmed).done(262_000);
+    const vouched = warmed(L);
+    vouched.long(fake.counted).done(262_000);
+    const kept = runs.kept();
+    expect(kept).toBe(vouched.kept());
+    expect(kept).toBeLessThan(30);
+  });
+
+  it("ignores a claim that is not a count within the prompt", () => {
+    for (const bad of [Number.NaN, -5, 0]) {
+      const w = warmed(L);
+      const before = { a: w.keyedOn("a"), b: w.keyedOn("b") };
+      const r = w.long(fake.counted, bad);
+      expect(w.keyedOn(r.on)).toBeLessThan(before[r.on as "a" | "b"] + 512);
+      r.done(20_000);
+    }
+    const w = warmed(L);
+    w.long(fake.counted, 10_000_000).done(20_000);
+    expect(w.kept()).toBe(40);
   });
 });

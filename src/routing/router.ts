@@ -523,9 +523,16 @@ export class Router {
    */
   private record(slot: Slot, req: RouteRequest, matched: number, cut: boolean): AffinityReceipt {
     const anchors = this.fleet.anchors(req.blocks);
-    const unkeyed = pastWindowEntries(req.promptTokens, anchors.length, this.blockTokens * this.indexStride);
+    const entryTokens = this.blockTokens * this.indexStride;
+    const unkeyed = pastWindowEntries(req.promptTokens, anchors.length, entryTokens);
     if (cut) return slot.affinity.record(anchors, matched / this.indexStride, 0, unkeyed);
-    return slot.affinity.record(anchors, matched / this.indexStride, unkeyed);
+    // Within L, the part of the estimate the Worker cannot vouch for (RouteRequest.unconfirmedTokens: a run
+    // of spaces counted 4 characters a token) waits for the engine's count as a cut count does; the rest
+    // evicts at route as the engine's prefill does.
+    const claimed = unconfirmedOf(req);
+    const trusted =
+      claimed > 0 ? pastWindowEntries(req.promptTokens - claimed, anchors.length, entryTokens) : unkeyed;
+    return slot.affinity.record(anchors, matched / this.indexStride, trusted, unkeyed - trusted);
   }
 
   private settle(slot: Slot, receipt: AffinityReceipt, req: RouteRequest, outcome: RouteOutcome): void {
@@ -575,6 +582,13 @@ export class Router {
       f.recomputeHealthyWeight();
     }
   }
+}
+
+/** A request's unconfirmed tokens (RouteRequest.unconfirmedTokens) as a count within its prompt: 0 when absent or not a number. */
+function unconfirmedOf(req: RouteRequest): number {
+  const n = req.unconfirmedTokens;
+  if (n === undefined || !(n > 0)) return 0;
+  return Math.min(Math.floor(n), req.promptTokens);
 }
 
 function relapsesOf(n: number): { relapses?: number } {

@@ -42,6 +42,13 @@ export interface RouteRequest {
    * notes a batch's sum as its first prompt's extent past the key window (policies/prefix-aware.ts).
    */
   readonly prompts?: number;
+  /**
+   * Of promptTokens, the part the Worker's estimate claims for text past its keys that it cannot vouch for
+   * (runs of one repeated character: src/prefix/run-excess.ts). Charged as load like the rest; the affinity
+   * index evicts for it only when the engine's own prompt count confirms it, at settle (router.ts record).
+   * Absent: 0.
+   */
+  readonly unconfirmedTokens?: number;
 }
 
 /**

@@ -86,7 +86,7 @@ export async function readInferenceRequest(
     raw,
     config.anyCacheSalt,
   );
-  const { blocks, promptTokens, promptKey, keyed } = prefixKeysForRequest(kind, body, {
+  const { blocks, promptTokens, unconfirmedTokens, promptKey, keyed } = prefixKeysForRequest(kind, body, {
     model,
     ...(scope.chainTenant !== undefined ? { tenant: scope.chainTenant } : {}),
     blockTokens: config.router.blockTokens,
@@ -126,6 +126,7 @@ export async function readInferenceRequest(
       ...(outputTokens !== undefined ? { outputTokens } : {}),
       ...(promptKey !== undefined ? { promptKey } : {}),
       ...(prompts > 1 ? { prompts } : {}),
+      ...(unconfirmedTokens !== undefined ? { unconfirmedTokens } : {}),
     },
     // Only a split reads it; without one the RouterDO ignores it, so it is not computed.
     armKey:

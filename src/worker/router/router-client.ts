@@ -782,6 +782,7 @@ export function reportOutcome(call: RouteCall, decision: Decision, outcome: Comp
     blocks: call.req.blocks,
     promptTokens: call.req.promptTokens,
     ...(call.req.prompts !== undefined ? { prompts: call.req.prompts } : {}),
+    ...(call.req.unconfirmedTokens !== undefined ? { unconfirmedTokens: call.req.unconfirmedTokens } : {}),
     routedAt: decision.routedAt,
     outcome,
   };

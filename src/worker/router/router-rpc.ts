@@ -116,6 +116,8 @@ export interface RouteInput {
   readonly promptKey?: number;
   /** A /v1/completions batch's prompt count, when more than one (RouteRequest.prompts). */
   readonly prompts?: number;
+  /** Of promptTokens, what the estimate cannot vouch for, when more than 0 (RouteRequest.unconfirmedTokens). */
+  readonly unconfirmedTokens?: number;
   /** Which A/B arm serves the request: a hash of its conversation or tenant (a uint32), so it never flips. */
   readonly armKey?: number;
   /**
@@ -300,6 +302,8 @@ export interface ObserveInput {
   readonly promptTokens: number;
   /** A /v1/completions batch's prompt count, when more than one (RouteRequest.prompts). */
   readonly prompts?: number;
+  /** Of promptTokens, what the estimate cannot vouch for, when more than 0 (RouteRequest.unconfirmedTokens). */
+  readonly unconfirmedTokens?: number;
   /** Epoch ms of the Worker's decision. */
   readonly routedAt: number;
   readonly outcome: CompleteInput;

@@ -1,0 +1,64 @@
+/**
+ * The part of a past-window estimate only the estimate claims (run-excess.ts), and the Worker's count
+ * carrying it (request-keys.ts): a prompt padded with a run of one character says so; prose and code do not.
+ */
+import { describe, expect, it } from "vitest";
+import { MAX_KEYED_CHARS_PER_TOKEN, prefixKeysForRequest } from "./request-keys";
+import { ORDINARY_RUN_CHARS, runExcessTokens } from "./run-excess";
+
+const opts = { model: "m", blockTokens: 16, prefixTokens: 1024 };
+const chat = (content: string) =>
+  prefixKeysForRequest("chat", { messages: [{ role: "user", content }] }, opts);
+const prose = "The gateway routes each request to the backend that holds its prefix, when it can. ";
+
+describe("runExcessTokens", () => {
+  it("is the Worker's own edge of ordinary text", () => {
+    expect(ORDINARY_RUN_CHARS).toBe(MAX_KEYED_CHARS_PER_TOKEN);
+  });
+
+  it("claims a run's characters past the first eight, 4 a token", () => {
+    expect(runExcessTokens(" ".repeat(8))).toBe(0);
+    expect(runExcessTokens(" ".repeat(12))).toBe(1);
+    expect(runExcessTokens(`x${"-".repeat(408)}y${"=".repeat(8)}`)).toBe(100);
+    expect(runExcessTokens(" ".repeat(1_000_000))).toBe(249_998);
+  });
+
+  it("finds a run wherever it starts and however long it is (it reads one character in four)", () => {
+    for (let at = 0; at < 8; at++)
+      for (let len = 1; len <= 40; len++) {
+        const text = `${"ab".repeat(8).slice(0, at)}${"-".repeat(len)}${"=".repeat(len)}ab`;
+        expect(runExcessTokens(text), `at ${at}, ${len}`).toBe(Math.floor((2 * Math.max(0, len - 8)) / 4));
+        expect(runExcessTokens(text, at + 1), `from ${at + 1}, ${len}`).toBe(
+          Math.floor((Math.max(0, len - 9) + Math.max(0, len - 8)) / 4),
+        );
+      }
+  });
+
+  it("reads from `from` on", () => {
+    const text = `${" ".repeat(1000)}${prose}`;
+    expect(runExcessTokens(text, 1000)).toBe(0);
+    expect(runExcessTokens(text, 500)).toBe(123);
+  });
+
+  it("claims nothing of prose, and never more than the estimate of what it reads", () => {
+    expect(runExcessTokens(prose.repeat(1000))).toBe(0);
+    for (const text of ["ab".repeat(5000), "a".repeat(9), "\u00a0".repeat(77)])
+      expect(runExcessTokens(text)).toBeLessThanOrEqual(Math.ceil(text.length / 4));
+  });
+});
+
+describe("the Worker's count", () => {
+  it("says which part of ~1 MB of spaces past the keys it cannot vouch for", () => {
+    const r = chat(prose.repeat(200) + " ".repeat(1_000_000));
+    expect(r.keyed.tokens).toBe(opts.prefixTokens);
+    expect(r.unconfirmedTokens).toBe(249_998);
+    expect(r.promptTokens).toBeGreaterThan(250_000);
+  });
+
+  it("claims nothing of a run the key window tokenized, nor of prose past it", () => {
+    expect(chat(" ".repeat(4000)).unconfirmedTokens).toBeUndefined();
+    const long = chat(prose.repeat(2000));
+    expect(long.promptTokens).toBeGreaterThan(opts.prefixTokens);
+    expect(long.unconfirmedTokens).toBeUndefined();
+  });
+});
