@@ -42,6 +42,7 @@ describe("parseConfig", () => {
       connectMs: 10_000,
       firstByteMs: 60_000,
       idleMs: 20_000,
+      clientStallMs: 60_000,
       responseMs: 600_000,
       bodyMs: 300_000,
       routerMs: 50,
@@ -335,6 +336,13 @@ describe("parseConfig", () => {
   it("takes REQUEST_BODY_TIMEOUT_MS into the Worker's deadlines", async () => {
     const r = await parseConfig({ ...base, REQUEST_BODY_TIMEOUT_MS: "45000" });
     expect(r.ok && r.config.deadlines.bodyMs).toBe(45_000);
+  });
+
+  it("takes CLIENT_STALL_TIMEOUT_MS into the Worker's deadlines, 60 s when unset", async () => {
+    const r = await parseConfig({ ...base, CLIENT_STALL_TIMEOUT_MS: "15000" });
+    expect(r.ok && r.config.deadlines.clientStallMs).toBe(15_000);
+    const unset = await parseConfig(base);
+    expect(unset.ok && unset.config.deadlines.clientStallMs).toBe(60_000);
   });
 
   it("never echoes a secret value into an error", async () => {
