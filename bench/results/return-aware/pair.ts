@@ -1,3 +1,4 @@
+// @ts-nocheck -- runs on branch return-aware only: its PrefixAwareOptions has returnAware, main's does not.
 // return-aware's paired run: prefix_aware with the return-aware tie-break off (main's policy: no ReturnBook is
 // built and every decision is main's) and on, on one run of the race, at each tie tolerance of TIES (ms, default
 // "1"). One JSON line per (tie, on/off). The same loader and router as count-gauge/gauge.ts (TIE=1 off reproduces
