@@ -1,6 +1,5 @@
-"""Live check of CLIENT_STALL_TIMEOUT_MS (branch slow-reader): npm run dev -- --port 28600 --speed 5 with the
-.dev.vars in dev-vars.txt. Phase 1: key one opens 4 streams (2 backends x MAX_INFLIGHT_PER_BACKEND 2) on sockets
-with a 4 KiB receive buffer and reads nothing; key two asks every 2 s. Phase 2: one stream read at 1 KB/s for 40 s."""
+"""What live.py and steady.py share (branch slow-reader): the dev stack's port, the long stream's body, a raw socket
+that opens a stream (optionally with a small receive buffer), its status, and the pool's in-flight counts."""
 import json, socket, sys, time, urllib.request
 
 PORT = 28600
