@@ -32,6 +32,12 @@ export interface PromptSink {
   readonly renderLimit: number;
   /** A text segment of `length` characters; `text` is all of it, or its start when a rendering was cut. */
   text(text: string, length?: number): void;
+  /**
+   * A text segment that is counted, never keyed, whether or not the sink is open (a /v1/completions batch's
+   * later prompts: the engine prefills each, the keys follow only the first). Its text is read, not skipped,
+   * so a run of one character in it is named as a keyed prompt's is (run-excess.ts).
+   */
+  counted(text: string): void;
   /** Marker or token ids; `extraTokens` is what the segment costs the engine beyond them (media). */
   ids(ids: readonly number[], extraTokens?: number): void;
 }
@@ -292,7 +298,7 @@ export function writeCompletionsPrompt(body: CompletionsBody, sink: PromptSink):
   else if (first !== undefined) sink.ids(first);
   for (let i = 1; i < p.length; i++) {
     const next = p[i];
-    if (typeof next === "string") sink.text("", next.length);
+    if (typeof next === "string") sink.counted(next);
     else if (Array.isArray(next)) sink.ids(NO_IDS, next.length);
   }
 }

@@ -55,6 +55,20 @@ describe("the Worker's count", () => {
     expect(r.promptTokens).toBeGreaterThan(250_000);
   });
 
+  it("says so of a /v1/completions batch's later prompt too (the keys follow only the first)", () => {
+    // The same ~1 MB of spaces as the second prompt of a batch is counted as load all the same (~250,000):
+    // unclaimed, it was evicted for at route, as index-wipe-2 stopped a single prompt's from being.
+    const r = prefixKeysForRequest(
+      "completions",
+      { prompt: [prose.repeat(200), " ".repeat(1_000_000)] },
+      opts,
+    );
+    expect(r.promptTokens).toBeGreaterThan(250_000);
+    expect(r.unconfirmedTokens).toBe(249_998);
+    const prose2 = prefixKeysForRequest("completions", { prompt: [prose, prose.repeat(2000)] }, opts);
+    expect(prose2.unconfirmedTokens).toBeUndefined();
+  });
+
   it("claims nothing of a run the key window tokenized, nor of prose past it", () => {
     expect(chat(" ".repeat(4000)).unconfirmedTokens).toBeUndefined();
     const long = chat(prose.repeat(2000));
