@@ -34,6 +34,47 @@ describe("runExcessTokens", () => {
       }
   });
 
+  it("reads about one character in two of prose and fewer than two reads a character of any text (a period of four was read four times over)", () => {
+    /** How many characters runExcessTokens reads of `text` (a string's charCodeAt, counted). */
+    const reads = (text: string) => {
+      let n = 0;
+      const counted = { length: text.length, charCodeAt: (i: number) => (n++, text.charCodeAt(i)) };
+      const tokens = runExcessTokens(counted as unknown as string);
+      expect(tokens).toBe(runExcessTokens(text));
+      return n;
+    };
+    const size = 40_000;
+    expect(reads(prose.repeat(size / prose.length))).toBeLessThan(0.7 * size);
+    // A period of the probes' stride: every probe pair is equal, and no run is longer than one character.
+    for (const period of ["abcd", "ab", "aaab", "abcdabcd"])
+      expect(reads(period.repeat(size / period.length)), period).toBeLessThan(1.6 * size);
+  });
+
+  it("agrees with a plain scan on texts of few letters", () => {
+    const plain = (t: string, from: number) => {
+      let excess = 0;
+      for (let i = from; i < t.length; ) {
+        let j = i;
+        while (j < t.length && t[j] === t[i]) j++;
+        excess += Math.max(0, j - i - ORDINARY_RUN_CHARS);
+        i = j;
+      }
+      return Math.floor(excess / 4);
+    };
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let k = 0; k < 3000; k++) {
+      let t = "";
+      const runs = 1 + Math.floor(next() * 12);
+      for (let r = 0; r < runs; r++) t += "ab-"[Math.floor(next() * 3)]!.repeat(1 + Math.floor(next() * 14));
+      const from = Math.floor(next() * 6);
+      expect(runExcessTokens(t, from), JSON.stringify([t, from])).toBe(plain(t, from));
+    }
+  });
+
   it("reads from `from` on", () => {
     const text = `${" ".repeat(1000)}${prose}`;
     expect(runExcessTokens(text, 1000)).toBe(0);

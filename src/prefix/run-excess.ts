@@ -49,8 +49,11 @@ export function runExcessTokens(text: string, from = 0): number {
     let b = p + 1;
     while (b < end && text.charCodeAt(b) === c) b++;
     if (b - a > ORDINARY_RUN_CHARS) excess += b - a - ORDINARY_RUN_CHARS;
-    // Past this run (or past p when the probe pair was no run), on to the next probe.
-    p = Math.max(b, p + 1);
+    // Past this run, or on to the next probe when the pair was no run (the run through p ended before
+    // p + PROBE_STRIDE): a run that claims anything holds two probes a stride apart, so none is missed, and
+    // a text whose period divides the stride ("abcd" repeated: every pair equal, every run 1) is read a
+    // probe at a time, not one character at a time with four reads each.
+    p = Math.max(b, p + PROBE_STRIDE);
   }
   return Math.floor(excess / CHARS_PER_TOKEN_ESTIMATE);
 }
