@@ -38,7 +38,13 @@ describe("runExcessTokens", () => {
     /** How many characters runExcessTokens reads of `text` (a string's charCodeAt, counted). */
     const reads = (text: string) => {
       let n = 0;
-      const counted = { length: text.length, charCodeAt: (i: number) => (n++, text.charCodeAt(i)) };
+      const counted = {
+        length: text.length,
+        charCodeAt: (i: number) => {
+          n++;
+          return text.charCodeAt(i);
+        },
+      };
       const tokens = runExcessTokens(counted as unknown as string);
       expect(tokens).toBe(runExcessTokens(text));
       return n;
