@@ -23,6 +23,7 @@
  * `renderLimit`, past which the tokenizer could not read it anyway.
  */
 import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "./canonical-json";
+import { jsonRunExcessTokens, runExcessTokens } from "./run-excess";
 
 /** Where the walk writes the canonical prompt, segment by segment. */
 export interface PromptSink {
@@ -38,6 +39,11 @@ export interface PromptSink {
    * so a run of one character in it is named as a keyed prompt's is (run-excess.ts).
    */
   counted(text: string): void;
+  /**
+   * Of the count so far, `tokens` that only the estimate claims (run-excess.ts), for text measured but not
+   * read: the unrendered part of a JSON value.
+   */
+  unconfirmed(tokens: number): void;
   /** Marker or token ids; `extraTokens` is what the segment costs the engine beyond them (media). */
   ids(ids: readonly number[], extraTokens?: number): void;
 }
@@ -148,10 +154,14 @@ function media(sink: PromptSink, mark: number, source: unknown, extraTokens = 0)
 function json(sink: PromptSink, v: unknown): void {
   if (!sink.open) {
     sink.text("", stableJsonLength(v));
+    sink.unconfirmed(jsonRunExcessTokens(v));
     return;
   }
   const r = renderStableJson(v, sink.renderLimit);
   sink.text(r.text, r.length);
+  // The rendering stopped at the window's edge: the runs of the rest are the value's less the rendered part's.
+  if (r.length > r.text.length)
+    sink.unconfirmed(Math.max(0, jsonRunExcessTokens(v) - runExcessTokens(r.text)));
 }
 
 function part(p: ContentPart, sink: PromptSink): void {

@@ -160,6 +160,10 @@ class KeyingSink implements PromptSink {
     this.unconfirmedTokens += runExcessTokens(text);
   }
 
+  unconfirmed(tokens: number): void {
+    this.unconfirmedTokens += tokens;
+  }
+
   ids(ids: readonly number[], extraTokens = 0): void {
     if (this.open && ids.length > 0) this.push(ids);
     this.promptTokens += ids.length + extraTokens;

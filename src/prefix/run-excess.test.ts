@@ -116,6 +116,37 @@ describe("the Worker's count", () => {
     expect(prose2.unconfirmedTokens).toBeUndefined();
   });
 
+  it("says so of a tool's description past the keys, read or only measured (JSON values)", () => {
+    const padded = { type: "function", function: { name: "f", description: " ".repeat(1_000_000) } };
+    const withTools = (system: string) =>
+      prefixKeysForRequest(
+        "chat",
+        {
+          messages: [
+            { role: "system", content: system },
+            { role: "user", content: "go" },
+          ],
+          tools: [padded],
+        },
+        opts,
+      );
+    // The window open when the tools come (rendered up to its edge), and closed before them (measured only).
+    for (const system of ["short", prose.repeat(200)]) {
+      const r = withTools(system);
+      expect(r.promptTokens, system.length.toString()).toBeGreaterThan(240_000);
+      // All of the estimate's count of the padding but its first 8 characters and what the window read.
+      expect(r.unconfirmedTokens, system.length.toString()).toBeGreaterThan(r.promptTokens - 10_000);
+      expect(r.unconfirmedTokens, system.length.toString()).toBeLessThanOrEqual(249_998);
+    }
+    const plain = { type: "function", function: { name: "f", description: prose.repeat(2000) } };
+    const r = prefixKeysForRequest(
+      "chat",
+      { messages: [{ role: "user", content: "go" }], tools: [plain] },
+      opts,
+    );
+    expect(r.unconfirmedTokens).toBeUndefined();
+  });
+
   it("claims nothing of a run the key window tokenized, nor of prose past it", () => {
     expect(chat(" ".repeat(4000)).unconfirmedTokens).toBeUndefined();
     const long = chat(prose.repeat(2000));

@@ -60,3 +60,22 @@ export function runExcessTokens(text: string, from = 0): number {
 
 /** Characters between two probes: half of ORDINARY_RUN_CHARS (see runExcessTokens). */
 const PROBE_STRIDE = ORDINARY_RUN_CHARS / 2;
+
+/**
+ * runExcessTokens summed over a JSON value's strings (keys and values), for one measured without being
+ * rendered (canonical-prompt.ts json): a run inside a string is the same run in its rendering (JSON escapes
+ * no printable character but `"` and `\\`; a run of one escaped control character claims what an unescaped
+ * one would, which only waits for the engine's count). No allocation past the walk.
+ */
+export function jsonRunExcessTokens(v: unknown): number {
+  if (typeof v === "string") return runExcessTokens(v);
+  if (Array.isArray(v)) {
+    let n = 0;
+    for (const x of v) n += jsonRunExcessTokens(x);
+    return n;
+  }
+  if (v === null || typeof v !== "object") return 0;
+  let n = 0;
+  for (const [k, x] of Object.entries(v)) n += runExcessTokens(k) + jsonRunExcessTokens(x);
+  return n;
+}
