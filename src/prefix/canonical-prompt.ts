@@ -23,6 +23,7 @@
  * `renderLimit`, past which the tokenizer could not read it anyway.
  */
 import { fingerprint, fingerprintJson, renderStableJson, stableJsonLength } from "./canonical-json";
+import { jsonRunExcessTokens, runExcessTokens } from "./run-excess";
 
 /** Where the walk writes the canonical prompt, segment by segment. */
 export interface PromptSink {
@@ -32,6 +33,17 @@ export interface PromptSink {
   readonly renderLimit: number;
   /** A text segment of `length` characters; `text` is all of it, or its start when a rendering was cut. */
   text(text: string, length?: number): void;
+  /**
+   * A text segment that is counted, never keyed, whether or not the sink is open (a /v1/completions batch's
+   * later prompts: the engine prefills each, the keys follow only the first). Its text is read, not skipped,
+   * so a run of one character in it is named as a keyed prompt's is (run-excess.ts).
+   */
+  counted(text: string): void;
+  /**
+   * Of the count so far, `tokens` that only the estimate claims (run-excess.ts), for text measured but not
+   * read: the unrendered part of a JSON value.
+   */
+  unconfirmed(tokens: number): void;
   /** Marker or token ids; `extraTokens` is what the segment costs the engine beyond them (media). */
   ids(ids: readonly number[], extraTokens?: number): void;
 }
@@ -142,10 +154,14 @@ function media(sink: PromptSink, mark: number, source: unknown, extraTokens = 0)
 function json(sink: PromptSink, v: unknown): void {
   if (!sink.open) {
     sink.text("", stableJsonLength(v));
+    sink.unconfirmed(jsonRunExcessTokens(v));
     return;
   }
   const r = renderStableJson(v, sink.renderLimit);
   sink.text(r.text, r.length);
+  // The rendering stopped at the window's edge: the runs of the rest are the value's less the rendered part's.
+  if (r.length > r.text.length)
+    sink.unconfirmed(Math.max(0, jsonRunExcessTokens(v) - runExcessTokens(r.text)));
 }
 
 function part(p: ContentPart, sink: PromptSink): void {
@@ -292,7 +308,7 @@ export function writeCompletionsPrompt(body: CompletionsBody, sink: PromptSink):
   else if (first !== undefined) sink.ids(first);
   for (let i = 1; i < p.length; i++) {
     const next = p[i];
-    if (typeof next === "string") sink.text("", next.length);
+    if (typeof next === "string") sink.counted(next);
     else if (Array.isArray(next)) sink.ids(NO_IDS, next.length);
   }
 }

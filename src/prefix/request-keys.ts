@@ -155,6 +155,15 @@ class KeyingSink implements PromptSink {
     if (length > e.charsConsumed) this.unconfirmedTokens += runExcessTokens(text, e.charsConsumed);
   }
 
+  counted(text: string): void {
+    this.promptTokens += Math.ceil(text.length / CHARS_PER_TOKEN_ESTIMATE);
+    this.unconfirmedTokens += runExcessTokens(text);
+  }
+
+  unconfirmed(tokens: number): void {
+    this.unconfirmedTokens += tokens;
+  }
+
   ids(ids: readonly number[], extraTokens = 0): void {
     if (this.open && ids.length > 0) this.push(ids);
     this.promptTokens += ids.length + extraTokens;

@@ -34,6 +34,53 @@ describe("runExcessTokens", () => {
       }
   });
 
+  it("reads about one character in two of prose and fewer than two reads a character of any text (a period of four was read four times over)", () => {
+    /** How many characters runExcessTokens reads of `text` (a string's charCodeAt, counted). */
+    const reads = (text: string) => {
+      let n = 0;
+      const counted = {
+        length: text.length,
+        charCodeAt: (i: number) => {
+          n++;
+          return text.charCodeAt(i);
+        },
+      };
+      const tokens = runExcessTokens(counted as unknown as string);
+      expect(tokens).toBe(runExcessTokens(text));
+      return n;
+    };
+    const size = 40_000;
+    expect(reads(prose.repeat(size / prose.length))).toBeLessThan(0.7 * size);
+    // A period of the probes' stride: every probe pair is equal, and no run is longer than one character.
+    for (const period of ["abcd", "ab", "aaab", "abcdabcd"])
+      expect(reads(period.repeat(size / period.length)), period).toBeLessThan(1.6 * size);
+  });
+
+  it("agrees with a plain scan on texts of few letters", () => {
+    const plain = (t: string, from: number) => {
+      let excess = 0;
+      for (let i = from; i < t.length; ) {
+        let j = i;
+        while (j < t.length && t[j] === t[i]) j++;
+        excess += Math.max(0, j - i - ORDINARY_RUN_CHARS);
+        i = j;
+      }
+      return Math.floor(excess / 4);
+    };
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let k = 0; k < 3000; k++) {
+      let t = "";
+      const runs = 1 + Math.floor(next() * 12);
+      for (let r = 0; r < runs; r++) t += "ab-"[Math.floor(next() * 3)]!.repeat(1 + Math.floor(next() * 14));
+      const from = Math.floor(next() * 6);
+      expect(runExcessTokens(t, from), JSON.stringify([t, from])).toBe(plain(t, from));
+    }
+  });
+
   it("reads from `from` on", () => {
     const text = `${" ".repeat(1000)}${prose}`;
     expect(runExcessTokens(text, 1000)).toBe(0);
@@ -53,6 +100,51 @@ describe("the Worker's count", () => {
     expect(r.keyed.tokens).toBe(opts.prefixTokens);
     expect(r.unconfirmedTokens).toBe(249_998);
     expect(r.promptTokens).toBeGreaterThan(250_000);
+  });
+
+  it("says so of a /v1/completions batch's later prompt too (the keys follow only the first)", () => {
+    // The same ~1 MB of spaces as the second prompt of a batch is counted as load all the same (~250,000):
+    // unclaimed, it was evicted for at route, as index-wipe-2 stopped a single prompt's from being.
+    const r = prefixKeysForRequest(
+      "completions",
+      { prompt: [prose.repeat(200), " ".repeat(1_000_000)] },
+      opts,
+    );
+    expect(r.promptTokens).toBeGreaterThan(250_000);
+    expect(r.unconfirmedTokens).toBe(249_998);
+    const prose2 = prefixKeysForRequest("completions", { prompt: [prose, prose.repeat(2000)] }, opts);
+    expect(prose2.unconfirmedTokens).toBeUndefined();
+  });
+
+  it("says so of a tool's description past the keys, read or only measured (JSON values)", () => {
+    const padded = { type: "function", function: { name: "f", description: " ".repeat(1_000_000) } };
+    const withTools = (system: string) =>
+      prefixKeysForRequest(
+        "chat",
+        {
+          messages: [
+            { role: "system", content: system },
+            { role: "user", content: "go" },
+          ],
+          tools: [padded],
+        },
+        opts,
+      );
+    // The window open when the tools come (rendered up to its edge), and closed before them (measured only).
+    for (const system of ["short", prose.repeat(200)]) {
+      const r = withTools(system);
+      expect(r.promptTokens, system.length.toString()).toBeGreaterThan(240_000);
+      // All of the estimate's count of the padding but its first 8 characters and what the window read.
+      expect(r.unconfirmedTokens, system.length.toString()).toBeGreaterThan(r.promptTokens - 10_000);
+      expect(r.unconfirmedTokens, system.length.toString()).toBeLessThanOrEqual(249_998);
+    }
+    const plain = { type: "function", function: { name: "f", description: prose.repeat(2000) } };
+    const r = prefixKeysForRequest(
+      "chat",
+      { messages: [{ role: "user", content: "go" }], tools: [plain] },
+      opts,
+    );
+    expect(r.unconfirmedTokens).toBeUndefined();
   });
 
   it("claims nothing of a run the key window tokenized, nor of prose past it", () => {

@@ -49,11 +49,33 @@ export function runExcessTokens(text: string, from = 0): number {
     let b = p + 1;
     while (b < end && text.charCodeAt(b) === c) b++;
     if (b - a > ORDINARY_RUN_CHARS) excess += b - a - ORDINARY_RUN_CHARS;
-    // Past this run (or past p when the probe pair was no run), on to the next probe.
-    p = Math.max(b, p + 1);
+    // Past this run, or on to the next probe when the pair was no run (the run through p ended before
+    // p + PROBE_STRIDE): a run that claims anything holds two probes a stride apart, so none is missed, and
+    // a text whose period divides the stride ("abcd" repeated: every pair equal, every run 1) is read a
+    // probe at a time, not one character at a time with four reads each.
+    p = Math.max(b, p + PROBE_STRIDE);
   }
   return Math.floor(excess / CHARS_PER_TOKEN_ESTIMATE);
 }
 
 /** Characters between two probes: half of ORDINARY_RUN_CHARS (see runExcessTokens). */
 const PROBE_STRIDE = ORDINARY_RUN_CHARS / 2;
+
+/**
+ * runExcessTokens summed over a JSON value's strings (keys and values), for one measured without being
+ * rendered (canonical-prompt.ts json): a run inside a string is the same run in its rendering (JSON escapes
+ * no printable character but `"` and `\\`; a run of one escaped control character claims what an unescaped
+ * one would, which only waits for the engine's count). No allocation past the walk.
+ */
+export function jsonRunExcessTokens(v: unknown): number {
+  if (typeof v === "string") return runExcessTokens(v);
+  if (Array.isArray(v)) {
+    let n = 0;
+    for (const x of v) n += jsonRunExcessTokens(x);
+    return n;
+  }
+  if (v === null || typeof v !== "object") return 0;
+  let n = 0;
+  for (const [k, x] of Object.entries(v)) n += runExcessTokens(k) + jsonRunExcessTokens(x);
+  return n;
+}

@@ -79,6 +79,17 @@ export const SETTINGS = {
    */
   UPSTREAM_IDLE_TIMEOUT_MS: int(20_000, 100, 3_600_000, "ms"),
   /**
+   * The longest a streamed answer may wait on its client to take the bytes already handed to it (a write stall:
+   * the relay's last chunk is not yet taken, so the backend's next is not read), after which the relay cuts the
+   * backend's fetch and ends the lease as the client's doing (relay.ts). Without it an unread stream held its
+   * backend's in-flight slot until LEASE_TTL_SECONDS (600 s). Not the backend's idle time: a backend with
+   * nothing to send leaves the relay waiting on a read, which this never counts. 60 s is nginx's `send_timeout`
+   * (the same bound, between two successive writes to the client) and outlasts a mobile link's outage through
+   * five doublings of TCP's retransmission timeout (1+2+4+8+16 = 31 s); a client reading steadily, however
+   * slowly (1 KB/s takes a token's event in a fraction of a second), never comes near it.
+   */
+  CLIENT_STALL_TIMEOUT_MS: int(60_000, 100, 3_600_000, "ms"),
+  /**
    * The whole request body must arrive within this (408 request_timeout after it), however its pieces are
    * spaced: the 30 s between pieces (BODY_IDLE_MS) alone let a body trickled a byte every 29 s hold the
    * request for ever (no key slot: that is taken once the body is whole). 300 s is Node's http.Server

@@ -14,15 +14,16 @@ export interface ServerEntry {
 }
 
 /**
- * Names of this machine as a client reaches it: `localhost` (and `*.localhost`, RFC 6761 §6.3), 127.0.0.1, ::1
- * (and ::ffff:127.0.0.1, as the URL parser writes it), and the unspecified addresses, which Linux and macOS
- * connect to the local host. An engine listening on 0.0.0.0:8000 answers all of them. Other 127.x addresses are
- * not folded: two engines may listen on 127.0.0.1:8000 and 127.0.0.2:8000.
+ * Names of this machine as a client reaches it: `localhost`, 127.0.0.1, ::1 (and ::ffff:127.0.0.1, as the URL
+ * parser writes it), and the unspecified addresses, which Linux and macOS connect to the local host. An engine
+ * listening on 0.0.0.0:8000 answers all of them. Other 127.x addresses are not folded: two engines may listen on
+ * 127.0.0.1:8000 and 127.0.0.2:8000. Nor are names under `.localhost` (RFC 6761 §6.3), though they reach the
+ * same listener: a name there is chosen to be a Host header, which a local proxy routes by (Traefik's Host rule
+ * on `whoami.localhost`), so `a.localhost` and `b.localhost` may be two engines, as two path prefixes are.
  */
 function isThisMachine(host: string): boolean {
   return (
     host === "localhost" ||
-    host.endsWith(".localhost") ||
     host === "127.0.0.1" ||
     host === "[::1]" ||
     host === "[::ffff:7f00:1]" ||

@@ -340,6 +340,7 @@ const envSchema = z
     UPSTREAM_CONNECT_TIMEOUT_MS: numericVar("UPSTREAM_CONNECT_TIMEOUT_MS"),
     UPSTREAM_FIRST_BYTE_TIMEOUT_MS: numericVar("UPSTREAM_FIRST_BYTE_TIMEOUT_MS"),
     UPSTREAM_IDLE_TIMEOUT_MS: numericVar("UPSTREAM_IDLE_TIMEOUT_MS"),
+    CLIENT_STALL_TIMEOUT_MS: numericVar("CLIENT_STALL_TIMEOUT_MS"),
     REQUEST_BODY_TIMEOUT_MS: numericVar("REQUEST_BODY_TIMEOUT_MS"),
     ROUTER_TIMEOUT_MS: numericVar("ROUTER_TIMEOUT_MS"),
     REPORT_CARRY_MS: numericVar("REPORT_CARRY_MS"),
@@ -453,6 +454,8 @@ export interface Deadlines {
   readonly firstByteMs: number;
   /** Between two events of a streamed response. */
   readonly idleMs: number;
+  /** A client taking none of a streamed answer's bytes (CLIENT_STALL_TIMEOUT_MS): its relay is cut. */
+  readonly clientStallMs: number;
   /** A non-streamed request's whole response (its headers come with it). */
   readonly responseMs: number;
   /** The client's whole request body (REQUEST_BODY_TIMEOUT_MS). */
@@ -592,6 +595,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         connectMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
         firstByteMs: e.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
         idleMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
+        clientStallMs: e.CLIENT_STALL_TIMEOUT_MS,
         responseMs: e.LEASE_TTL_SECONDS * 1000,
         bodyMs: e.REQUEST_BODY_TIMEOUT_MS,
         routerMs: e.ROUTER_TIMEOUT_MS,

@@ -77,6 +77,11 @@ export interface RequestLogFields {
   /** Client went away before the response finished. */
   aborted?: boolean;
   /**
+   * With aborted: the client held its connection but took none of the stream's bytes for CLIENT_STALL_TIMEOUT_MS,
+   * so the relay cut the backend's request (relay.ts).
+   */
+  clientStall?: true;
+  /**
    * The request was shed with a 429 (every usable backend at its bound on requests in flight): decided by the
    * RouterDO, or by this isolate alone while the RouterDO was out of reach (its own requests filled them).
    */

@@ -136,7 +136,9 @@ describe("ROUTER_CELLS = 2", () => {
       const r = await gatewayWithEnv(twoPools, "/v1/chat/completions", {
         method: "POST",
         headers: authHeaders(),
-        body: JSON.stringify({ ...body, model: "drain-b" }),
+        // Streamed: dual's /echo answers an event stream, which a non-streamed request now counts as a failed
+        // attempt (upstream.ts formMismatch).
+        body: JSON.stringify({ ...body, model: "drain-b", stream: true }),
       });
       expect(r.status).toBe(200);
       expect(r.headers.get("x-prefix-gateway-backend")).toBe("dual");

@@ -104,6 +104,27 @@ async function expectFreed(abandonedBefore: number, from: number): Promise<numbe
   }
 }
 
+/**
+ * Waits (at most BOUND_MS) until the backends hold `n` requests: the leaving client's request has reached its
+ * backend. A fixed sleep failed on a loaded machine (the file's first request, a cold start, took longer than
+ * 400 ms), and left the request held with no client to abort it: every later case of the file then saw its
+ * lease ("not freed … leases 1"). On a timeout the client is aborted before the error, so nothing is left held.
+ */
+async function untilHeld(n: number, client: AbortController): Promise<void> {
+  const from = Date.now();
+  for (;;) {
+    const { held } = await emulatorTotals();
+    if (held === n) return;
+    if (Date.now() - from > BOUND_MS) {
+      client.abort();
+      throw new Error(
+        `the backends held ${held} requests, not ${n}, ${BOUND_MS} ms after the request was sent`,
+      );
+    }
+    await sleep(25);
+  }
+}
+
 /** Another client's stream, started now, read to its end: it must be whole. */
 async function bystander(tag: string): Promise<string> {
   const res = await exports.default.fetch(request(body(`bystander ${tag}`, { max_tokens: 64 })));
@@ -126,8 +147,7 @@ describe("a client that leaves (through the runtime)", () => {
         const client = new AbortController();
         const pending = exports.default.fetch(request(body(marker), client.signal, key));
         const other = bystander(`hang ${keyName}`);
-        await sleep(400);
-        expect((await emulatorTotals()).held).toBe(1);
+        await untilHeld(1, client);
         expect((await poolStats()).leases).toBeGreaterThanOrEqual(1);
         client.abort();
         const left = Date.now();
@@ -153,8 +173,7 @@ describe("a client that leaves (through the runtime)", () => {
           }),
         );
         const other = bystander(`prefill ${keyName}`);
-        await sleep(400);
-        expect((await emulatorTotals()).held).toBe(1);
+        await untilHeld(1, client);
         client.abort();
         const left = Date.now();
         await expect(pending).rejects.toThrow();
@@ -176,8 +195,7 @@ describe("a client that leaves (through the runtime)", () => {
         const reader = res.body!.getReader();
         expect((await reader.read()).done).toBe(false);
         const other = bystander(`stall ${usage}`);
-        await sleep(300);
-        expect((await emulatorTotals()).held).toBe(1);
+        await untilHeld(1, client);
         client.abort();
         const left = Date.now();
         await reader.read().catch(() => {});
@@ -322,8 +340,7 @@ describe("a client without per-key limits that leaves after the headers, or duri
       expect(res.headers.get("content-type")).toContain("application/json");
       const reader = res.body!.getReader();
       const other = bystander("json unlimited");
-      await sleep(300);
-      expect((await emulatorTotals()).held).toBe(1);
+      await untilHeld(1, client);
       client.abort();
       const left = Date.now();
       await reader.read().catch(() => {});
@@ -350,8 +367,7 @@ describe("a client without per-key limits that leaves after the headers, or duri
       const retriedBefore = (await poolStats()).usage.retried;
       const client = new AbortController();
       const pending = exports.default.fetch(request(body(marker), client.signal, UNLIMITED_KEY));
-      await sleep(400);
-      expect((await emulatorTotals()).held).toBe(1);
+      await untilHeld(1, client);
       expect((await poolStats()).usage.retried).toBe(retriedBefore + 1);
       client.abort();
       const left = Date.now();

@@ -42,6 +42,7 @@ describe("parseConfig", () => {
       connectMs: 10_000,
       firstByteMs: 60_000,
       idleMs: 20_000,
+      clientStallMs: 60_000,
       responseMs: 600_000,
       bodyMs: 300_000,
       routerMs: 50,
@@ -337,6 +338,13 @@ describe("parseConfig", () => {
     expect(r.ok && r.config.deadlines.bodyMs).toBe(45_000);
   });
 
+  it("takes CLIENT_STALL_TIMEOUT_MS into the Worker's deadlines, 60 s when unset", async () => {
+    const r = await parseConfig({ ...base, CLIENT_STALL_TIMEOUT_MS: "15000" });
+    expect(r.ok && r.config.deadlines.clientStallMs).toBe(15_000);
+    const unset = await parseConfig(base);
+    expect(unset.ok && unset.config.deadlines.clientStallMs).toBe(60_000);
+  });
+
   it("never echoes a secret value into an error", async () => {
     const r = await parseConfig({ ...base, ADMIN_TOKEN: "s3cr3t" });
     expect(r.ok).toBe(false);
@@ -469,7 +477,7 @@ describe("config mistakes refused by name", () => {
   it.each([
     ["http://localhost:8000", "http://127.0.0.1:8000"],
     ["http://127.1:8000", "http://[::1]:8000"],
-    ["http://0.0.0.0:8000", "http://engine.localhost:8000"],
+    ["http://0.0.0.0:8000", "http://[::]:8000"],
     ["HTTP://Host:8000/", "http://host:8000"],
     ["http://gpu.example:80", "http://gpu.example"],
     ["https://gpu.example:443/", "https://gpu.example"],
@@ -490,6 +498,10 @@ describe("config mistakes refused by name", () => {
     ["http://127.0.0.1:8000", "http://127.0.0.2:8000"],
     ["http://10.0.0.1:8000/engine-a", "http://10.0.0.1:8000/engine-b"],
     ["http://10.0.0.1:8000", "http://10.0.0.1:8001"],
+    // Two names under .localhost are what a local proxy routes by (Traefik's Host(`whoami.localhost`)): one
+    // listener, two engines behind it, as two path prefixes are.
+    ["http://replica-a.localhost", "http://replica-b.localhost"],
+    ["http://localhost:8080", "http://engine.localhost:8080"],
   ])("accepts %s and %s: two servers", async (u1, u2) => {
     expect(await pairErrors({ url: u1 }, { url: u2 })).toEqual([]);
   });

@@ -63,6 +63,8 @@
  *                                  (no keep-alive), one with "reject" is failed at once in the stream (an error event
  *                                  and [DONE] in a 200, vLLM's way); with "asjson" too, the stream is sent as
  *                                  application/json.
+ * - /flood/v1/chat/completions:    200 text/event-stream: a token's event every 20 ms, without end (an engine that
+ *                                  always has the next token for a client that may not be reading).
  * Everything it holds is let go at close(), so the test run ends promptly.
  */
 import { createServer, type ServerResponse } from "node:http";
@@ -81,6 +83,8 @@ const LONG_EVENT_CHARS = 1536 * 1024;
 const LONG_EVENT_PIECE = 64 * 1024;
 /** /trickle's pace: one byte per this many ms. */
 const TRICKLE_MS = 200;
+/** /flood: one token's event per this many ms. */
+const FLOOD_MS = 20;
 /** /hungping: the keep-alive comment's period. */
 const PING_MS = 200;
 /** /busy: how long a queued request waits for its first event, and how the running ones stream. */
@@ -447,6 +451,13 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
         const next = tokenEvent(" there");
         let at = 0;
         every(res, () => res.write(next[at++ % next.length]!), TRICKLE_MS);
+        return;
+      }
+      case "/flood/v1/chat/completions": {
+        req.resume();
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.flushHeaders();
+        every(res, () => res.write(tokenEvent("x")), FLOOD_MS);
         return;
       }
       case "/hungping/v1/chat/completions": {

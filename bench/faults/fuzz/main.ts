@@ -12,8 +12,10 @@
  * summary (--out) that bench/results/fuzz-pass.md reads from.
  *
  *   npm run bench:fuzz -- [--seeds 1,2,3] [--cases 600] [--fuzzers 6] [--clients 8] [--out file.json]
+ *   (FUZZ_LOG_DIR=DIR keeps each seed's gateway log as DIR/seed-N.log: the rig deletes it at the end)
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Rng } from "../../../sim/workloads/prng";
 import { bundleWorker } from "../../e2e/gateway";
@@ -199,6 +201,9 @@ async function runSeed(
       if (o.code !== undefined) count(codes, f, o.code);
     }
     const logText = await readFile(rig.gateway.logFile, "utf8").catch(() => "");
+    // The rig deletes its log with its temp dir; a failing seed is only explainable with it (FUZZ_LOG_DIR keeps it).
+    const keepDir = process.env.FUZZ_LOG_DIR;
+    if (keepDir !== undefined && keepDir !== "") await writeFile(join(keepDir, `seed-${seed}.log`), logText);
     const lines = logText.split("\n");
     const connect = /Handler does not export a connect\(\) function/;
     const logFaults = lines

@@ -114,3 +114,89 @@ describe("relay: a body that fails after [DONE]", () => {
       expect(r.ended()).toEqual({ kind: "done" });
     });
 });
+
+describe("relay: a client that takes no bytes (CLIENT_STALL_TIMEOUT_MS)", () => {
+  const STALL_MS = 300;
+  /** A backend that always has the next token: a chunk every 20 ms, without end. */
+  function flood(): { source: ReturnType<typeof body>; cancelled: () => boolean } {
+    let cancelled = false;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        timer = setInterval(() => controller.enqueue(UTF8.encode(token("x"))), 20);
+      },
+      cancel() {
+        cancelled = true;
+        clearInterval(timer);
+      },
+    });
+    return {
+      source: { reader: stream.getReader(), abort: new AbortController() },
+      cancelled: () => cancelled,
+    };
+  }
+  function stalled(source: ReturnType<typeof body>, first?: Uint8Array) {
+    let ended: RelayEnd | undefined;
+    const out = relay(
+      { ...source, first, eventStream: true, idleMs: IDLE_MS * 10, stallMs: STALL_MS },
+      new SseTap(false),
+      { onFirstContent: () => {}, onEnd: (e) => (ended = e) },
+    );
+    return { reader: out.getReader(), ended: () => ended };
+  }
+  const waitFor = async (what: () => boolean, ms: number) => {
+    const until = Date.now() + ms;
+    while (!what() && Date.now() < until) await sleep(20);
+    return what();
+  };
+
+  it("a held reader that reads nothing after its first chunk: the backend is cut and the end is the client's", async () => {
+    const f = flood();
+    const r = stalled(f.source);
+    expect((await r.reader.read()).done).toBe(false);
+    // Reads nothing more, keeps its reader: backpressure, not a close.
+    expect(await waitFor(() => r.ended() !== undefined, STALL_MS * 10)).toBe(true);
+    expect(r.ended()?.kind).toBe("client_stall");
+    expect(f.source.abort.signal.aborted).toBe(true);
+    expect(f.cancelled()).toBe(true);
+    // Its stream is over: a late read fails at once instead of hanging.
+    await expect(r.reader.read()).rejects.toThrow(/took no bytes/);
+  });
+
+  it("a reader that never reads at all, with the answer's first bytes waiting, is cut the same", async () => {
+    const f = flood();
+    const r = stalled(f.source, UTF8.encode(token("first")));
+    expect(await waitFor(() => r.ended() !== undefined, STALL_MS * 10)).toBe(true);
+    expect(r.ended()?.kind).toBe("client_stall");
+    expect(f.cancelled()).toBe(true);
+  });
+
+  it("a client reading slowly but steadily (a token's event every 100 ms, ~1 KB/s) is never cut", async () => {
+    const f = flood();
+    const r = stalled(f.source);
+    let bytes = 0;
+    for (let i = 0; i < 15; i++) {
+      const { done, value } = await r.reader.read();
+      expect(done).toBe(false);
+      bytes += value?.byteLength ?? 0;
+      await sleep(STALL_MS / 3);
+    }
+    expect(bytes).toBeGreaterThan(0);
+    expect(r.ended()).toBeUndefined();
+    expect(f.cancelled()).toBe(false);
+    await r.reader.cancel();
+    expect(r.ended()?.kind).toBe("client_abort");
+  });
+
+  it("a backend with nothing to send is not the client's stall: the relay waits on its read", async () => {
+    const r = stalled(
+      body([
+        { at: 0, text: token("Hi") },
+        { at: STALL_MS * 3, text: "data: [DONE]\n\n" },
+      ]),
+    );
+    const text = await readAll(r.reader);
+    expect(text).toContain("[DONE]");
+    expect(r.ended()?.kind).not.toBe("client_stall");
+  });
+});

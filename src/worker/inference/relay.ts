@@ -18,7 +18,9 @@ export type RelayEnd =
   | { readonly kind: "done" }
   | { readonly kind: "stream_error"; readonly message: string }
   | { readonly kind: "idle_timeout"; readonly message: string }
-  | { readonly kind: "client_abort" };
+  | { readonly kind: "client_abort" }
+  /** The client took none of the bytes handed to it for `stallMs`: cut as its doing, not the backend's. */
+  | { readonly kind: "client_stall"; readonly message: string };
 
 export interface RelayHooks {
   /** Called once, when the tap first sees generated content. */
@@ -42,6 +44,13 @@ export interface RelaySource {
   readonly eventStream: boolean;
   /** Longest wait for the next chunk, ms. */
   readonly idleMs: number;
+  /**
+   * Longest the relay waits on the client to take what it was handed (ms; CLIENT_STALL_TIMEOUT_MS). The body is
+   * pulled (highWaterMark 0): workerd asks for the next chunk only when the last one was written on to the
+   * client, so a client that holds its connection and reads nothing leaves the relay with no pull, the backend's
+   * next bytes unread, and the backend's in-flight slot held until LEASE_TTL_SECONDS. Undefined: no bound.
+   */
+  readonly stallMs?: number;
   /**
    * The client's signal (request.signal, enable_request_signal): it left. workerd does not always cancel a
    * JS-stream body when its client disconnects (cloudflare/workerd#6832), while the signal fires; without
@@ -68,6 +77,10 @@ export function sseErrorEvent(code: string, message: string, midEvent: boolean):
   return UTF8.encode(`${midEvent ? "\n\n" : ""}data: ${body}\n\n`);
 }
 
+class ClientStall extends Error {
+  override readonly name = "ClientStall";
+}
+
 class IdleTimeout extends Error {
   override readonly name = "IdleTimeout";
 }
@@ -84,9 +97,38 @@ function readWithin(
 }
 
 export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): ReadableStream<Uint8Array> {
-  const { reader, abort, idleMs } = source;
+  const { reader, abort, idleMs, stallMs } = source;
   let pendingFirst = source.first;
   let ended = false;
+  let out: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /**
+   * The write-stall clock: armed while the relay holds bytes the client has not taken (from the start, when the
+   * first chunk waits, and after each pull that handed something on), cleared when the client pulls again. A
+   * pull waiting on the backend never runs it: that is the idle deadline's time.
+   */
+  let stall: ReturnType<typeof setTimeout> | undefined;
+  const disarmStall = () => {
+    if (stall !== undefined) clearTimeout(stall);
+    stall = undefined;
+  };
+  const armStall = () => {
+    disarmStall();
+    if (stallMs === undefined || ended) return;
+    stall = setTimeout(onClientStall, stallMs);
+  };
+  const onClientStall = () => {
+    stall = undefined;
+    if (ended) return;
+    const message = `the client took no bytes for ${stallMs} ms`;
+    const reason = new ClientStall(message);
+    abort.abort(reason);
+    reader.cancel(reason).catch(() => {});
+    end({ kind: "client_stall", message });
+    // The client is not reading: its stream fails rather than carry an error event it would never see.
+    try {
+      out?.error(reason);
+    } catch {}
+  };
   const onClientGone = () => {
     const reason = new Error("client disconnected");
     abort.abort(reason);
@@ -96,6 +138,7 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
   const end = (e: RelayEnd) => {
     if (ended) return;
     ended = true;
+    disarmStall();
     source.client?.removeEventListener("abort", onClientGone);
     hooks.onEnd(e, tap);
   };
@@ -127,99 +170,17 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
   };
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        out = controller;
+        armStall();
+      },
       async pull(controller) {
+        // The client took what it had: the stall clock stops until this pull hands something on.
+        disarmStall();
         try {
-          if (pendingFirst !== undefined) {
-            const chunk = pendingFirst;
-            pendingFirst = undefined;
-            if (forward(chunk, controller) !== "none") return;
-          }
-          // Loop until something is forwarded: in strip mode a chunk may hold only half an event. The idle
-          // deadline counts from the last event forwarded, not from the last byte read: a backend trickling an
-          // event a byte at a time, never idle between reads, is otherwise relayed (or rather not) for ever;
-          // nor from a keep-alive comment, which a proxy or an SSE server sends on its own while the engine
-          // behind it is hung.
-          for (;;) {
-            const doneBefore = tap.sawDone;
-            const waitMs = doneBefore ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
-            const readAt = Date.now();
-            const { done, value } = await readWithin(reader, Math.max(1, waitMs - waited), waitMs).finally(
-              () => {
-                waited += Date.now() - readAt;
-              },
-            );
-            // The client left while this read waited: its cancel resolved the read as done, and that is no end.
-            if (ended) throw new Error("client disconnected");
-            if (done) {
-              const rest = tap.end();
-              if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
-              if (source.eventStream && tap.endedInsideEvent) {
-                // A clean end inside a cut event is a cut stream: the client's parser would drop the event
-                // silently, so it is told, and the request counts as broken off.
-                const message = "the body ended inside an event";
-                const text = "The backend's stream ended inside an event; the answer is incomplete.";
-                controller.enqueue(sseErrorEvent("upstream_stream_error", text, true));
-                controller.close();
-                end({ kind: "stream_error", message });
-                return;
-              }
-              if (!source.eventStream && tap.endedInsideEvent) {
-                // A JSON body that ends cleanly before its JSON does: as for one whose connection breaks, the
-                // client's read fails (its SDK retries that; a parse error it would not), and it counts broken.
-                const message = "the body ended inside its JSON";
-                controller.error(new Error(message));
-                end({ kind: "stream_error", message });
-                return;
-              }
-              controller.close();
-              end({ kind: "done" });
-              return;
-            }
-            // Past [DONE] nothing is the answer: not relayed, and no reset of the wait, so a body that goes on
-            // after it (events every few hundred ms, never idle) ends within AFTER_DONE_MS of it as done. Relayed,
-            // it ran on as long as the backend sent: the OpenAI Python SDK reads a stream to its end after
-            // [DONE], so the client's loop did not end either.
-            if (doneBefore) continue;
-            const forwarded = forward(value, controller);
-            if (forwarded === "event") waited = 0;
-            if (forwarded !== "none") return;
-          }
-        } catch (err) {
-          if (ended) {
-            // The client left while this read waited (the abort above failed it): nobody to tell.
-            try {
-              controller.error(err);
-            } catch {}
-            return;
-          }
-          const idle = err instanceof IdleTimeout;
-          // After [DONE], or a JSON body's closed value, the answer is whole, whatever ends its body: held open
-          // (idle), or cut (a proxy that resets the connection, a content-length past the bytes sent). An error
-          // there would follow a complete answer, and the request count as broken off: a fault of a backend
-          // that answered in full.
-          if (tap.wholeSoFar()) {
-            abort.abort(err);
-            reader.cancel(err).catch(() => {});
-            const rest = tap.end();
-            if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
-            controller.close();
-            end({ kind: "done" });
-            return;
-          }
-          const message = err instanceof Error ? err.message : String(err);
-          abort.abort(err);
-          reader.cancel(err).catch(() => {});
-          if (source.eventStream) {
-            const code = idle ? "upstream_idle_timeout" : "upstream_stream_error";
-            const text = idle
-              ? `The backend stopped sending (${message}); the answer is incomplete.`
-              : "The backend's stream broke off; the answer is incomplete.";
-            controller.enqueue(sseErrorEvent(code, text, tap.midEvent));
-            controller.close();
-          } else {
-            controller.error(err);
-          }
-          end(idle ? { kind: "idle_timeout", message } : { kind: "stream_error", message });
+          await pullOnce(controller);
+        } finally {
+          armStall();
         }
       },
       cancel(reason) {
@@ -230,4 +191,98 @@ export function relay(source: RelaySource, tap: Tap, hooks: RelayHooks): Readabl
     },
     { highWaterMark: 0 },
   );
+
+  async function pullOnce(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    try {
+      if (pendingFirst !== undefined) {
+        const chunk = pendingFirst;
+        pendingFirst = undefined;
+        if (forward(chunk, controller) !== "none") return;
+      }
+      // Loop until something is forwarded: in strip mode a chunk may hold only half an event. The idle
+      // deadline counts from the last event forwarded, not from the last byte read: a backend trickling an
+      // event a byte at a time, never idle between reads, is otherwise relayed (or rather not) for ever;
+      // nor from a keep-alive comment, which a proxy or an SSE server sends on its own while the engine
+      // behind it is hung.
+      for (;;) {
+        const doneBefore = tap.sawDone;
+        const waitMs = doneBefore ? Math.min(idleMs, AFTER_DONE_MS) : idleMs;
+        const readAt = Date.now();
+        const { done, value } = await readWithin(reader, Math.max(1, waitMs - waited), waitMs).finally(() => {
+          waited += Date.now() - readAt;
+        });
+        // The client left while this read waited: its cancel resolved the read as done, and that is no end.
+        if (ended) throw new Error("client disconnected");
+        if (done) {
+          const rest = tap.end();
+          if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
+          if (source.eventStream && tap.endedInsideEvent) {
+            // A clean end inside a cut event is a cut stream: the client's parser would drop the event
+            // silently, so it is told, and the request counts as broken off.
+            const message = "the body ended inside an event";
+            const text = "The backend's stream ended inside an event; the answer is incomplete.";
+            controller.enqueue(sseErrorEvent("upstream_stream_error", text, true));
+            controller.close();
+            end({ kind: "stream_error", message });
+            return;
+          }
+          if (!source.eventStream && tap.endedInsideEvent) {
+            // A JSON body that ends cleanly before its JSON does: as for one whose connection breaks, the
+            // client's read fails (its SDK retries that; a parse error it would not), and it counts broken.
+            const message = "the body ended inside its JSON";
+            controller.error(new Error(message));
+            end({ kind: "stream_error", message });
+            return;
+          }
+          controller.close();
+          end({ kind: "done" });
+          return;
+        }
+        // Past [DONE] nothing is the answer: not relayed, and no reset of the wait, so a body that goes on
+        // after it (events every few hundred ms, never idle) ends within AFTER_DONE_MS of it as done. Relayed,
+        // it ran on as long as the backend sent: the OpenAI Python SDK reads a stream to its end after
+        // [DONE], so the client's loop did not end either.
+        if (doneBefore) continue;
+        const forwarded = forward(value, controller);
+        if (forwarded === "event") waited = 0;
+        if (forwarded !== "none") return;
+      }
+    } catch (err) {
+      if (ended) {
+        // The client left while this read waited (the abort above failed it): nobody to tell.
+        try {
+          controller.error(err);
+        } catch {}
+        return;
+      }
+      const idle = err instanceof IdleTimeout;
+      // After [DONE], or a JSON body's closed value, the answer is whole, whatever ends its body: held open
+      // (idle), or cut (a proxy that resets the connection, a content-length past the bytes sent). An error
+      // there would follow a complete answer, and the request count as broken off: a fault of a backend
+      // that answered in full.
+      if (tap.wholeSoFar()) {
+        abort.abort(err);
+        reader.cancel(err).catch(() => {});
+        const rest = tap.end();
+        if (rest !== null && rest.byteLength > 0) controller.enqueue(rest);
+        controller.close();
+        end({ kind: "done" });
+        return;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      abort.abort(err);
+      reader.cancel(err).catch(() => {});
+      if (source.eventStream) {
+        const code = idle ? "upstream_idle_timeout" : "upstream_stream_error";
+        const text = idle
+          ? `The backend stopped sending (${message}); the answer is incomplete.`
+          : "The backend's stream broke off; the answer is incomplete.";
+        controller.enqueue(sseErrorEvent(code, text, tap.midEvent));
+        controller.close();
+      } else {
+        controller.error(err);
+      }
+      end(idle ? { kind: "idle_timeout", message } : { kind: "stream_error", message });
+    }
+  }
 }

@@ -149,7 +149,8 @@ export function respond(
             kvCacheTokens,
           });
     const ended: FailureKind | undefined =
-      end.kind === "client_abort"
+      // A client that stopped taking bytes is gone as far as its backend is concerned: no fault of the backend.
+      end.kind === "client_abort" || end.kind === "client_stall"
         ? "client_abort"
         : end.kind === "stream_error"
           ? "stream_error"
@@ -157,7 +158,9 @@ export function respond(
             ? "timeout"
             : failure;
     // A stream the client left after content was computed all the same: the prefix is cached there.
-    const ok = res.ok && (end.kind === "done" || (end.kind === "client_abort" && t.sawContent));
+    const ok =
+      res.ok &&
+      (end.kind === "done" || ((end.kind === "client_abort" || end.kind === "client_stall") && t.sawContent));
     // An error object inside a 2xx is a failed request; whose fault is unknown (the engine, or a request it
     // cannot serve), so it is no failure kind and no fault of the backend, like a 500 seen on two backends.
     // (An error answer's own body is an error object too: that is its status, not this flag.)
@@ -188,9 +191,12 @@ export function respond(
       ...(t.usage?.cachedTokens !== undefined ? { cachedTokensReported: t.usage.cachedTokens } : {}),
       ...(t.usage?.completionTokens !== undefined ? { outputTokens: t.usage.completionTokens } : {}),
       ...(firstContentAt !== undefined && eventStream ? { ttftMs: firstContentAt - startedAt } : {}),
-      ...(end.kind === "client_abort" ? { aborted: true } : {}),
+      ...(end.kind === "client_abort" || end.kind === "client_stall" ? { aborted: true } : {}),
+      ...(end.kind === "client_stall" ? { clientStall: true as const } : {}),
       ...(backendError ? { backendError: true as const } : {}),
-      ...(end.kind === "stream_error" || end.kind === "idle_timeout" ? { error: end.message } : {}),
+      ...(end.kind === "stream_error" || end.kind === "idle_timeout" || end.kind === "client_stall"
+        ? { error: end.message }
+        : {}),
     });
   };
   if (failure !== undefined) log.set({ failure });
@@ -222,6 +228,7 @@ export function respond(
       abort: attempt.abort,
       eventStream,
       idleMs: c.get("config").deadlines.idleMs,
+      stallMs: c.get("config").deadlines.clientStallMs,
       client,
     },
     tap,
