@@ -471,6 +471,7 @@ export class Router {
         ...(estimateError !== undefined ? { promptEstimateError: estimateError } : {}),
       };
     });
+    const overrun = this.policy.prefillEndOverrunMs?.();
     return {
       policy: this.policy.name,
       blockTokens: this.blockTokens,
@@ -482,6 +483,7 @@ export class Router {
       indexBlocks,
       correctedBlocks: this.corrected,
       forgottenBlocks: this.forgotten,
+      ...(overrun !== undefined ? { prefillEndOverrunMs: overrun } : {}),
     };
   }
 

@@ -589,6 +589,10 @@ export class PrefixAwarePolicy implements RoutingPolicy {
     this.model.firstToken(index, routed.slot, ctx.now);
   }
 
+  prefillEndOverrunMs(): number | undefined {
+    return this.model.prefillEndOverrunMs();
+  }
+
   onCompleted(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void {
     const routed = this.routed.get(req);
     this.routed.delete(req);
