@@ -75,6 +75,7 @@ import type {
   DrainInput,
   DrainLockInput,
   DrainLockResult,
+  FirstTokenResult,
   HeldLease,
   ObserveInput,
   ObserveResult,
@@ -176,6 +177,8 @@ export class RouterDO extends DurableObject<Env> {
    * knows none.
    */
   private readonly lastOutput = new Map<string, number>();
+  /** First tokens heard for a lease open here (firstToken()), since this instance started (stats()). */
+  private firstTokens = 0;
   /** When this instance's recent leases ended: a shed request's retry-after (inflight-bound.ts). */
   private readonly leaseEnds = new LeaseEndClock();
   private router: PoolRouter | undefined;
@@ -501,6 +504,24 @@ export class RouterDO extends DurableObject<Env> {
   }
 
   /**
+   * A streamed answer's first token reached the Worker's relay (src/worker/router/router-client.ts noticeFirstToken):
+   * the lease's prefill is over, and the routing policy learns how late against its predicted end
+   * (Router.firstToken). The time is this object's clock when the call arrives, not the Worker's: the ledger's
+   * predicted ends are on this clock (another machine's need not agree, and a Worker's Date.now() stands still
+   * between its I/O), and the call leaves the Worker as the first content is relayed, so the transit (a few ms in
+   * the colo) is all it adds. An unknown or ended lease, or one an earlier instance granted (this one never
+   * predicted its prefill), is ignored; nothing is stored and no alarm is scheduled.
+   */
+  async firstToken(leaseId: string): Promise<FirstTokenResult> {
+    const lease = typeof leaseId === "string" ? this.leases.get(leaseId) : undefined;
+    if (lease === undefined || this.router === undefined || lease.ticket.figures === undefined)
+      return { ok: true, heard: false };
+    this.router.firstToken(lease.ticket.pool, this.context());
+    this.firstTokens++;
+    return { ok: true, heard: true };
+  }
+
+  /**
    * Ends a batch of leases (an isolate's reports that no route call carried in time, complete-carry.ts);
    * unknown or already ended ones are skipped.
    */
@@ -780,6 +801,7 @@ export class RouterDO extends DurableObject<Env> {
       fleetVersion: this.version,
       policy: this.spec.policy,
       leases: this.leases.size,
+      firstTokens: this.firstTokens,
       backends,
       usage: { ...this.usage },
       router,

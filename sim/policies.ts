@@ -89,7 +89,8 @@ export function routerFactory(name: SimPolicyName, blockTokens: number): RouterF
   return (backends, readings) => {
     const policy = policyFor(name);
     const router = new Router(backends, { policy, blockTokens, ...readingsOf(name, readings) });
-    if (typeof policy === "string" || !isFirstTokenAware(policy)) return router;
+    // Ours hear first tokens through Router.firstToken; a peer's through its own hook, given the request it saw.
+    if (typeof policy === "string" || !isBaselineName(name) || !isFirstTokenAware(policy)) return router;
     const open = new Map<RouteTicket, { req: RouteRequest; index: number }>();
     const wrapped: SimRouter = {
       route(req: RouteRequest, ctx: RouteContext) {

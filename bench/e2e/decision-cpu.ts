@@ -7,8 +7,11 @@
  *   - router:        the real RouterDO, route() then complete() (two RPCs);
  *   - router, carry: the real RouterDO, each lease ended on the caller's next
  *                    route() (RouteInput.completes: one RPC per decision);
+ *   - router, carry + first token: as carry, and each lease's first token told
+ *                    (RouterDO.firstToken, a stub of its own) before its end, as
+ *                    the Worker does for a streamed answer: two RPCs per decision;
  *   - null:          NullRouterDO (answers at once, routes nothing), route()
- *                    then complete(): the RPCs alone.
+ *                    then complete(): the RPCs alone (and carry + first token).
  * The variants alternate within each round (their order rotating), so a
  * change in the shared machine's load falls on all of them. CPU is the
  * workerd process's (caller Worker and object together) from /proc, so
@@ -30,7 +33,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const VARIANTS = [
   { name: "router (route + complete)", query: "" },
   { name: "router, carry (route carries the last end)", query: "&carry=1" },
+  { name: "router, carry + first token (route, firstToken)", query: "&carry=1&first=1" },
   { name: "null object (route + complete)", query: "&object=null" },
+  { name: "null object, carry + first token", query: "&object=null&carry=1&first=1" },
 ] as const;
 
 async function main(): Promise<void> {

@@ -33,6 +33,9 @@ export class NullRouterDO extends DurableObject {
   async complete(leaseId, outcome) {
     return { ok: typeof leaseId === "string" && outcome !== undefined, backendId: "0" };
   }
+  async firstToken(leaseId) {
+    return { ok: true, heard: typeof leaseId === "string" };
+  }
   async completeAll(items) {
     return { ok: true, ended: Array.isArray(items) ? items.length : 0 };
   }

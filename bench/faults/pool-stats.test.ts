@@ -26,6 +26,7 @@ function cell(ids: readonly string[], leases: number, n: number, indexBytes: num
     fleetVersion: "v",
     policy: "prefix_aware",
     leases,
+    firstTokens: 0,
     backends: ids.map((id) => ({ id, healthy: id !== "emu-2", inflight: leases, consecutiveFailures: 0 })),
     usage: usage(n),
     router: {

@@ -14,6 +14,49 @@ function model(): PrefillCostModel {
 }
 
 describe("PrefillCostModel", () => {
+  it("a prefill whose first token has not come back holds the queue past its predicted end by the learned overrun", () => {
+    const m = model();
+    // A first token 30 ms after its predicted end (100 ms): the pool learns an overrun of 30 ms.
+    const heard = m.routed(1, 1_000, 0, 0, 0);
+    m.firstToken(1, heard, 130);
+    m.released(1, heard, 200);
+    expect(m.prefillEndOverrunMs()).toBeCloseTo(30, 9);
+    // On a, a prefill predicted to end at 1100 has not answered at 1110: the ledger says the queue is clear,
+    // the unanswered wait that it runs until about 1130.
+    const pending = m.routed(0, 1_000, 0, 0, 1000);
+    expect(m.queueWaitMs(0, 1110)).toBe(0);
+    expect(m.unansweredQueueWaitMs(0, 1110)).toBeCloseTo(20, 9);
+    expect(m.costTerms(0, 0, 0, 1110, 0, 0, 0, true).queueWaitMs).toBeCloseTo(20, 9);
+    expect(m.costTerms(0, 0, 0, 1110, 0, 0, 0, false).queueWaitMs).toBe(0);
+    // Its first token came: the queue is the ledger's again.
+    m.firstToken(0, pending, 1120);
+    expect(m.unansweredQueueWaitMs(0, 1120)).toBe(0);
+  });
+
+  it("learns the overrun only from a prefill the ledger expected to start at once", () => {
+    const m = model();
+    // One queued behind another is not expected to start at once: its lateness is the queue's.
+    const ahead = m.routed(0, 1_000, 0, 0, 0);
+    const behind = m.routed(0, 1_000, 0, 1, 0);
+    expect(ahead.atOnce).toBe(true);
+    expect(behind.atOnce).toBe(false);
+    m.firstToken(0, behind, 900);
+    expect(m.prefillEndOverrunMs()).toBeUndefined();
+    m.firstToken(0, ahead, 130);
+    expect(m.prefillEndOverrunMs()).toBeCloseTo(30, 9);
+    // Heard twice, learned once.
+    m.firstToken(0, ahead, 500);
+    expect(m.prefillEndOverrunMs()).toBeCloseTo(30, 9);
+  });
+
+  it("never hears a first token: the unanswered wait is the ledger's", () => {
+    const m = model();
+    m.routed(0, 1_000, 0, 0, 0);
+    expect(m.prefillEndOverrunMs()).toBeUndefined();
+    expect(m.unansweredQueueWaitMs(0, 50)).toBeCloseTo(50, 9);
+    expect(m.unansweredQueueWaitMs(0, 110)).toBe(0);
+  });
+
   it("queues prefill and gives back the unfinished part of a slot when its request completes", () => {
     const m = model();
     const first = m.routed(0, 10_000, 0, 0, 0); // 1000 ms at 10 tok/ms

@@ -11,6 +11,16 @@
  *   drains with `now`, and a completed request gives back what is left of
  *   its slot (its prefill is over: a short request must not leave its
  *   backend looking busy).
+ *   When the gateway hears first tokens (firstToken(): a proxy sees the
+ *   stream's first bytes), a prefill of ours whose first token has not come
+ *   back is still running, whatever its predicted end says: a caller may ask
+ *   (costTerms' `holdUnanswered`) for the queue to last until that predicted
+ *   end plus the mean overrun learned from the first tokens heard. It is
+ *   learned only from prefills the ledger expected to start at once (no
+ *   queue, no memory wait): one that waited for memory came late by a wait
+ *   the ledger prices already (bench/results/policy-work.md, "Zipf's
+ *   first-token lateness with memory waits left out"). Without a first token
+ *   heard it is never applied.
  * - rate_i: prefill tokens per second, one pooled estimate per unit of
  *   weight (weight is relative capacity), starting at
  *   `defaultPrefillTokensPerSec`. It is learned from TTFTs, but queueing the
@@ -139,6 +149,13 @@ export interface PrefillSlot {
   readonly service: number;
   /** Nothing else of ours was in flight on the backend when it was routed. */
   readonly alone: boolean;
+  /**
+   * The ledger expected it to start at once: no queue wait and no memory wait for its input when it was
+   * routed. Only such a prefill's first token teaches the overrun (firstToken()).
+   */
+  readonly atOnce: boolean;
+  /** Its first token has come back (firstToken()): its prefill is over. */
+  firstToken?: boolean;
   /** KV tokens it holds by the time it completes: its input (uncached prompt, and cached past the window) + expected output. */
   readonly kvTokens: number;
   /** The expected output part of kvTokens: blocks the engine gives it one decode step at a time, not at admission. */
@@ -166,6 +183,11 @@ export class PrefillCostModel {
    * Replicas of a pool differ by weight.
    */
   private ratePerShare: number;
+  /**
+   * EWMA of (first token heard − predicted prefill end), ms, one for the pool, from prefills expected to start
+   * at once; undefined until one is heard.
+   */
+  private overrunMs: number | undefined = undefined;
   /** EWMA of the answers' length the engines reported (usage.completion_tokens); 0 until one is seen. */
   private answerPerRequest = 0;
   /**
@@ -241,6 +263,39 @@ export class PrefillCostModel {
     return Math.max(0, this.states[i]!.busyUntil - now);
   }
 
+  /**
+   * queueWaitMs, and a prefill of ours on i whose first token has not come back still running: until its
+   * predicted end plus the learned overrun (never sooner than the ledger says; the ledger's alone until a
+   * first token is heard).
+   */
+  unansweredQueueWaitMs(i: number, now: number): number {
+    const s = this.states[i]!;
+    let end = s.busyUntil;
+    const over = this.overrunMs;
+    if (over !== undefined)
+      for (const slot of s.open) if (slot.firstToken !== true) end = Math.max(end, slot.end + over);
+    return Math.max(0, end - now);
+  }
+
+  /**
+   * The first token of a request of ours on backend i came back at `now`: its prefill is over. Learns how far
+   * past its predicted end it came (the pool's overrun, an EWMA with the rate's α), from a prefill expected
+   * to start at once only. Once per slot.
+   */
+  firstToken(i: number, slot: PrefillSlot, now: number): void {
+    if (this.states[i] === undefined || slot.firstToken === true) return;
+    slot.firstToken = true;
+    if (!slot.atOnce) return;
+    const sample = now - slot.end;
+    this.overrunMs =
+      this.overrunMs === undefined ? sample : this.overrunMs + this.alpha * (sample - this.overrunMs);
+  }
+
+  /** The pool's learned overrun of predicted prefill ends, ms; undefined until a first token is heard. */
+  prefillEndOverrunMs(): number | undefined {
+    return this.overrunMs;
+  }
+
   /** KV tokens our in-flight requests hold on backend i (uncached prompt + expected output): its work in flight. */
   heldTokens(i: number): number {
     return this.states[i]!.kvTokens;
@@ -310,6 +365,7 @@ export class PrefillCostModel {
    *   engine reading's memory-blocked queue head: ./engine-memory.ts); its start is the later of the two.
    * @param memoryWaitMs the request's memory wait here, when the caller has already asked
    *   `memoryWaitForMs` for the same tokens (prefix-aware's admission view): not walked twice.
+   * @param holdUnanswered the queue wait counts our prefills there not yet answered (unansweredQueueWaitMs).
    */
   costTerms(
     i: number,
@@ -319,11 +375,12 @@ export class PrefillCostModel {
     outputTokens = 0,
     leastWaitMs = 0,
     memoryWaitMs = this.memoryWaitMs(this.states[i]!, uncachedTokens + outputTokens, now),
+    holdUnanswered = false,
   ): Readonly<CostTerms> {
     const s = this.states[i]!;
     const t = this.terms;
     const rate = this.rateOf(s);
-    t.queueWaitMs = this.queueWaitMs(i, now);
+    t.queueWaitMs = holdUnanswered ? this.unansweredQueueWaitMs(i, now) : this.queueWaitMs(i, now);
     t.memoryWaitMs = memoryWaitMs;
     t.leastWaitMs = leastWaitMs;
     // The prefill starts behind the prefill queued ahead of it and once its blocks fit: the two overlap in
@@ -450,6 +507,8 @@ export class PrefillCostModel {
     // A wait for memory is not added to the queue: the requests behind this one already see it, as their
     // own memory wait counts this request's KV (and it shrinks as soon as a holder completes early).
     const wait = Math.max(0, s.busyUntil - now);
+    // Asked before its own KV joins the ledger, for its input as vLLM V1 admits it.
+    const atOnce = wait === 0 && this.memoryWaitMs(s, uncachedTokens + pastTokens, now) === 0;
     const service = uncachedTokens / this.rateOf(s);
     s.busyUntil = now + wait + service;
     s.kvTokens += kvTokens;
@@ -463,6 +522,7 @@ export class PrefillCostModel {
       end: s.busyUntil,
       service,
       alone: inflightBefore === 0 && wait === 0,
+      atOnce,
       kvTokens,
       outputTokens,
       answerTokens,

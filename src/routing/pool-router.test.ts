@@ -78,6 +78,26 @@ describe("PoolRouter", () => {
     expect(shadowed.stats(0).shadow?.policy).toBe("prefix_aware");
   });
 
+  it("firstToken(): the shadow learns the lateness only from a first token on the backend it chose too", () => {
+    const pool = new PoolRouter(fleet, {
+      arms: [{ policy: "round_robin", indexStride: 1 }],
+      shadow: { policy: "prefix_aware", indexStride: 1 },
+    });
+    // Round robin serves a, b, c, d in turn; the shadow, on an empty fleet, keeps choosing where it would.
+    const elsewhere = [];
+    const same = [];
+    for (let i = 0; i < 4; i++) {
+      const r = pool.route(req(100 * (i + 1)), 0, ctx);
+      (r.shadow!.backendId === r.decision.backendId ? same : elsewhere).push(r);
+    }
+    expect(elsewhere.length).toBeGreaterThan(0);
+    expect(same.length).toBeGreaterThan(0);
+    for (const r of elsewhere) pool.firstToken(r.ticket, { ...ctx, now: 50 });
+    expect(pool.stats(0).shadow?.prefillEndOverrunMs).toBeUndefined();
+    for (const r of same) pool.firstToken(r.ticket, { ...ctx, now: 50 });
+    expect(pool.stats(0).shadow?.prefillEndOverrunMs).toBeTypeOf("number");
+  });
+
   it("shares health: a fault in one arm ejects the backend for both arms and the shadow", () => {
     const pool = new PoolRouter(fleet, {
       arms: [

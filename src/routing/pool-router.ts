@@ -126,6 +126,16 @@ export class PoolRouter {
   }
 
   /**
+   * A request's first token streamed back (Router.firstToken): its arm is told; the shadow only when it chose the
+   * same backend (elsewhere that prefill never ran, so its lateness says nothing of the shadow's ledger).
+   */
+  firstToken(t: PoolTicket, ctx: RouteContext): void {
+    if (t.shadow !== undefined && t.shadow.backendId === t.ticket.backendId)
+      this.shadow?.firstToken(t.shadow, ctx);
+    this.arms[t.arm]!.firstToken(t.ticket, ctx);
+  }
+
+  /**
    * Counts in flight a request an earlier holder of this state routed to `backendId` for `arm`
    * (Router.restore); the shadow is not told (it never feeds health or load). undefined for a
    * backend not in the pool.

@@ -64,4 +64,9 @@ export interface RouterStats {
   readonly correctedBlocks: number;
   /** Index entries dropped because their request failed before computing them. */
   readonly forgottenBlocks: number;
+  /**
+   * How late past their predicted ends the pool's first tokens have come, ms (prefix_aware, learned from the
+   * streamed answers' first tokens: Router.firstToken); absent until one is heard.
+   */
+  readonly prefillEndOverrunMs?: number;
 }

@@ -27,6 +27,23 @@ describe("Router", () => {
     );
   });
 
+  it("firstToken() tells the policy the request and its backend, until the request completes", () => {
+    const heard: [number, number][] = [];
+    const policy: RoutingPolicy = {
+      name: "heard",
+      pick: () => ({ index: 1, reason: "ring" }),
+      onFirstToken: (req, index) => heard.push([req.promptTokens, index]),
+    };
+    const router = new Router([spec("a"), spec("b")], { policy });
+    const t = router.route({ blocks: [1], promptTokens: 16 }, ctx);
+    router.firstToken(t.ticket, { ...ctx, now: 5 });
+    expect(heard).toEqual([[16, 1]]);
+    expect(router.totalInflight).toBe(1);
+    router.complete(t.ticket, { ok: true }, ctx);
+    router.firstToken(t.ticket, ctx);
+    expect(heard).toEqual([[16, 1]]);
+  });
+
   it("counts in flight, and complete() is idempotent per ticket", () => {
     const router = new Router([spec("a"), spec("b")], { policy: "least_outstanding" });
     const t1 = router.route({ blocks: [1], promptTokens: 16 }, ctx);

@@ -370,6 +370,16 @@ export class Router {
   }
 
   /**
+   * The first token of a request routed with `ticket` streamed back at ctx.now (the Worker's relay sees the
+   * stream's first bytes): the policy is told, once the request is still open. Nothing else changes.
+   */
+  firstToken(ticket: RouteTicket, ctx: RouteContext): void {
+    const state = this.tickets.get(ticket);
+    if (state === undefined || state.slot.removed) return;
+    this.policy.onFirstToken?.(state.req, state.slot.index, ctx);
+  }
+
+  /**
    * Counts in flight, on `backendId`, a request routed there at `routedAt` by
    * an earlier holder of this state (a RouterDO instance that was evicted: the
    * Worker re-announces the leases it still holds open). Nothing is learnt:
@@ -461,6 +471,7 @@ export class Router {
         ...(estimateError !== undefined ? { promptEstimateError: estimateError } : {}),
       };
     });
+    const overrun = this.policy.prefillEndOverrunMs?.();
     return {
       policy: this.policy.name,
       blockTokens: this.blockTokens,
@@ -472,6 +483,7 @@ export class Router {
       indexBlocks,
       correctedBlocks: this.corrected,
       forgottenBlocks: this.forgotten,
+      ...(overrun !== undefined ? { prefillEndOverrunMs: overrun } : {}),
     };
   }
 

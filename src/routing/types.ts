@@ -211,6 +211,10 @@ export interface RoutingPolicy {
   pick(req: RouteRequest, fleet: FleetView, ctx: RouteContext): PolicyPick;
   onRouted?(req: RouteRequest, index: number, fleet: FleetView, ctx: RouteContext): void;
   onCompleted?(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void;
+  /** The first token of a request it placed on `index` streamed back (Router.firstToken): its prefill is over. */
+  onFirstToken?(req: RouteRequest, index: number, ctx: RouteContext): void;
+  /** How late past their predicted ends first tokens have come, ms, as learned (onFirstToken); absent until one. */
+  prefillEndOverrunMs?(): number | undefined;
   /** Backends were added/removed/reweighted; indexes into FleetView changed. */
   onBackendsChanged?(backends: readonly BackendSpec[]): void;
   /** The prefill rate the policy has learned for backend `index`, tokens/s; absent when it learns none. */

@@ -13,7 +13,9 @@
 // object=null drives NullRouterDO instead (../null-do-worker.js: answers at once, routes nothing), so
 // (RouterDO − NullRouterDO) is the CPU our decision costs apart from the RPCs. carry=1 ends each
 // caller's previous lease on its next route call (RouteInput.completes, as the gateway does under
-// traffic) instead of a complete() call of its own: one RPC per decision instead of two.
+// traffic) instead of a complete() call of its own: one RPC per decision instead of two. first=1 also
+// tells each lease's first token (RouterDO.firstToken) on a stub of its own between route and end, as the
+// Worker does for a streamed answer (router-client.ts noticeFirstToken): one RPC more per decision.
 export { RouterDO } from "../../../durable-objects/router-do";
 export { NullRouterDO } from "../null-do-worker.js";
 
@@ -53,7 +55,7 @@ function blocks(group, q) {
 const OUTCOME = { ok: true, status: 200, promptTokens: 8192, cachedTokens: 7680, ttftMs: 40 };
 const sent = new Set();
 /** One decision; with `carry` (an array: the caller's lease still open, if any) its end rides on the next route call. */
-async function decide(stub, n, cell, k, carry) {
+async function decide(stub, n, cell, k, carry, firstStub) {
   const version = versionOf(cell, k);
   const previous = carry?.pop();
   const r = await stub.route({
@@ -66,6 +68,10 @@ async function decide(stub, n, cell, k, carry) {
   });
   if (!r.ok) throw new Error(`route: ${r.code} ${r.message}`);
   sent.add(version);
+  if (firstStub !== undefined) {
+    const f = await firstStub().firstToken(r.leaseId);
+    if (!f.ok) throw new Error("firstToken: not ok");
+  }
   if (carry !== undefined) {
     carry.push(r.leaseId);
     return;
@@ -89,6 +95,7 @@ export default {
       return new Response(`cell=${only}: an integer in [0, ${k})`, { status: 400 });
     const ns = url.searchParams.get("object") === "null" ? env.NULL_ROUTER : env.ROUTER;
     const carry = url.searchParams.get("carry") === "1";
+    const first = url.searchParams.get("first") === "1";
     const shared = Array.from({ length: k }, (_, j) => ns.getByName(nameOf(j, k)));
     const stubFor = (cell) => (fresh ? ns.getByName(nameOf(cell, k)) : shared[cell]);
     const perClient = Math.ceil(decisions / clients);
@@ -97,7 +104,8 @@ export default {
       Array.from({ length: clients }, async (_, i) => {
         const cell = onlyCell ?? i % k;
         const open = carry ? [] : undefined;
-        for (let d = 0; d < perClient; d++) await decide(stubFor(cell), next++, cell, k, open);
+        const firstStub = first ? () => stubFor(cell) : undefined;
+        for (let d = 0; d < perClient; d++) await decide(stubFor(cell), next++, cell, k, open, firstStub);
         // The last lease's end, sent alone as an isolate's flush would.
         if (open?.length)
           await stubFor(cell).completeAll(open.map((leaseId) => ({ leaseId, outcome: OUTCOME })));
@@ -110,6 +118,7 @@ export default {
       clients,
       fresh,
       carry,
+      first,
       object: ns === env.ROUTER ? "router" : "null",
       decisions: perClient * clients,
       ms,

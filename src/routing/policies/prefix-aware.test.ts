@@ -734,3 +734,32 @@ describe("prefix_aware", () => {
     expect(seen.get(chosen)!.queue).toBe(0);
   });
 });
+
+describe("prefix_aware: a prefill of ours whose first token has not come back", () => {
+  /**
+   * Three 4,101-token prompts at 0 ms and r0 (1,029 tokens) at 5 s on an empty fleet, one a backend. The three
+   * answer at 10 s, long past their predicted ends (the pool learns that overrun); r0, predicted to end soon
+   * after 5 s, does not. Returns the router, r0's backend, and the clock.
+   */
+  function oneUnanswered() {
+    const { router, ctx } = setup();
+    const others = [1, 2, 3].map((k) => router.route(prompt(0, 0, k, 256), ctx(0)));
+    const r0 = router.route(prompt(0, 0, 0, 64), ctx(5_000));
+    const used = new Set([r0, ...others].map((t) => t.decision.backendId));
+    expect(used.size).toBe(4);
+    for (const t of others) router.firstToken(t.ticket, ctx(10_000));
+    return { router, ctx, home: r0.decision.backendId };
+  }
+
+  it("keeps a prompt nobody holds off its backend, though the ledger's predicted end has passed", () => {
+    const { router, ctx, home } = oneUnanswered();
+    // Without the first tokens, r0's backend is the cheapest: the least KV of ours, its predicted prefill over.
+    expect(router.route(prompt(0, 0, 9, 64), ctx(10_000)).decision.backendId).not.toBe(home);
+  });
+
+  it("never counts against the backend holding the longest match: the request stays on its cache", () => {
+    const { router, ctx, home } = oneUnanswered();
+    // r0's 64 blocks and 8 more: only r0's backend holds any of it.
+    expect(router.route(prompt(0, 0, 0, 72), ctx(10_000)).decision.backendId).toBe(home);
+  });
+});

@@ -392,6 +392,11 @@ export class PrefixAwarePolicy implements RoutingPolicy {
         output + past[i]!,
         headWait,
         this.memoryWaits[i]!,
+        // A prefill of ours not yet answered there is a wait the gateway knows of (cost-model.ts), but one of a
+        // step, and it never counts against a backend holding the longest match of this prompt: a step-level
+        // wait must not move a request off its cache (policy-work.md, "Zipf's first-token lateness ...": the
+        // charge moved multi-turn turns off their history). For a prompt nobody holds it counts everywhere.
+        !(matched[i]! > 0 && matched[i] === longest),
       );
       const repeatMs = chargeRepeat ? this.model.prefillMs(i, uncached - leastUncached) : 0;
       const foreignMs = this.foreign.costMs(fleet, r, i, ctx.now, this.model);
@@ -572,6 +577,20 @@ export class PrefixAwarePolicy implements RoutingPolicy {
       fresh,
     });
     this.foreign.observeRouted(uncached);
+  }
+
+  /**
+   * The request's first token streamed back: its prefill is over, and the cost model learns how late it came
+   * against its predicted end (PrefillCostModel.firstToken).
+   */
+  onFirstToken(req: RouteRequest, index: number, ctx: RouteContext): void {
+    const routed = this.routed.get(req);
+    if (routed === undefined || index < 0 || index >= this.model.size) return;
+    this.model.firstToken(index, routed.slot, ctx.now);
+  }
+
+  prefillEndOverrunMs(): number | undefined {
+    return this.model.prefillEndOverrunMs();
   }
 
   onCompleted(req: RouteRequest, index: number, outcome: RouteOutcome, ctx: RouteContext): void {

@@ -10,7 +10,7 @@ import type { GatewayEnv } from "../app-types";
 import { backendErrorBodyLost, backendTimeout, backendUnreachable, errorBody } from "../errors";
 import type { RequestLogFields } from "../log";
 import { MAX_THROTTLE_MS } from "../router/outcomes";
-import { noticeRelay, type RouteCall, reportOutcome } from "../router/router-client";
+import { noticeFirstToken, noticeRelay, type RouteCall, reportOutcome } from "../router/router-client";
 import type { CompleteInput, FailureKind } from "../router/router-rpc";
 import type { LegsResult } from "./attempts";
 import { failureOf } from "./attempts";
@@ -235,6 +235,10 @@ export function respond(
     {
       onFirstContent: (at) => {
         firstContentAt = at;
+        // A streamed answer's first token: its prefill is over, which whoever decided the attempt learns from
+        // (noticeFirstToken, in waitUntil). Only an event stream's (a whole JSON answer's first byte is its last)
+        // of a 2xx (an error's body says nothing of a prefill), and not once the attempt's lease was reported.
+        if (eventStream && res.ok && !final.reported) noticeFirstToken(call, decision);
       },
       onEnd,
       // A 2xx answer's events prove the engine is working (an error body or event, a keep-alive comment, prove

@@ -96,6 +96,11 @@ export class LocalRouter {
     this.router.complete(ticket, toRouteOutcome(input), ctx);
   }
 
+  /** A local decision's streamed answer sent its first token at `now` (Router.firstToken; ignored once ended). */
+  firstToken(ticket: RouteTicket, now: number): void {
+    this.router.firstToken(ticket, { now, random: Math.random });
+  }
+
   inflight(id: string): number {
     return this.router.inflight(id);
   }

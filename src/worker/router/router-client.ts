@@ -729,6 +729,47 @@ async function flushNotices(call: RouteCall, cell: Cell, batch: number): Promise
   }
 }
 
+/**
+ * A streamed answer's first content was relayed (respond.ts): whoever decided the attempt is told, so the routing
+ * policy learns how late first tokens come against its predicted prefill ends and keeps a backend's queue until
+ * its unanswered prefills are really over (cost-model.ts unansweredQueueWaitMs). A RouterDO decision: one call to
+ * the cell holding the lease (RouterDO.firstToken, timed on that object's clock), in waitUntil, within
+ * REPORT_TIMEOUT_MS; never awaited on the client's path, never retried, skipped while this isolate's route-call
+ * breaker for the cell is open; a failure is logged and never opens the breaker. Not carried on another route
+ * call: none is due at that moment, and waiting for one would add the wait to the lateness learned. A local
+ * decision: this isolate's router, at once. Never throws.
+ */
+export function noticeFirstToken(call: RouteCall, decision: Decision): void {
+  try {
+    if (decision.via === "local") {
+      decision.local.firstToken(decision.ticket, call.now());
+      return;
+    }
+    const { cell, leaseId } = decision;
+    if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) return;
+    const stub = routerStub(call.router, cell, call.locationHint);
+    call.waitUntil(
+      withinRouterDeadline((async () => stub.firstToken(leaseId))(), REPORT_TIMEOUT_MS).catch(
+        (err: unknown) => firstTokenLost(cell, err),
+      ),
+    );
+  } catch (err) {
+    // Evidence only: a request never fails for its notice.
+    firstTokenLost(decision.cell, err);
+  }
+}
+
+/** One line per lost first-token notice (the policy goes on with what it learned; the lease's end still comes). */
+function firstTokenLost(cell: Cell, err: unknown): void {
+  console.error(
+    JSON.stringify({
+      event: "first_token_notice_failed",
+      cell: cell.name,
+      error: err instanceof Error ? err.message : String(err),
+    }),
+  );
+}
+
 /** Ends a lease; a failure is swallowed (the lease's TTL releases its slot instead). */
 export async function reportComplete(
   stub: RouterStub,

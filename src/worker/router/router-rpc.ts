@@ -185,6 +185,15 @@ export interface RelayingResult {
   readonly kept: number;
 }
 
+/**
+ * firstToken(): whether the lease was open here and its router told (false: unknown, already ended, or a lease an
+ * earlier instance granted, whose prefill this instance never predicted).
+ */
+export interface FirstTokenResult {
+  readonly ok: true;
+  readonly heard: boolean;
+}
+
 export type RouteResult =
   | {
       readonly ok: true;
@@ -472,6 +481,11 @@ export type StatsResult =
       readonly fleetVersion: string;
       readonly policy: PolicyName;
       readonly leases: number;
+      /**
+       * Streamed answers' first tokens this instance heard for a lease it held open (firstToken()): what the
+       * routing policy's prefill-end lateness learns from (router.prefillEndOverrunMs).
+       */
+      readonly firstTokens: number;
       readonly backends: readonly BackendStatus[];
       readonly usage: UsageTotals;
       readonly router: RouterStats;
