@@ -84,8 +84,8 @@ describe("PoolRouter", () => {
       shadow: { policy: "prefix_aware", indexStride: 1 },
     });
     // Round robin serves a, b, c, d in turn; the shadow, on an empty fleet, keeps choosing where it would.
-    const elsewhere = [];
-    const same = [];
+    const elsewhere: ReturnType<typeof pool.route>[] = [];
+    const same: ReturnType<typeof pool.route>[] = [];
     for (let i = 0; i < 4; i++) {
       const r = pool.route(req(100 * (i + 1)), 0, ctx);
       (r.shadow!.backendId === r.decision.backendId ? same : elsewhere).push(r);
