@@ -84,6 +84,24 @@ describe("first token", () => {
     expect((await stats()).firstTokens).toBe(before.firstTokens + 1);
   });
 
+  it("costs no RouterDO call when no policy of the pool learns from it (round_robin, no prefix_aware arm or shadow)", async () => {
+    const roundRobin = { ROUTING_POLICY: "round_robin" } as Partial<Env>;
+    expect((await send("ft-rr-warm", true, roundRobin)).res.status).toBe(200);
+    await settle(SPARE_MODEL);
+    const before = await stats();
+    expect(before.policy).toBe("round_robin");
+    const { res, text } = await send("ft-rr", true, roundRobin);
+    expect(res.status).toBe(200);
+    expect(text).toContain("data: [DONE]");
+    await settle(SPARE_MODEL);
+    expect((await stats()).firstTokens).toBe(before.firstTokens);
+    // With the shadow on, prefix_aware learns beside the serving arm: the call is made again.
+    const shadowed = { ...roundRobin, SHADOW: "on" } as Partial<Env>;
+    expect((await send("ft-rr-shadow", true, shadowed)).res.status).toBe(200);
+    await settle(SPARE_MODEL);
+    expect((await stats()).firstTokens).toBe(before.firstTokens + 1);
+  });
+
   it("a first token for an unknown or already ended lease is ignored", async () => {
     expect((await send("ft-u", true)).res.status).toBe(200);
     await settle(SPARE_MODEL);

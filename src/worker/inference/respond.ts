@@ -238,7 +238,9 @@ export function respond(
         // A streamed answer's first token: its prefill is over, which whoever decided the attempt learns from
         // (noticeFirstToken, in waitUntil). Only an event stream's (a whole JSON answer's first byte is its last)
         // of a 2xx (an error's body says nothing of a prefill), and not once the attempt's lease was reported.
-        if (eventStream && res.ok && !final.reported) noticeFirstToken(call, decision);
+        // Not when no policy of the pool learns from it (a round_robin pool with no prefix_aware arm or shadow).
+        if (eventStream && res.ok && !final.reported && c.get("config").hearsFirstTokens)
+          noticeFirstToken(call, decision);
       },
       onEnd,
       // A 2xx answer's events prove the engine is working (an error body or event, a keep-alive comment, prove
