@@ -34,6 +34,7 @@ import {
   writeCompletionsPrompt,
 } from "./canonical-prompt";
 import { runExcessTokens } from "./run-excess";
+import { CHARS_PER_TOKEN_ESTIMATE, MAX_KEYED_CHARS_PER_TOKEN } from "./text-estimate";
 import { encodeO200k, o200kTokenizer } from "./tokenizer";
 import { TokenMemo, type TokenMemoStats } from "./tokenizer-memo";
 
@@ -78,17 +79,7 @@ export interface KeyedExtent {
   readonly segments: number;
 }
 
-/** Characters per token for text that was not tokenized (past the cap). */
-const CHARS_PER_TOKEN_ESTIMATE = 4;
-
-/**
- * Characters of text keyed per token of `prefixTokens`, at most. o200k
- * averages ~4 characters a token on English prose and code, so ordinary
- * prompts reach the token cap long before this; text made of long runs
- * (spaces, rulers, one repeated letter: up to ~128 a token) stops here, at
- * a cost of the same order as an ordinary prompt's.
- */
-export const MAX_KEYED_CHARS_PER_TOKEN = 8;
+export { MAX_KEYED_CHARS_PER_TOKEN } from "./text-estimate";
 
 let memo: TokenMemo | undefined;
 
@@ -143,8 +134,7 @@ class KeyingSink implements PromptSink {
   text(text: string, length = text.length): void {
     if (length === 0) return;
     if (!this.open || text.length === 0) {
-      this.promptTokens += Math.ceil(length / CHARS_PER_TOKEN_ESTIMATE);
-      this.unconfirmedTokens += runExcessTokens(text);
+      this.estimated(text, length);
       return;
     }
     const e = this.memo.get(text, this.cap - this.n, this.charsLeft);
@@ -156,7 +146,12 @@ class KeyingSink implements PromptSink {
   }
 
   counted(text: string): void {
-    this.promptTokens += Math.ceil(text.length / CHARS_PER_TOKEN_ESTIMATE);
+    this.estimated(text, text.length);
+  }
+
+  /** `length` characters counted, not keyed: at CHARS_PER_TOKEN_ESTIMATE, and what `text`'s runs claim of them. */
+  private estimated(text: string, length: number): void {
+    this.promptTokens += Math.ceil(length / CHARS_PER_TOKEN_ESTIMATE);
     this.unconfirmedTokens += runExcessTokens(text);
   }
 

@@ -17,11 +17,10 @@
  * whether. No allocation; about a quarter of the characters read (runExcessTokens).
  */
 
-/** Characters of one run that count as ordinary text; the rest of the run is unconfirmed. */
-export const ORDINARY_RUN_CHARS = 8;
+import { CHARS_PER_TOKEN_ESTIMATE, MAX_KEYED_CHARS_PER_TOKEN } from "./text-estimate";
 
-/** Characters per token the Worker's estimate assumes for text it did not tokenize (request-keys.ts). */
-const CHARS_PER_TOKEN_ESTIMATE = 4;
+/** Characters of one run that count as ordinary text (the keying's own edge); the rest of the run is unconfirmed. */
+export const ORDINARY_RUN_CHARS = MAX_KEYED_CHARS_PER_TOKEN;
 
 /**
  * Tokens of `text[from..]`'s estimate that its runs of one repeated UTF-16 unit claim past
