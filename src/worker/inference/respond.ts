@@ -148,19 +148,17 @@ export function respond(
             prompts: request.route.prompts ?? 1,
             kvCacheTokens,
           });
-    const ended: FailureKind | undefined =
-      // A client that stopped taking bytes is gone as far as its backend is concerned: no fault of the backend.
-      end.kind === "client_abort" || end.kind === "client_stall"
-        ? "client_abort"
-        : end.kind === "stream_error"
-          ? "stream_error"
-          : end.kind === "idle_timeout"
-            ? "timeout"
-            : failure;
+    // A client that stopped taking bytes is gone as far as its backend is concerned: no fault of the backend.
+    const clientLeft = end.kind === "client_abort" || end.kind === "client_stall";
+    const ended: FailureKind | undefined = clientLeft
+      ? "client_abort"
+      : end.kind === "stream_error"
+        ? "stream_error"
+        : end.kind === "idle_timeout"
+          ? "timeout"
+          : failure;
     // A stream the client left after content was computed all the same: the prefix is cached there.
-    const ok =
-      res.ok &&
-      (end.kind === "done" || ((end.kind === "client_abort" || end.kind === "client_stall") && t.sawContent));
+    const ok = res.ok && (end.kind === "done" || (clientLeft && t.sawContent));
     // An error object inside a 2xx is a failed request; whose fault is unknown (the engine, or a request it
     // cannot serve), so it is no failure kind and no fault of the backend, like a 500 seen on two backends.
     // (An error answer's own body is an error object too: that is its status, not this flag.)
