@@ -21,6 +21,14 @@ import {
   spareUrls,
 } from "./helpers";
 
+/** The pool's stats once its reports have landed; every case that reads them ends with no lease left open. */
+async function settledStats(model: string) {
+  await settle(model);
+  const s = await poolStats(model);
+  expect(s.leases).toBe(0);
+  return s;
+}
+
 function ask(model: string, stream: boolean, content = "hi"): RequestInit {
   return {
     method: "POST",
@@ -38,9 +46,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     );
     const message = await expectOpenAIError(res, 502, "backend_unreachable");
     expect(message).toMatch(/HTML page/);
-    await settle("odd-html");
-    const s = await poolStats("odd-html");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-html");
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
     expect(s.usage.failed).toBe(1);
   });
@@ -57,9 +63,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
       const message = await expectOpenAIError(res, 502, "backend_unreachable");
       expect(message).toMatch(/answered 307, a redirect/);
     }
-    await settle("odd-redirect");
-    const s = await poolStats("odd-redirect");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-redirect");
     expect(s.backends[0]!.consecutiveFailures).toBe(2);
   });
 
@@ -78,9 +82,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(text).not.toContain("error");
     expect(text).not.toContain('"usage"');
-    await settle("odd-donestall");
-    const s = await poolStats("odd-donestall");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-donestall");
     expect(s.backends[0]!.consecutiveFailures).toBe(0);
     expect(s.usage.failed).toBe(0);
     expect(s.usage.withUsage).toBe(1);
@@ -96,9 +98,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     );
     const message = await expectOpenAIError(res, 502, "backend_unreachable");
     expect(message).toMatch(/streamed request with a body that is not an event stream/);
-    await settle("odd-jsononly");
-    const s = await poolStats("odd-jsononly");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-jsononly");
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
     // The same backend answers a request that asked for JSON.
     const plain = await gatewayWithEnv(
@@ -135,9 +135,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     );
     const message = await expectOpenAIError(res, 502, "backend_unreachable");
     expect(message).toMatch(/"stream": false with an event stream/);
-    await settle("odd-sseonly");
-    const s = await poolStats("odd-sseonly");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-sseonly");
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
   });
 
@@ -153,9 +151,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     const text = await res.text();
     expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(text).not.toContain("after");
-    await settle("odd-afterdone");
-    const s = await poolStats("odd-afterdone");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-afterdone");
     expect(s.backends[0]!.consecutiveFailures).toBe(0);
     expect(s.usage.failed).toBe(0);
   });
@@ -171,9 +167,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { choices: { message: { content: string } }[] };
     expect(body.choices[0]!.message.content).toBe("Hello");
-    await settle("odd-jsonreset");
-    const s = await poolStats("odd-jsonreset");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-jsonreset");
     expect(s.backends[0]!.consecutiveFailures).toBe(0);
     expect(s.usage.failed).toBe(0);
     expect(s.usage.withUsage).toBe(1);
@@ -193,9 +187,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
       expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
       expect(text).not.toContain("error");
     }
-    await settle("odd-donereset");
-    const s = await poolStats("odd-donereset");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-donereset");
     expect(s.backends[0]!.consecutiveFailures).toBe(0);
     expect(s.usage.failed).toBe(0);
     expect(s.usage.withUsage).toBe(2);
@@ -219,9 +211,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
       ask("odd-deflate", false),
     );
     expect(await expectOpenAIError(res, 502, "backend_unreachable")).toMatch(/content-coding .*\(deflate\)/);
-    await settle("odd-deflate");
-    const s = await poolStats("odd-deflate");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-deflate");
     expect(s.backends[0]!.consecutiveFailures).toBe(1);
   });
 
@@ -235,9 +225,7 @@ describe("a backend that answers 200 with the wrong thing", () => {
     const text = await res.text();
     expect(text).toContain("data: {this is not json\n\n");
     expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
-    await settle("odd-sse");
-    const s = await poolStats("odd-sse");
-    expect(s.leases).toBe(0);
+    const s = await settledStats("odd-sse");
     expect(s.backends[0]!.inflight).toBe(0);
   });
 
