@@ -26,3 +26,11 @@ export function startsLikeEventStream(first: Uint8Array): boolean {
   if (head === "") return false;
   return FIELDS.some((f) => (head.length >= f.length ? head.startsWith(f) : f.startsWith(head)));
 }
+
+/** Decodes the few first bytes startsAsJson reads (one for the module: asked of every streamed answer). */
+const HEAD_DECODER = new TextDecoder();
+
+/** A body's first bytes open a JSON object or array (after whitespace and a BOM): no event stream does. */
+export function startsAsJson(first: Uint8Array): boolean {
+  return /^[\s\ufeff]*[{[]/.test(HEAD_DECODER.decode(first.subarray(0, 64)));
+}

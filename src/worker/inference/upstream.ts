@@ -18,7 +18,7 @@ import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
 import { concat } from "../request/read-body";
 import { progressedSince } from "./backend-progress";
-import { startsLikeEventStream } from "./sniff-event-stream";
+import { startsAsJson, startsLikeEventStream } from "./sniff-event-stream";
 
 /** Why an attempt produced no usable response. */
 export type AttemptFailure = "connect_error" | "timeout" | "client_abort";
@@ -205,11 +205,6 @@ function formMismatch(
   if (!stream && (sse || eventStream))
     return `answered a request with "stream": false with an event stream (content-type ${type})`;
   return undefined;
-}
-
-/** A body's first bytes open a JSON object or array (after whitespace and a BOM): no event stream does. */
-function startsAsJson(first: Uint8Array): boolean {
-  return /^[\s\ufeff]*[{[]/.test(new TextDecoder().decode(first.subarray(0, 64)));
 }
 
 /**
