@@ -109,20 +109,20 @@ describe("HealthTracker", () => {
   it("fitForRetry: a backend other than the failed one, not drained, not ejected, with no fault since its last success", () => {
     const t = tracker(["a", "b", "c"]);
     const none = new Set<string>();
-    expect(t.fitForRetry(none, "a")).toBe(true);
+    expect(t.fitForRetry(new Set(["a"]))).toBe(true);
     // b faulted once (far from `fall`): still usable, but suspect for a retry.
     t.fault("b", 0, 1);
     expect(t.anyUsable(none)).toBe(true);
-    expect(t.fitForRetry(none, "a")).toBe(true); // c
-    expect(t.fitForRetry(new Set(["c"]), "a")).toBe(false); // c drained: only b, suspect
+    expect(t.fitForRetry(new Set(["a"]))).toBe(true); // c
+    expect(t.fitForRetry(new Set(["c", "a"]))).toBe(false); // c drained: only b, suspect
     t.fault("c", 0, 2);
-    expect(t.fitForRetry(none, "a")).toBe(false);
+    expect(t.fitForRetry(new Set(["a"]))).toBe(false);
     // The failed backend itself never counts; a success clears b.
-    expect(t.fitForRetry(none, undefined)).toBe(true); // a
+    expect(t.fitForRetry(none)).toBe(true); // a
     t.success("b", 3);
-    expect(t.fitForRetry(none, "a")).toBe(true);
+    expect(t.fitForRetry(new Set(["a"]))).toBe(true);
     // One backend: a retry has nowhere to go in the pool.
-    expect(tracker(["solo"]).fitForRetry(none, "solo")).toBe(false);
+    expect(tracker(["solo"]).fitForRetry(new Set(["solo"]))).toBe(false);
   });
 
   it("restores on `rise` good probes, not on one; a failed probe doubles the delay up to 32x", () => {

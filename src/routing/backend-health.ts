@@ -277,16 +277,16 @@ export class HealthTracker {
   }
 
   /**
-   * Whether a retry has a backend outside `held` (drained) and `avoid` (the one its attempt failed on) that is
+   * Whether a retry has a backend outside `held` (drained, throttled, and every one its attempts met) that is
    * not suspect: in rotation with no fault since its last success. Stricter than anyUsable: when every backend
    * of a cell shares a fault (one host, one switch), the others start faulting together, and a retry sent to one
    * whose last answer was a fault most likely meets the same; a pool split in cells can send it to another
    * cell instead (the RouterDO answers a movable retry no_usable). One fault is enough to be suspect: `fall`
    * faults are what ejection waits for, and the first requests after a cell breaks are the ones that pay it.
    */
-  fitForRetry(held: ReadonlySet<string>, avoid: string | undefined): boolean {
+  fitForRetry(held: ReadonlySet<string>): boolean {
     for (const id of this.ids) {
-      if (held.has(id) || id === avoid) continue;
+      if (held.has(id)) continue;
       const r = this.get(id);
       if (!r.ejected && r.faults === 0) return true;
     }

@@ -227,7 +227,7 @@ export class PoolRouter {
    */
   fitForRetry(avoid: readonly string[], now: number): boolean {
     const held = new Set([...this.drainedIds(), ...this.arms[0]!.throttledIds(now), ...avoid]);
-    return this.health.fitForRetry(held, undefined);
+    return this.health.fitForRetry(held);
   }
 
   /**
