@@ -338,7 +338,8 @@ export class RouterDO extends DurableObject<Env> {
     if (full !== undefined && input.retryOf === undefined) {
       // Every asking key counts as contending for a while, shed or not: one shed because another key held
       // every slot is still waiting when it comes back (key-share.ts).
-      if (input.clientKey !== undefined) this.demand.asked(input.clientKey, ctx.now);
+      if (input.clientKey !== undefined && spec.keyShareHeadroomPercent > 0)
+        this.demand.asked(input.clientKey, ctx.now);
       if (!router.hasRoom(full, ctx.now)) return this.shed(ctx.now, input.movable === true);
       const over = this.overShare(spec, router, input.clientKey, ctx.now);
       if (over !== undefined) return this.shedOverShare(ctx.now, input.movable === true, over);
