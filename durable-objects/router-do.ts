@@ -33,13 +33,17 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import {
+  cellSlots,
   fullBackends,
   type HealthChange,
+  headroomSlots,
+  KeyDemand,
   type KeyedRetryBudget,
   keyedPoolBudget,
   LeaseEndClock,
   PoolRouter,
   type PoolTicket,
+  shareVerdict,
 } from "../src/routing";
 import { RecentFamilies, relayCellFamilies } from "../src/routing/cell-families";
 import { CellLoads, relayCellLoads } from "../src/routing/cell-loads";
@@ -128,17 +132,19 @@ const SHED_RETRY_MIN_MS = 1000;
 function withLaterSettings(spec: PoolSpec): PoolSpec {
   const partial = spec as Omit<
     PoolSpec,
-    "engineScrapeMs" | "maxInflightPerBackend" | "backendCheckSeconds"
+    "engineScrapeMs" | "maxInflightPerBackend" | "backendCheckSeconds" | "keyShareHeadroomPercent"
   > & {
     engineScrapeMs?: number;
     maxInflightPerBackend?: number;
     backendCheckSeconds?: number;
+    keyShareHeadroomPercent?: number;
   };
   return {
     ...partial,
     engineScrapeMs: partial.engineScrapeMs ?? 0,
     maxInflightPerBackend: partial.maxInflightPerBackend ?? 0,
     backendCheckSeconds: partial.backendCheckSeconds ?? 0,
+    keyShareHeadroomPercent: partial.keyShareHeadroomPercent ?? 0,
   };
 }
 
@@ -181,6 +187,8 @@ export class RouterDO extends DurableObject<Env> {
   private firstTokens = 0;
   /** When this instance's recent leases ended: a shed request's retry-after (inflight-bound.ts). */
   private readonly leaseEnds = new LeaseEndClock();
+  /** The keys that asked this cell for a slot lately, while the bound is on (src/routing/key-share.ts). */
+  private readonly demand = new KeyDemand();
   private router: PoolRouter | undefined;
   private stats_: PoolStats | undefined;
   private budget: KeyedRetryBudget | undefined;
@@ -327,8 +335,15 @@ export class RouterDO extends DurableObject<Env> {
     // room: shed before any budget or lease. A retry is not shed: its failed lease ends with it, freeing a slot.
     const spec = this.spec;
     const full = fullBackends(spec.backends, spec.maxInflightPerBackend, (id) => router.inflight(id));
-    if (full !== undefined && input.retryOf === undefined && !router.hasRoom(full, ctx.now))
-      return this.shed(ctx.now, input.movable === true);
+    if (full !== undefined && input.retryOf === undefined) {
+      // Every asking key counts as contending for a while, shed or not: one shed because another key held
+      // every slot is still waiting when it comes back (key-share.ts).
+      if (input.clientKey !== undefined && spec.keyShareHeadroomPercent > 0)
+        this.demand.asked(input.clientKey, ctx.now);
+      if (!router.hasRoom(full, ctx.now)) return this.shed(ctx.now, input.movable === true);
+      const over = this.overShare(spec, router, input.clientKey, ctx.now);
+      if (over !== undefined) return this.shedOverShare(ctx.now, input.movable === true, over);
+    }
     let verdict: PendingVerdict | undefined;
     let avoid: string | undefined;
     let tried: readonly string[] = [];
@@ -421,6 +436,7 @@ export class RouterDO extends DurableObject<Env> {
       backendId: decision.backendId,
       ticket: { pool: ticket, routedAt: ctx.now, figures },
       deadline,
+      ...(input.clientKey !== undefined ? { key: input.clientKey } : {}),
     });
     if (verdict !== undefined) this.verdicts.set(leaseId, verdict);
     await this.scheduleAlarm(
@@ -452,6 +468,77 @@ export class RouterDO extends DurableObject<Env> {
    * oldest lease in flight) behind the clients already shed (LeaseEndClock.nextSlotMs), within
    * SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
    */
+  /**
+   * Whether `key` is over its fair share of this cell's slots while other keys contend for them
+   * (src/routing/key-share.ts): its held count and share when so, else undefined. Off (undefined) with
+   * KEY_SHARE_HEADROOM_PERCENT 0, without a key (one key, or a Worker of an earlier version), and when a
+   * usable backend is unbounded.
+   */
+  private overShare(
+    spec: PoolSpec,
+    router: PoolRouter,
+    key: string | undefined,
+    now: number,
+  ): { held: number; share: number } | undefined {
+    if (key === undefined || spec.keyShareHeadroomPercent <= 0) return undefined;
+    const out = new Set([...router.ejectedIds(), ...router.drainedIds()]);
+    const cell = cellSlots(
+      spec.backends,
+      spec.maxInflightPerBackend,
+      (id) => !out.has(id),
+      (id) => router.inflight(id),
+    );
+    if (cell === undefined) return undefined;
+    const held = this.leases.heldBy(key);
+    const verdict = shareVerdict({
+      slots: cell.slots,
+      inflight: cell.inflight,
+      held,
+      contenders: this.demand.contenders(key, now, this.leases.holders()),
+      headroom: headroomSlots(cell.slots, spec.keyShareHeadroomPercent),
+    });
+    return verdict.admit ? undefined : { held, share: verdict.share };
+  }
+
+  /**
+   * The cell has room, but not for this key (overShare): shed as at_capacity with `overShare`, counted as
+   * shed. Told the plain gap between lease ends, without taking a place in the queue of clients shed for a
+   * full cell (LeaseEndClock.nextSlotMs): a flooding key's own sheds must not push back those of the keys
+   * waiting for their share.
+   */
+  private async shedOverShare(
+    now: number,
+    movable: boolean,
+    over: { held: number; share: number },
+  ): Promise<RouteResult> {
+    if (!movable) {
+      this.usage.shed++;
+      this.countersChanged();
+    }
+    const retryAfterMs = this.leaseEnds.retryAfterMs(
+      now,
+      this.oldestRoutedAt(),
+      SHED_RETRY_MIN_MS,
+      MAX_THROTTLE_MS,
+    );
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
+    return {
+      ok: false,
+      code: "at_capacity",
+      message: `this key holds ${over.held} of this pool's slots, at or above its share of ${over.share} while other keys wait`,
+      retryAfterMs,
+      overShare: over,
+    };
+  }
+
+  /** When the oldest lease in flight was granted; undefined: none. */
+  private oldestRoutedAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const l of this.leases.all())
+      if (oldest === undefined || l.ticket.routedAt < oldest) oldest = l.ticket.routedAt;
+    return oldest;
+  }
+
   private async shed(now: number, movable: boolean): Promise<RouteResult> {
     // A request the Worker may still place in another cell is not counted here (RouteInput.movable); its
     // slot in this cell's queue of shed clients is kept (a retry-after from here may still be the one it gets).
@@ -459,10 +546,12 @@ export class RouterDO extends DurableObject<Env> {
       this.usage.shed++;
       this.countersChanged();
     }
-    let oldest: number | undefined;
-    for (const l of this.leases.all())
-      if (oldest === undefined || l.ticket.routedAt < oldest) oldest = l.ticket.routedAt;
-    const retryAfterMs = this.leaseEnds.nextSlotMs(now, oldest, SHED_RETRY_MIN_MS, MAX_THROTTLE_MS);
+    const retryAfterMs = this.leaseEnds.nextSlotMs(
+      now,
+      this.oldestRoutedAt(),
+      SHED_RETRY_MIN_MS,
+      MAX_THROTTLE_MS,
+    );
     await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return {
       ok: false,

@@ -147,6 +147,19 @@ export const SETTINGS = {
    */
   MAX_INFLIGHT_PER_BACKEND: int(0, 0, 100_000, "requests in flight per backend, 0 = no bound"),
   /**
+   * When MAX_INFLIGHT_PER_BACKEND binds: the share of a cell's slots kept
+   * free, while more than one gateway key contends for them, for the keys
+   * below their fair share (slots / contending keys), rounded up to whole
+   * slots (src/routing/key-share.ts). A key alone may take every slot; a key
+   * above its share is shed before it takes the last of these, so a key
+   * holding nothing is served at once instead of meeting the 429s another
+   * key's flood earns (bench/results/red-team.md "key-share"). 10: one slot
+   * of a 10-slot cell, 7 of 64, which a flooding key gives up only while
+   * another key asked within the last minute. 0 = off: the first come take
+   * every slot, as before. Nothing is counted while the bound is off.
+   */
+  KEY_SHARE_HEADROOM_PERCENT: int(10, 0, 50, "percent of a cell's slots, 0 = off"),
+  /**
    * Every this many seconds, while the pool routes, the RouterDO asks each
    * backend's `GET /v1/models` (and once at once when a backend joins the
    * pool or moves): reachable? which HTTP status? does the list hold the

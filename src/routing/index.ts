@@ -36,6 +36,14 @@ export {
   LEASE_ENDS_KEPT,
   LeaseEndClock,
 } from "./inflight-bound";
+export {
+  cellSlots,
+  headroomSlots,
+  KEY_SHARE_WINDOW_MS,
+  KeyDemand,
+  type ShareVerdict,
+  shareVerdict,
+} from "./key-share";
 export { LruBlockSet } from "./lru-block-set";
 export { FleetRing, placeOnRing, RING_KEY_BLOCKS, ringKey } from "./placement";
 export { ConsistentHashPolicy } from "./policies/consistent-hash";

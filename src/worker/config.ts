@@ -384,6 +384,7 @@ const envSchema = z
       ),
     ENGINE_SCRAPE_MS: numericVar("ENGINE_SCRAPE_MS"),
     MAX_INFLIGHT_PER_BACKEND: numericVar("MAX_INFLIGHT_PER_BACKEND"),
+    KEY_SHARE_HEADROOM_PERCENT: numericVar("KEY_SHARE_HEADROOM_PERCENT"),
     BACKEND_CHECK_SECONDS: numericVar("BACKEND_CHECK_SECONDS"),
     CORS_ALLOW_ORIGINS: z
       .string()
@@ -595,6 +596,7 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
         shadow: e.SHADOW === "on",
         engineScrapeMs: e.ENGINE_SCRAPE_MS,
         maxInflightPerBackend: e.MAX_INFLIGHT_PER_BACKEND,
+        keyShareHeadroomPercent: e.KEY_SHARE_HEADROOM_PERCENT,
         backendCheckSeconds: e.BACKEND_CHECK_SECONDS,
       },
       abSticky: e.AB_STICKY,

@@ -154,6 +154,26 @@ export const fleetAtCapacity = (model: string, retryAfterMs: number) => {
   );
 };
 
+/**
+ * 429 when the model's pool has room, but not for this key: it holds its fair share of the slots
+ * (MAX_INFLIGHT_PER_BACKEND binds) while other keys wait for theirs (src/routing/key-share.ts). The same shape
+ * as fleetAtCapacity (OpenAI's slow_down, `retry-after` in whole seconds); the message names the reason, so
+ * the client knows its own requests in flight are what to lower.
+ */
+export const keyOverShare = (model: string, held: number, retryAfterMs: number) => {
+  const seconds = Number.isFinite(retryAfterMs)
+    ? Math.min(60, Math.max(1, Math.ceil(retryAfterMs / 1000)))
+    : 1;
+  return new GatewayError(
+    429,
+    "rate_limit_error",
+    "slow_down",
+    `The fleet serving '${model}' is near capacity and this API key already holds ${held} of its requests in flight, its fair share while other keys wait for theirs. Please try again in ${seconds}s, or hold fewer requests in flight at once. (Operators: KEY_SHARE_HEADROOM_PERCENT sets the slots kept for other keys; MAX_INFLIGHT_PER_BACKEND the slots.)`,
+    null,
+    { "retry-after": String(seconds) },
+  );
+};
+
 export const modelNotFound = (model: string) =>
   new GatewayError(
     404,

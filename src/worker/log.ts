@@ -83,9 +83,10 @@ export interface RequestLogFields {
   clientStall?: true;
   /**
    * The request was shed with a 429 (every usable backend at its bound on requests in flight): decided by the
-   * RouterDO, or by this isolate alone while the RouterDO was out of reach (its own requests filled them).
+   * RouterDO, or by this isolate alone while the RouterDO was out of reach (its own requests filled them); or
+   * key_share: the RouterDO had room, but the key held its fair share while other keys waited (key-share.ts).
    */
-  shed?: "router" | "local";
+  shed?: "router" | "local" | "key_share";
   /** The per-key limit that refused the request with 429: requests per period, or requests in flight. */
   limitedBy?: "rate" | "concurrency";
   /** The key's requests in flight when its limiter granted or refused this one (limit on). */

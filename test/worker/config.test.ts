@@ -34,6 +34,7 @@ describe("parseConfig", () => {
       shadow: false,
       engineScrapeMs: 0,
       maxInflightPerBackend: 0,
+      keyShareHeadroomPercent: 10,
       backendCheckSeconds: 300,
     });
     expect(r.config.abSticky).toBe("conversation");
@@ -236,6 +237,13 @@ describe("parseConfig", () => {
     [{ MAX_INFLIGHT_PER_BACKEND: "-1" }, "MAX_INFLIGHT_PER_BACKEND: must be an integer (requests in flight"],
     [{ MAX_INFLIGHT_PER_BACKEND: "8.5" }, "MAX_INFLIGHT_PER_BACKEND: must be an integer"],
     [{ MAX_INFLIGHT_PER_BACKEND: "100001" }, "MAX_INFLIGHT_PER_BACKEND: must be <= 100000"],
+    // Past half the slots kept free, a flooding key would be held to less than the key it shares the pool with.
+    [{ KEY_SHARE_HEADROOM_PERCENT: "51" }, "KEY_SHARE_HEADROOM_PERCENT: must be <= 50"],
+    [
+      { KEY_SHARE_HEADROOM_PERCENT: "-1" },
+      "KEY_SHARE_HEADROOM_PERCENT: must be an integer (percent of a cell's slots",
+    ],
+    [{ KEY_SHARE_HEADROOM_PERCENT: "12.5" }, "KEY_SHARE_HEADROOM_PERCENT: must be an integer"],
     [
       {
         BACKENDS: JSON.stringify([
@@ -331,6 +339,11 @@ describe("parseConfig", () => {
     });
     expect(r.ok && r.config.router.maxInflightPerBackend).toBe(32);
     expect(r.ok && r.config.backends.map((b) => b.maxInflight)).toEqual([64, undefined]);
+  });
+
+  it("takes KEY_SHARE_HEADROOM_PERCENT into the pool's settings (0 turns fair shedding off)", async () => {
+    const r = await parseConfig({ ...base, KEY_SHARE_HEADROOM_PERCENT: "0" });
+    expect(r.ok && r.config.router.keyShareHeadroomPercent).toBe(0);
   });
 
   it("takes REQUEST_BODY_TIMEOUT_MS into the Worker's deadlines", async () => {

@@ -74,13 +74,14 @@ describe("RouterDO state", () => {
     expect([after.usage.completed, after.usage.failed]).toEqual([3, 1]);
   });
 
-  it("routes with a spec from before ENGINE_SCRAPE_MS and BACKEND_CHECK_SECONDS existed (a stored spec, or a Worker of the previous version)", async () => {
+  it("routes with a spec from before ENGINE_SCRAPE_MS, BACKEND_CHECK_SECONDS and KEY_SHARE_HEADROOM_PERCENT existed (a stored spec, or a Worker of the previous version)", async () => {
     const [a, b] = spareUrls() as [string, string];
     const stub = env.ROUTER.getByName("state-older-spec");
     const {
       engineScrapeMs: _,
       maxInflightPerBackend: __,
       backendCheckSeconds: ___,
+      keyShareHeadroomPercent: ____,
       ...older
     } = spec({ id: "o-a", url: a }, { id: "o-b", url: b });
     await adopt(stub, "v-old", older as PoolSpec);

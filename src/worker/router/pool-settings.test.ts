@@ -22,6 +22,7 @@ const spec: PoolSpec = {
   shadow: false,
   engineScrapeMs: 0,
   maxInflightPerBackend: 0,
+  keyShareHeadroomPercent: 10,
   backendCheckSeconds: 0,
 };
 

@@ -22,6 +22,7 @@ export const TEST_POOL_SETTINGS: RouterSettings = {
   shadow: false,
   engineScrapeMs: SETTINGS.ENGINE_SCRAPE_MS.default,
   maxInflightPerBackend: SETTINGS.MAX_INFLIGHT_PER_BACKEND.default,
+  keyShareHeadroomPercent: SETTINGS.KEY_SHARE_HEADROOM_PERCENT.default,
   // Off: the default would make every RouterDO test ask its backends' /v1/models (backend-check.test.ts turns it on).
   backendCheckSeconds: 0,
 };

@@ -50,7 +50,7 @@ import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults
 import type { PolicyName, RoutedCount, RouteRequest } from "../../routing/types";
 import type { GatewayConfig } from "../config";
 import { deadline } from "../deadline";
-import { fleetAtCapacity, GatewayError } from "../errors";
+import { fleetAtCapacity, GatewayError, keyOverShare } from "../errors";
 import { placementOptions } from "../location-hint";
 import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
@@ -246,7 +246,7 @@ export interface RouteCall {
   readonly relayNoticeMs: number;
   readonly now: () => number;
   /** Told when the request is shed (every usable backend at its bound), by whom, before the 429 is thrown. */
-  readonly onShed?: (by: "router" | "local") => void;
+  readonly onShed?: (by: "router" | "local" | "key_share") => void;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
 }
@@ -292,10 +292,10 @@ export async function decide(
       if (res.code === "no_usable") return await aroundUnusable(call, cell, placed, extras);
       if (res.code === "at_capacity") {
         routerDownUntil.delete(cell.name);
-        if (extras.length > 0) heardFull(call, cell, res.retryAfterMs);
+        if (extras.length > 0 && res.overShare === undefined) heardFull(call, cell, res.retryAfterMs);
         const moved = await askElsewhere(call, extras, res.retryAfterMs);
         if ("decision" in moved) return moved.decision;
-        shedByRouter(call, moved.retryAfterMs);
+        shedByRouter(call, moved.retryAfterMs, res.overShare);
       }
       throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
     }
@@ -350,7 +350,7 @@ async function aroundUnusable(
   if (Number.isFinite(moved.retryAfterMs)) shedByRouter(call, moved.retryAfterMs);
   const res = await routeVia(call, cell, undefined, placed, false);
   if (res.ok) return admitted(call, cell, localRouterFor(cell.name, cell.version, cell.spec), res);
-  if (res.code === "at_capacity") shedByRouter(call, res.retryAfterMs);
+  if (res.code === "at_capacity") shedByRouter(call, res.retryAfterMs, res.overShare);
   throw new GatewayError(503, "service_unavailable", "no_backends", res.message);
 }
 
@@ -381,9 +381,17 @@ async function movedRetry(
   return RETRY_REFUSED;
 }
 
-/** Refuses the request: no cell the RouterDOs were asked of had room (counted as shed by the router). */
-function shedByRouter(call: RouteCall, retryAfterMs: number): never {
-  call.onShed?.("router");
+/**
+ * Refuses the request: no cell the RouterDOs were asked of had room (counted as shed by the router), or its own
+ * cell had room but not for this key (`overShare`: the key holds its fair share while other keys wait).
+ */
+function shedByRouter(
+  call: RouteCall,
+  retryAfterMs: number,
+  overShare?: { readonly held: number; readonly share: number },
+): never {
+  call.onShed?.(overShare === undefined ? "router" : "key_share");
+  if (overShare !== undefined) throw keyOverShare(call.pool.model, overShare.held, retryAfterMs);
   throw fleetAtCapacity(call.pool.model, retryAfterMs);
 }
 
@@ -423,7 +431,7 @@ async function askElsewhere(
       return { decision: admitted(call, cell, local, res) };
     }
     if (res.code === "at_capacity") {
-      heardFull(call, cell, res.retryAfterMs);
+      if (res.overShare === undefined) heardFull(call, cell, res.retryAfterMs);
       if (Number.isFinite(res.retryAfterMs)) soonest = Math.min(soonest, res.retryAfterMs);
     }
     if (res.code === "no_usable") call.pool.chooser.markUnusable(cell.index, call.now());

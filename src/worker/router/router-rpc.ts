@@ -57,6 +57,11 @@ export interface RouterSettings {
   readonly engineScrapeMs: number;
   /** MAX_INFLIGHT_PER_BACKEND: requests in flight per backend before one is shed (src/routing/inflight-bound.ts); 0 = off. */
   readonly maxInflightPerBackend: number;
+  /**
+   * KEY_SHARE_HEADROOM_PERCENT: while the bound binds and more than one key contends, the share of the cell's
+   * slots kept free for keys below their fair share (src/routing/key-share.ts); 0 = off.
+   */
+  readonly keyShareHeadroomPercent: number;
   /** The RouterDO asks each backend's /v1/models every this many seconds while it routes; 0 = off. */
   readonly backendCheckSeconds: number;
 }
@@ -263,6 +268,12 @@ export type RouteResult =
       readonly message: string;
       /** When a slot is likely free again, ms (inflight-bound.ts LeaseEndClock), within MAX_THROTTLE_MS. */
       readonly retryAfterMs: number;
+      /**
+       * Present when the cell has room but not for this key: it holds `held` of the cell's slots, at or above
+       * its fair share `share`, while other keys contend (src/routing/key-share.ts). The cell is not full for
+       * other keys' requests.
+       */
+      readonly overShare?: { readonly held: number; readonly share: number };
     };
 
 export interface CompleteInput {
