@@ -6,6 +6,7 @@ export {
   type HealthRow,
   type HealthSettings,
   HealthTracker,
+  type ProbationRow,
   validateHealthSettings,
 } from "./backend-health";
 export {

@@ -448,7 +448,7 @@ function admitted(
   if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
   if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
   if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
-  local.syncEjected(res.ejected);
+  local.syncEjected(res.ejected, res.probation);
   const held = holdLease(call, cell, res);
   return {
     via: "router",
