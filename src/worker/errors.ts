@@ -180,12 +180,16 @@ export function requireModel(config: { readonly models: readonly string[] }, mod
   if (!config.models.includes(model)) throw modelNotFound(model);
 }
 
-export const configInvalid = (errors: readonly string[]) =>
+/**
+ * Every request while the config is invalid: which vars and secrets to fix, by name (config-invalid.ts
+ * invalidVars), and where the reasons are; the reasons themselves name backends and models, the operator's.
+ */
+export const configInvalid = (vars: readonly string[], where: string) =>
   new GatewayError(
     503,
     "service_unavailable",
     "gateway_misconfigured",
-    `Gateway configuration is invalid: ${errors.join("; ")}`,
+    `Gateway configuration is invalid (${vars.join(", ")}): ${where}.`,
   );
 
 export const noHealthyBackend = (model: string) =>
