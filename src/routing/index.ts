@@ -53,7 +53,7 @@ export {
   type PoolTicket,
   type ShadowDecision,
 } from "./pool-router";
-export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
+export { createPolicy, isPolicyName, learnsFirstTokens, type PolicyOptions } from "./registry";
 export { KeyedRetryBudget, keyedPoolBudget, RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";
 export {

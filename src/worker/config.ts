@@ -505,11 +505,6 @@ export interface GatewayConfig {
    * (inference-request.ts, to hash a salt only when some backend will be sent one).
    */
   readonly anyCacheSalt: boolean;
-  /**
-   * Whether some policy of the pools learns from first tokens (prefix_aware, as ROUTING_POLICY, AB_POLICY or the
-   * shadow): only then does a streamed answer's first token cost a RouterDO call (respond.ts noticeFirstToken).
-   */
-  readonly hearsFirstTokens: boolean;
   readonly router: RouterSettings;
   /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
   readonly abSticky: (typeof AB_STICKY_MODES)[number];
@@ -578,8 +573,6 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       prefixTokens: e.PREFIX_TOKENS,
       prefixScope: e.PREFIX_SCOPE,
       anyCacheSalt: e.BACKENDS.some((b) => b.cacheSalt),
-      hearsFirstTokens:
-        e.ROUTING_POLICY === "prefix_aware" || e.AB_POLICY === "prefix_aware" || e.SHADOW === "on",
       router: {
         policy: e.ROUTING_POLICY,
         blockTokens: e.BLOCK_TOKENS,
