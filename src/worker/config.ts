@@ -276,9 +276,10 @@ export function backendsById(raw: string | undefined): ReadonlyMap<string, Backe
 /**
  * Where BACKENDS stops being JSON, as a position only: the parser's own message quotes the text around it,
  * which may hold a backend's apiKey. vLLM prints its KV size with thousands separators ("GPU KV cache size:
- * 442,368 tokens"), and pasted as is that number is the usual culprit, so it is named when present.
+ * 442,368 tokens"), and pasted as is that number is the usual culprit, so it is named when present. `npm run dev`
+ * (bench/emulator/dev.ts) says the same when it reads .dev.vars.
  */
-function jsonErrorHint(raw: string, err: unknown): string {
+export function jsonErrorHint(raw: string, err: unknown): string {
   const at = /at position (\d+)/.exec(err instanceof Error ? err.message : "")?.[1];
   const where = at === undefined ? "not valid JSON" : `not valid JSON at character ${Number(at) + 1}`;
   return /"kvCacheTokens"\s*:\s*\d{1,3}(?:,\d{3})+/.test(raw)

@@ -159,7 +159,8 @@ export const modelNotFound = (model: string) =>
     404,
     "invalid_request_error",
     "model_not_found",
-    `The model '${quoteClient(model)}' is not served by this gateway.`,
+    // Where to look next, as a new user asks: the served names are the client's to see (GET /v1/models).
+    `The model '${quoteClient(model)}' is not served by this gateway; GET /v1/models lists those it serves.`,
     "model",
   );
 

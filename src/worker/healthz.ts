@@ -16,7 +16,7 @@ import type { LocationHint } from "../routing/defaults";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
-import { CONFIG_REASONS_WHERE, invalidVars, isAdminOfInvalid } from "./config-invalid";
+import { invalidVars, isAdminOfInvalid, reasonsWhere } from "./config-invalid";
 import { adminInput, type Cell } from "./router/pool-cells";
 import { poolFor, routerStub } from "./router/router-client";
 import type { StatsResult } from "./router/router-rpc";
@@ -32,7 +32,7 @@ export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
     const vars = invalidVars(result.errors);
     const config = admin
       ? { ok: false, invalid: vars, errors: result.errors }
-      : { ok: false, invalid: vars, reasons: CONFIG_REASONS_WHERE };
+      : { ok: false, invalid: vars, reasons: reasonsWhere(vars) };
     return c.json({ status: "error", config }, 503);
   }
   const config = result.config;

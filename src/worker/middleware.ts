@@ -7,7 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, matchToken } from "./auth";
 import { loadConfig } from "./config";
-import { CONFIG_REASONS_WHERE, invalidVars } from "./config-invalid";
+import { invalidVars, reasonsWhere } from "./config-invalid";
 import { configInvalid, methodNotAllowed, unauthorized } from "./errors";
 import { RequestLog } from "./log";
 
@@ -52,7 +52,10 @@ export function allowMethods(...methods: string[]): MiddlewareHandler<GatewayEnv
 export function requireConfig(): MiddlewareHandler<GatewayEnv> {
   return async function requireConfigMiddleware(c, next) {
     const result = await loadConfig(c.env);
-    if (!result.ok) throw configInvalid(invalidVars(result.errors), CONFIG_REASONS_WHERE);
+    if (!result.ok) {
+      const vars = invalidVars(result.errors);
+      throw configInvalid(vars, reasonsWhere(vars));
+    }
     c.set("config", result.config);
     await next();
   };

@@ -667,6 +667,17 @@ describe("invalid config through the Worker", () => {
     }
   });
 
+  it("does not send the caller to /healthz with the ADMIN_TOKEN when the ADMIN_TOKEN is what is wrong", async () => {
+    const msg = await expectOpenAIError(
+      await gatewayWithEnv({ ADMIN_TOKEN: undefined }, "/v1/chat/completions", chatInit),
+      503,
+      "gateway_misconfigured",
+    );
+    expect(msg).toBe(
+      "Gateway configuration is invalid (ADMIN_TOKEN): the reasons are in the Worker's log (wrangler dev's terminal; wrangler tail).",
+    );
+  });
+
   it("keeps the reasons from a token that is itself in doubt: one with an error, the public example, a client key", async () => {
     const reasons = async (vars: Partial<Env>, token: string) => {
       const res = await gatewayWithEnv({ ...vars, SHADOW: "yes" }, "/healthz", {
@@ -677,7 +688,17 @@ describe("invalid config through the Worker", () => {
     };
     expect(await reasons({}, env.ADMIN_TOKEN)).toBe(true);
     expect(await reasons({ ADMIN_TOKEN: "short" }, "short")).toBe(false);
-    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN }, EXAMPLE_ADMIN_TOKEN)).toBe(false);
+    // The public example stands on a fleet on loopback (npm run dev, as config allows it there), nowhere else.
+    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN }, EXAMPLE_ADMIN_TOKEN)).toBe(true);
+    const remote = JSON.stringify([
+      { id: "r", url: "https://gpu.example.com", models: [MODEL], kvCacheTokens: 1 },
+    ]);
+    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, BACKENDS: remote }, EXAMPLE_ADMIN_TOKEN)).toBe(
+      false,
+    );
+    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, BACKENDS: "[{" }, EXAMPLE_ADMIN_TOKEN)).toBe(
+      false,
+    );
     const shared = "a-client-key-0123456789";
     expect(
       await reasons({ ADMIN_TOKEN: shared, GATEWAY_API_KEYS: `${env.GATEWAY_API_KEYS},${shared}` }, shared),
