@@ -17,11 +17,11 @@ describe("bench/sim-tables: SUMMARY.md's simulator tables", () => {
   });
 
   it("README's headline table is the race of record's, as SUMMARY.md's 'Issue #12's targets now' is", () => {
-    // Fails when README.md shows another race first, or after-rescore's reports change without
+    // Fails when README.md shows another race first, or after-first-token's reports change without
     // npx tsx bench/sim-tables.ts write README.md
     const readme = readFileSync(README, "utf8");
     const results = readme.slice(readme.indexOf("## Measured results"));
-    const marker = "<!-- sim-tables: targets after-rescore -->";
+    const marker = "<!-- sim-tables: targets after-first-token -->";
     const summary = readFileSync(SUMMARY, "utf8");
     expect(summary.slice(summary.indexOf("## Issue #12's targets now"))).toContain(marker);
     // The first table of "Measured results" is the marked one, and it is the reports' own.

@@ -443,6 +443,7 @@ export class RouterDO extends DurableObject<Env> {
       this.soonest(deadline, router.nextProbeAt(), this.scraper.nextAt(), this.checker.nextAt()),
     );
     const ejected = [...router.ejectedIds(), ...router.drainedIds()];
+    const probation = router.onProbation(ctx.now);
     return {
       ok: true,
       backendId: decision.backendId,
@@ -456,6 +457,7 @@ export class RouterDO extends DurableObject<Env> {
       arm: ARM_LABELS[arm]!,
       ...(shadow !== undefined ? { shadow } : {}),
       ...(ejected.length > 0 ? { ejected } : {}),
+      ...(probation.length > 0 ? { probation } : {}),
       cellInflight: this.leases.size,
       instance: this.instance,
       ...(input.cellLoads !== undefined ? this.relayLoads(input.cellLoads, ctx.now) : {}),

@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseEnv } from "node:util";
-import { CONFIG_KEYS } from "../../src/worker/config";
+import { CONFIG_KEYS, jsonErrorHint } from "../../src/worker/config";
 import { DEV_GATEWAY_PORT, emulatorStartError, parseDevOptions, unreadVarsWarnings } from "./dev-options";
 import { type Emulator, startEmulator } from "./server";
 
@@ -35,7 +35,8 @@ function parseDevBackends(raw: string | undefined, file: string): DevBackend[] {
   try {
     list = JSON.parse(raw);
   } catch (err) {
-    fail(`${file}: BACKENDS is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    // As the Worker says it (a position, and the usual culprit named: "262,144" pasted from vLLM's log).
+    fail(`${file}: BACKENDS is ${jsonErrorHint(raw, err)}`);
   }
   if (!Array.isArray(list) || list.length === 0) fail(`${file}: BACKENDS must be a non-empty JSON array`);
   return list.map((b: unknown, i): DevBackend => {

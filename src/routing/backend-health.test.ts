@@ -360,6 +360,32 @@ describe("HealthTracker: probation of a backend back while it has relapses", () 
     expect(solo.get("solo").relapses).toBe(2);
   });
 
+  it("another tracker of the pool takes its word (onProbation → adoptProbation) and applies the same rule", () => {
+    const t = tracker(["a", "b", "c", "d"]);
+    const back = relapsedAndBack(t);
+    const word = t.onProbation(back + 1);
+    expect(word).toEqual([{ id: "a", relapses: 1, backAt: back, probation: 2 }]);
+    // The Worker's fail-open tracker: no probes of its own, a fault of its own on `a` already.
+    const local = tracker(["a", "b", "c", "d"]);
+    local.fault("a", back - 5, back - 5);
+    local.adoptProbation(word);
+    expect(local.probationAt("a", back + 1)).toBe(2);
+    expect(local.get("a").faults).toBe(1);
+    // Of one return, the fewer owed: its own good request paid one, the pool's word still says 2.
+    local.success("a", back + 2);
+    local.adoptProbation(word);
+    expect(local.probationAt("a", back + 3)).toBe(1);
+    expect(local.fault("a", back + 3, back + 3)).toBe("ejected");
+    // A backend it holds out is left alone; one the word no longer lists owes nothing.
+    local.adoptProbation([{ id: "a", relapses: 3, backAt: back + 4, probation: 2 }]);
+    expect(local.get("a")).toMatchObject({ ejected: true, relapses: 2, probation: 0 });
+    const cleared = tracker(["a", "b", "c", "d"]);
+    cleared.adoptProbation(word);
+    cleared.adoptProbation([]);
+    expect(cleared.probationAt("a", back + 1)).toBe(0);
+    expect(cleared.fault("a", back + 1, back + 1)).toBeNull();
+  });
+
   it("reloads rows saved before probation as on none", () => {
     const t = tracker(["a", "b"]);
     const { probation: _, ...saved } = { ...t.get("a"), faults: 1, relapses: 2, backAt: 5000 };

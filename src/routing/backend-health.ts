@@ -88,6 +88,12 @@ export interface HealthRow {
   readonly probation: number;
 }
 
+/**
+ * A backend on probation as the pool's tracker sees it (probationAt > 0): what another tracker of the same
+ * pool needs to apply the same rule (adoptProbation). The Worker's fail-open path learns it from route answers.
+ */
+export type ProbationRow = Pick<HealthRow, "id" | "relapses" | "probation"> & { readonly backAt: number };
+
 export type HealthChange = "ejected" | "restored" | null;
 
 /** Probe backoff stops doubling here: 2^5 = 32× the interval. */
@@ -205,6 +211,39 @@ export class HealthTracker {
   probationAt(id: string, now: number): number {
     const r = this.get(id);
     return !r.ejected && r.nextProbeAt === null && this.lately(r, now) ? r.probation : 0;
+  }
+
+  /** The backends on probation at `now` (probationAt > 0), for another tracker of the pool (adoptProbation). */
+  onProbation(now: number): ProbationRow[] {
+    const out: ProbationRow[] = [];
+    for (const r of this.rowsById.values()) {
+      const owed = this.probationAt(r.id, now);
+      if (owed > 0) out.push({ id: r.id, relapses: r.relapses, backAt: r.backAt!, probation: owed });
+    }
+    return out;
+  }
+
+  /**
+   * Takes the pool's own tracker's word on probation (its onProbation, complete: a backend not in `rows` owes
+   * nothing), so that this one, which sees no probes (the Worker's fail-open router), holds a backend out on
+   * its first fault as that one would. Its own state wins where it is stricter: a backend it holds out or
+   * watches is left alone, and of one return (same backAt) it owes the fewer requests of the two (each counts
+   * the good requests it saw). Faults are kept.
+   */
+  adoptProbation(rows: readonly ProbationRow[]): void {
+    const word = new Map(rows.map((w) => [w.id, w]));
+    for (const id of this.ids) {
+      const r = this.get(id);
+      if (r.ejected || r.nextProbeAt !== null) continue;
+      const w = word.get(id);
+      if (w === undefined) {
+        if (r.probation > 0) this.put({ ...r, probation: 0 });
+      } else if (r.backAt !== w.backAt) {
+        this.put({ ...r, relapses: w.relapses, backAt: w.backAt, probation: w.probation });
+      } else if (w.probation < r.probation) {
+        this.put({ ...r, probation: w.probation });
+      }
+    }
   }
 
   /** Came back by good checks less than RELAPSE_WINDOW probe intervals before `now`. */

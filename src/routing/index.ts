@@ -6,6 +6,7 @@ export {
   type HealthRow,
   type HealthSettings,
   HealthTracker,
+  type ProbationRow,
   validateHealthSettings,
 } from "./backend-health";
 export {
@@ -60,7 +61,7 @@ export {
   type PoolTicket,
   type ShadowDecision,
 } from "./pool-router";
-export { createPolicy, isPolicyName, type PolicyOptions } from "./registry";
+export { createPolicy, isPolicyName, learnsFirstTokens, type PolicyOptions } from "./registry";
 export { KeyedRetryBudget, keyedPoolBudget, RetryBudget } from "./retry-budget";
 export { HashRing, type RingMember, VNODES_PER_MEAN_WEIGHT } from "./ring";
 export {

@@ -21,7 +21,7 @@
  * and a second affinity index (the same memory as the first).
  */
 
-import type { HealthChange, HealthRow, HealthSettings } from "./backend-health";
+import type { HealthChange, HealthRow, HealthSettings, ProbationRow } from "./backend-health";
 import { HealthTracker } from "./backend-health";
 import { Router, type RouteTicket } from "./router";
 import { DEFAULT_HEALTH_SETTINGS, type RouterOptions } from "./router-options";
@@ -265,6 +265,11 @@ export class PoolRouter {
 
   resetHealth(id: string): void {
     this.health.reset(id);
+  }
+
+  /** The backends on probation at `now` (HealthTracker.onProbation): route answers carry them to the Worker. */
+  onProbation(now: number): ProbationRow[] {
+    return this.health.onProbation(now);
   }
 
   /** Whether a usable backend outside `full` is left (Router.hasRoom; every arm's availability is the same). */

@@ -20,6 +20,18 @@ const FACTORIES: { readonly [K in PolicyName]: (options: PolicyOptions) => Routi
   consistent_hash: (o) => new ConsistentHashPolicy(o),
 };
 
+/**
+ * The policies that learn from first tokens (RoutingPolicy.onFirstToken: prefix_aware's ledger of predicted
+ * prefill ends). Only a request placed by one of them, or by the shadow, is worth the Worker's first-token call
+ * (registry.test.ts holds this list to the policies' own hooks).
+ */
+const LEARNS_FIRST_TOKENS: ReadonlySet<PolicyName> = new Set<PolicyName>(["prefix_aware"]);
+
+/** Whether a policy learns from a request's first token (it implements onFirstToken). */
+export function learnsFirstTokens(name: PolicyName): boolean {
+  return LEARNS_FIRST_TOKENS.has(name);
+}
+
 export function isPolicyName(name: string): name is PolicyName {
   return (POLICY_NAMES as readonly string[]).includes(name);
 }

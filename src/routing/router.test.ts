@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createPolicy, isPolicyName } from "./registry";
+import { createPolicy, isPolicyName, learnsFirstTokens } from "./registry";
 import { NoHealthyBackendError, Router } from "./router";
 import { seededRandom } from "./seeded-random";
-import type { BackendSpec, PolicyName, RoutingPolicy } from "./types";
+import { type BackendSpec, POLICY_NAMES, type PolicyName, type RoutingPolicy } from "./types";
 
 const ctx = { now: 0, random: seededRandom(1) };
 const spec = (id: string, weight = 1, kvCacheTokens = 16_000): BackendSpec => ({ id, weight, kvCacheTokens });
@@ -200,6 +200,11 @@ describe("registry", () => {
     expect(() => createPolicy("sticky" as PolicyName)).toThrow(/unknown routing policy "sticky"/);
     expect(isPolicyName("random")).toBe(true);
     expect(isPolicyName("Random")).toBe(false);
+  });
+
+  it("says which policies learn from first tokens: exactly those with an onFirstToken hook", () => {
+    for (const name of POLICY_NAMES)
+      expect(learnsFirstTokens(name), name).toBe(typeof createPolicy(name).onFirstToken === "function");
   });
 });
 

@@ -23,7 +23,13 @@
 import type { AffinityReceipt } from "./affinity-index";
 import { BackendAffinity } from "./affinity-index";
 import { AvailabilityMask, sameMask } from "./availability";
-import { type HealthChange, type HealthRow, type HealthSettings, HealthTracker } from "./backend-health";
+import {
+  type HealthChange,
+  type HealthRow,
+  type HealthSettings,
+  HealthTracker,
+  type ProbationRow,
+} from "./backend-health";
 import { FleetState } from "./fleet-state";
 import { pastWindowEntries, tailEntries } from "./kv-footprint";
 import { boundedPrompt, largestKv, promptCut, routedCount } from "./prompt-bound";
@@ -255,6 +261,16 @@ export class Router {
   resetHealth(id: string): void {
     this.health.reset(id);
     this.availability.invalidate();
+  }
+
+  /** The backends on probation at `now` (HealthTracker.onProbation): the RouterDO tells the Worker's fail-open path. */
+  onProbation(now: number): ProbationRow[] {
+    return this.health.onProbation(now);
+  }
+
+  /** Takes the RouterDO's word on which backends are on probation (HealthTracker.adoptProbation). */
+  adoptProbation(rows: readonly ProbationRow[]): void {
+    this.health.adoptProbation(rows);
   }
 
   /**

@@ -276,9 +276,10 @@ export function backendsById(raw: string | undefined): ReadonlyMap<string, Backe
 /**
  * Where BACKENDS stops being JSON, as a position only: the parser's own message quotes the text around it,
  * which may hold a backend's apiKey. vLLM prints its KV size with thousands separators ("GPU KV cache size:
- * 442,368 tokens"), and pasted as is that number is the usual culprit, so it is named when present.
+ * 442,368 tokens"), and pasted as is that number is the usual culprit, so it is named when present. `npm run dev`
+ * (bench/emulator/dev.ts) says the same when it reads .dev.vars.
  */
-function jsonErrorHint(raw: string, err: unknown): string {
+export function jsonErrorHint(raw: string, err: unknown): string {
   const at = /at position (\d+)/.exec(err instanceof Error ? err.message : "")?.[1];
   const where = at === undefined ? "not valid JSON" : `not valid JSON at character ${Number(at) + 1}`;
   return /"kvCacheTokens"\s*:\s*\d{1,3}(?:,\d{3})+/.test(raw)
@@ -506,11 +507,6 @@ export interface GatewayConfig {
    * (inference-request.ts, to hash a salt only when some backend will be sent one).
    */
   readonly anyCacheSalt: boolean;
-  /**
-   * Whether some policy of the pools learns from first tokens (prefix_aware, as ROUTING_POLICY, AB_POLICY or the
-   * shadow): only then does a streamed answer's first token cost a RouterDO call (respond.ts noticeFirstToken).
-   */
-  readonly hearsFirstTokens: boolean;
   readonly router: RouterSettings;
   /** What keeps a request in its A/B arm (AB_STICKY); the split itself is in `router`. */
   readonly abSticky: (typeof AB_STICKY_MODES)[number];
@@ -579,8 +575,6 @@ export async function parseConfig(env: RawConfigEnv): Promise<ConfigResult> {
       prefixTokens: e.PREFIX_TOKENS,
       prefixScope: e.PREFIX_SCOPE,
       anyCacheSalt: e.BACKENDS.some((b) => b.cacheSalt),
-      hearsFirstTokens:
-        e.ROUTING_POLICY === "prefix_aware" || e.AB_POLICY === "prefix_aware" || e.SHADOW === "on",
       router: {
         policy: e.ROUTING_POLICY,
         blockTokens: e.BLOCK_TOKENS,

@@ -179,7 +179,8 @@ export const modelNotFound = (model: string) =>
     404,
     "invalid_request_error",
     "model_not_found",
-    `The model '${quoteClient(model)}' is not served by this gateway.`,
+    // Where to look next, as a new user asks: the served names are the client's to see (GET /v1/models).
+    `The model '${quoteClient(model)}' is not served by this gateway; GET /v1/models lists those it serves.`,
     "model",
   );
 
@@ -200,12 +201,16 @@ export function requireModel(config: { readonly models: readonly string[] }, mod
   if (!config.models.includes(model)) throw modelNotFound(model);
 }
 
-export const configInvalid = (errors: readonly string[]) =>
+/**
+ * Every request while the config is invalid: which vars and secrets to fix, by name (config-invalid.ts
+ * invalidVars), and where the reasons are; the reasons themselves name backends and models, the operator's.
+ */
+export const configInvalid = (vars: readonly string[], where: string) =>
   new GatewayError(
     503,
     "service_unavailable",
     "gateway_misconfigured",
-    `Gateway configuration is invalid: ${errors.join("; ")}`,
+    `Gateway configuration is invalid (${vars.join(", ")}): ${where}.`,
   );
 
 export const noHealthyBackend = (model: string) =>

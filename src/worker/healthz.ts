@@ -1,10 +1,12 @@
 /**
  * GET /healthz. Public for liveness and config validity only: whoever can
  * reach the URL learns that the gateway runs and whether its config is
- * valid, nothing about the fleet. The config summary (models, backend count, policy and its settings) and per-pool
- * router stats (backend ids, health, in-flight, affinity counters, the
- * backend check's findings — never urls or keys) need the ADMIN_TOKEN as a
- * Bearer. Each pool says since when its figures count: `instanceStartedAt`
+ * valid (if not, which vars to fix: config-invalid.ts), nothing about the
+ * fleet. An invalid config's reasons (they name backends and models), the
+ * config summary (models, backend count, policy and its settings) and
+ * per-pool router stats (backend ids, health, in-flight, affinity counters,
+ * the backend check's findings — never urls or keys) need the ADMIN_TOKEN as
+ * a Bearer. Each pool says since when its figures count: `instanceStartedAt`
  * for what its RouterDO keeps in memory (decisions, the affinity index,
  * leases: an object evicted when idle starts them over), `countingSince`
  * for the arms' stored figures, which go on across evictions (/admin/stats).
@@ -14,6 +16,7 @@ import type { LocationHint } from "../routing/defaults";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, tokenMatches } from "./auth";
 import { type GatewayConfig, loadConfig } from "./config";
+import { invalidVars, isAdminOfInvalid, reasonsWhere } from "./config-invalid";
 import { adminInput, type Cell } from "./router/pool-cells";
 import { poolFor, routerStub } from "./router/router-client";
 import type { StatsResult } from "./router/router-rpc";
@@ -25,7 +28,12 @@ type PoolHealth = CellHealth | { ok: true; cells: Record<string, CellHealth> };
 export async function healthz(c: Context<GatewayEnv>): Promise<Response> {
   const result = await loadConfig(c.env);
   if (!result.ok) {
-    return c.json({ status: "error", config: { ok: false, errors: result.errors } }, 503);
+    const admin = await isAdminOfInvalid(c.env, result.errors, c.req.header("authorization"));
+    const vars = invalidVars(result.errors);
+    const config = admin
+      ? { ok: false, invalid: vars, errors: result.errors }
+      : { ok: false, invalid: vars, reasons: reasonsWhere(vars) };
+    return c.json({ status: "error", config }, 503);
   }
   const config = result.config;
   const admin = await tokenMatches(bearerToken(c.req.header("authorization")), [config.adminTokenDigest]);

@@ -7,6 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import type { GatewayEnv } from "./app-types";
 import { bearerToken, matchToken } from "./auth";
 import { loadConfig } from "./config";
+import { invalidVars, reasonsWhere } from "./config-invalid";
 import { configInvalid, methodNotAllowed, unauthorized } from "./errors";
 import { RequestLog } from "./log";
 
@@ -47,11 +48,14 @@ export function allowMethods(...methods: string[]): MiddlewareHandler<GatewayEnv
   };
 }
 
-/** Loads the validated config; an invalid one is a 503 naming each bad field, on every request. */
+/** Loads the validated config; an invalid one is a 503 naming each bad var, on every request. */
 export function requireConfig(): MiddlewareHandler<GatewayEnv> {
   return async function requireConfigMiddleware(c, next) {
     const result = await loadConfig(c.env);
-    if (!result.ok) throw configInvalid(result.errors);
+    if (!result.ok) {
+      const vars = invalidVars(result.errors);
+      throw configInvalid(vars, reasonsWhere(vars));
+    }
     c.set("config", result.config);
     await next();
   };

@@ -593,7 +593,12 @@ describe("config mistakes refused by name", () => {
       503,
       "gateway_misconfigured",
     );
-    expect(msg).toContain("SHADOWS: is not a var this gateway reads (did you mean SHADOW?)");
+    expect(msg).toContain("(SHADOWS)");
+    const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+    const hz = await gatewayWithEnv({ SHADOWS: "on" } as Partial<Env>, "/healthz", { headers: admin });
+    expect(JSON.stringify(await hz.json())).toContain(
+      "SHADOWS: is not a var this gateway reads (did you mean SHADOW?)",
+    );
   });
 });
 
@@ -611,14 +616,16 @@ describe("invalid config through the Worker", () => {
     body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }] }),
   };
 
-  it("answers every request with 503 naming the field", async () => {
+  it("answers every request with 503 naming the secret to fix, and where the reasons are", async () => {
     for (let i = 0; i < 2; i++) {
       const msg = await expectOpenAIError(
         await gatewayWithEnv(broken, "/v1/chat/completions", chatInit),
         503,
         "gateway_misconfigured",
       );
-      expect(msg).toContain("BACKENDS[2].url: must be http(s)");
+      expect(msg).toBe(
+        "Gateway configuration is invalid (BACKENDS): the reasons are in the Worker's log (wrangler dev's terminal; wrangler tail) and on GET /healthz with the ADMIN_TOKEN as Bearer.",
+      );
     }
   });
 
@@ -641,12 +648,74 @@ describe("invalid config through the Worker", () => {
     }
   });
 
-  it("reports the same in /healthz, with status 503", async () => {
-    const res = await gatewayWithEnv(broken, "/healthz");
-    expect(res.status).toBe(503);
-    const body = (await res.json()) as { status: string; config: { errors: string[] } };
-    expect(body.status).toBe("error");
-    expect(body.config.errors).toContain("BACKENDS[2].url: must be http(s) without credentials");
+  it("reports the same in /healthz, with status 503: the reasons to the admin only", async () => {
+    // The reasons name backends and models (and position: a count); the public learns which secret to fix.
+    const named = {
+      BACKENDS: JSON.stringify([
+        { id: "gpu-east-6", url: "http://127.0.0.1:1", models: ["secret-finetune"], kvCacheTokens: 1 },
+        { id: "gpu-east-7", url: "http://127.0.0.1:1", models: ["secret-finetune"], kvCacheTokens: 1 },
+      ]),
+    };
+    for (const headers of [{}, authHeaders(), { authorization: "Bearer not-the-admin-token" }]) {
+      const res = await gatewayWithEnv(named, "/healthz", { headers });
+      expect(res.status).toBe(503);
+      const text = await res.text();
+      expect(JSON.parse(text)).toEqual({
+        status: "error",
+        config: { ok: false, invalid: ["BACKENDS"], reasons: expect.stringContaining("Worker's log") },
+      });
+      for (const secret of ["gpu-east", "secret-finetune", "[1]"]) expect(text).not.toContain(secret);
+    }
+    const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+    for (const [vars, reason] of [
+      [broken, "BACKENDS[2].url: must be http(s) without credentials"],
+      [named, 'BACKENDS[1].url: entry "gpu-east-7" is the same server as BACKENDS[0] ("gpu-east-6")'],
+    ] as const) {
+      const res = await gatewayWithEnv(vars, "/healthz", { headers: admin });
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { status: string; config: { invalid: string[]; errors: string[] } };
+      expect(body.status).toBe("error");
+      expect(body.config.invalid).toEqual(["BACKENDS"]);
+      expect(body.config.errors.join("\n")).toContain(reason);
+    }
+  });
+
+  it("does not send the caller to /healthz with the ADMIN_TOKEN when the ADMIN_TOKEN is what is wrong", async () => {
+    const msg = await expectOpenAIError(
+      await gatewayWithEnv({ ADMIN_TOKEN: undefined }, "/v1/chat/completions", chatInit),
+      503,
+      "gateway_misconfigured",
+    );
+    expect(msg).toBe(
+      "Gateway configuration is invalid (ADMIN_TOKEN): the reasons are in the Worker's log (wrangler dev's terminal; wrangler tail).",
+    );
+  });
+
+  it("keeps the reasons from a token that is itself in doubt: one with an error, the public example, a client key", async () => {
+    const reasons = async (vars: Partial<Env>, token: string) => {
+      const res = await gatewayWithEnv({ ...vars, SHADOW: "yes" }, "/healthz", {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(503);
+      return "errors" in ((await res.json()) as { config: object }).config;
+    };
+    expect(await reasons({}, env.ADMIN_TOKEN)).toBe(true);
+    expect(await reasons({ ADMIN_TOKEN: "short" }, "short")).toBe(false);
+    // The public example stands on a fleet on loopback (npm run dev, as config allows it there), nowhere else.
+    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN }, EXAMPLE_ADMIN_TOKEN)).toBe(true);
+    const remote = JSON.stringify([
+      { id: "r", url: "https://gpu.example.com", models: [MODEL], kvCacheTokens: 1 },
+    ]);
+    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, BACKENDS: remote }, EXAMPLE_ADMIN_TOKEN)).toBe(
+      false,
+    );
+    expect(await reasons({ ADMIN_TOKEN: EXAMPLE_ADMIN_TOKEN, BACKENDS: "[{" }, EXAMPLE_ADMIN_TOKEN)).toBe(
+      false,
+    );
+    const shared = "a-client-key-0123456789";
+    expect(
+      await reasons({ ADMIN_TOKEN: shared, GATEWAY_API_KEYS: `${env.GATEWAY_API_KEYS},${shared}` }, shared),
+    ).toBe(false);
   });
 
   it("recovers on the next request once the secret is fixed", async () => {

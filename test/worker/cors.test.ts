@@ -233,16 +233,21 @@ describe("a malformed CORS_ALLOW_ORIGINS", () => {
     [`${PAGE}, https://*.example.com`, 'CORS_ALLOW_ORIGINS[1]: "https://*.example.com" has a wildcard'],
     [`*, ${PAGE}`, "CORS_ALLOW_ORIGINS: * must stand alone"],
     ["null", "CORS_ALLOW_ORIGINS[0]: null is the origin of sandboxed"],
-  ])("%j is a 503 naming it, on every request and in /healthz", async (value, expected) => {
-    const bad = { CORS_ALLOW_ORIGINS: value };
-    const msg = await expectOpenAIError(
-      await gatewayWithEnv(bad, "/v1/chat/completions", chatFrom(PAGE)),
-      503,
-      "gateway_misconfigured",
-    );
-    expect(msg).toContain(expected);
-    const health = await gatewayWithEnv(bad, "/healthz");
-    expect(health.status).toBe(503);
-    expect(JSON.stringify(await health.json())).toContain(expected.replaceAll('"', '\\"'));
-  });
+  ])(
+    "%j is a 503 naming the var on every request, the reason in the admin's /healthz",
+    async (value, expected) => {
+      const bad = { CORS_ALLOW_ORIGINS: value };
+      const msg = await expectOpenAIError(
+        await gatewayWithEnv(bad, "/v1/chat/completions", chatFrom(PAGE)),
+        503,
+        "gateway_misconfigured",
+      );
+      expect(msg).toContain("(CORS_ALLOW_ORIGINS)");
+      const health = await gatewayWithEnv(bad, "/healthz", {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(health.status).toBe(503);
+      expect(JSON.stringify(await health.json())).toContain(expected.replaceAll('"', '\\"'));
+    },
+  );
 });

@@ -54,7 +54,9 @@ describe("client errors", () => {
     const res = await chat(
       JSON.stringify({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }),
     );
-    await expectOpenAIError(res, 404, "model_not_found");
+    expect(await expectOpenAIError(res, 404, "model_not_found")).toBe(
+      "The model 'no-such-model' is not served by this gateway; GET /v1/models lists those it serves.",
+    );
   });
 
   it("answers a wrong or missing key with 401 and does not route", async () => {

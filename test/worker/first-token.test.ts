@@ -32,8 +32,8 @@ function fleet(): string {
   return JSON.stringify(spareUrls().map((url, i) => backendRow(`ft-${i + 1}`, url, [model])));
 }
 
-function request(seed: string, stream: boolean): Request {
-  const body = JSON.parse(chatBody(longPrompt(seed), "q", stream ? { stream: true } : {})) as Record<
+function request(seed: string, stream: boolean, user = "q"): Request {
+  const body = JSON.parse(chatBody(longPrompt(seed), user, stream ? { stream: true } : {})) as Record<
     string,
     unknown
   >;
@@ -45,9 +45,9 @@ function request(seed: string, stream: boolean): Request {
 }
 
 /** One request, read to its end, and every waitUntil of it (its first-token call, its report) settled. */
-async function send(seed: string, stream: boolean, vars: Partial<Env> = {}) {
+async function send(seed: string, stream: boolean, vars: Partial<Env> = {}, user?: string) {
   const ctx = createExecutionContext();
-  const res = await worker.fetch(request(seed, stream), { ...env, BACKENDS: fleet(), ...vars }, ctx);
+  const res = await worker.fetch(request(seed, stream, user), { ...env, BACKENDS: fleet(), ...vars }, ctx);
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   return { res, text };
@@ -95,11 +95,55 @@ describe("first token", () => {
     expect(text).toContain("data: [DONE]");
     await settle(SPARE_MODEL);
     expect((await stats()).firstTokens).toBe(before.firstTokens);
-    // With the shadow on, prefix_aware learns beside the serving arm: the call is made again.
-    const shadowed = { ...roundRobin, SHADOW: "on" } as Partial<Env>;
-    expect((await send("ft-rr-shadow", true, shadowed)).res.status).toBe(200);
+  });
+
+  // Each A/B arm keeps its own ledger of predicted prefill ends, fed by its own placements (pool-router.ts), and
+  // PoolRouter.firstToken tells the arm that placed the request, the shadow only when it chose the same backend.
+  // Before, any prefix_aware arm or shadow in the pool made every streamed request call, whichever arm placed it.
+  it.each([
+    ["an A/B split: only the prefix_aware arm's requests", { AB_POLICY: "prefix_aware", AB_PERCENT: "50" }],
+    ["the shadow: only where it chose the serving backend", { SHADOW: "on" }],
+  ])("round_robin serving, %s make the call", async (_what, vars) => {
+    const routed = new Map<string, { policy: string; backendId: string; shadow?: { backendId: string } }>();
+    const called: string[] = [];
+    const real = env.ROUTER;
+    const spy = {
+      ...real,
+      getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions) {
+        const stub = real.getByName(name, options);
+        return new Proxy(stub, {
+          get(target, prop, receiver) {
+            if (prop === "route")
+              return async (input: Parameters<typeof target.route>[0]) => {
+                const r = await target.route(input);
+                if (r.ok) routed.set(r.leaseId, r);
+                return r;
+              };
+            if (prop === "firstToken")
+              return (leaseId: string) => {
+                called.push(leaseId);
+                return target.firstToken(leaseId);
+              };
+            return Reflect.get(target, prop, receiver);
+          },
+        });
+      },
+    } as Env["ROUTER"];
+    const split = { ROUTING_POLICY: "round_robin", ...vars, ROUTER: spy } as Partial<Env>;
+    for (let i = 0; i < 12; i++) {
+      // A conversation of its own each (its first user message: AB_STICKY conversation), so both arms serve.
+      const { res, text } = await send(`ft-arms-${i}-${JSON.stringify(vars)}`, true, split, `q ${i}`);
+      expect(res.status).toBe(200);
+      expect(text).toContain("data: [DONE]");
+    }
     await settle(SPARE_MODEL);
-    expect((await stats()).firstTokens).toBe(before.firstTokens + 1);
+    const heard = [...routed].filter(
+      ([, r]) => r.policy === "prefix_aware" || r.shadow?.backendId === r.backendId,
+    );
+    // Both kinds were met: some requests the call is for, some it is not.
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard.length).toBeLessThan(routed.size);
+    expect(called.sort()).toEqual(heard.map(([lease]) => lease).sort());
   });
 
   it("a first token for an unknown or already ended lease is ignored", async () => {

@@ -236,9 +236,8 @@ export function respond(
         // A streamed answer's first token: its prefill is over, which whoever decided the attempt learns from
         // (noticeFirstToken, in waitUntil). Only an event stream's (a whole JSON answer's first byte is its last)
         // of a 2xx (an error's body says nothing of a prefill), and not once the attempt's lease was reported.
-        // Not when no policy of the pool learns from it (a round_robin pool with no prefix_aware arm or shadow).
-        if (eventStream && res.ok && !final.reported && c.get("config").hearsFirstTokens)
-          noticeFirstToken(call, decision);
+        // Not when the policy that placed it does not learn from it, nor the shadow (router-client.ts heardByRouter).
+        if (eventStream && res.ok && !final.reported) noticeFirstToken(call, decision);
       },
       onEnd,
       // A 2xx answer's events prove the engine is working (an error body or event, a keep-alive comment, prove

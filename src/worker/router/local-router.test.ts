@@ -40,6 +40,37 @@ describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
     expect(homes(local, 60).has("b")).toBe(true);
   });
 
+  it("holds out a backend the RouterDO has on probation on its first fault, not its fall-th", () => {
+    const toB = (local: LocalRouter, now: number) => local.decide(req(7), ctx(now), ["a", "c"]);
+    const fault = { ok: false, failure: "connect_error" } as const;
+    // b came back at t=1000 with one relapse and owes RESTORE_AFTER_CHECKS (2) good requests (RouterDO's view).
+    const onProbation = [{ id: "b", relapses: 1, backAt: 1000, probation: 2 }];
+    const local = new LocalRouter(spec);
+    local.syncEjected(["b"]);
+    local.syncEjected(undefined, onProbation);
+    const first = toB(local, 2000);
+    expect(first.decision.backendId).toBe("b");
+    local.finish(first.ticket, fault, ctx(2000));
+    expect(homes(local, 60, 2000).has("b")).toBe(false);
+    // One good request paid here leaves one owed: the next fault still holds it out.
+    const paid = new LocalRouter(spec);
+    paid.syncEjected(undefined, onProbation);
+    const good = toB(paid, 2000);
+    paid.finish(good.ticket, { ok: true }, ctx(2000));
+    const bad = toB(paid, 2001);
+    paid.finish(bad.ticket, fault, ctx(2001));
+    expect(homes(paid, 60, 2001).has("b")).toBe(false);
+    // Once the RouterDO no longer lists it (paid fleet-wide), one fault is one of `fall` (3).
+    const cleared = new LocalRouter(spec);
+    cleared.syncEjected(undefined, onProbation);
+    cleared.syncEjected(undefined, undefined);
+    for (let i = 0; i < 2; i++) {
+      const t = toB(cleared, 2000 + i);
+      cleared.finish(t.ticket, fault, ctx(2000 + i));
+    }
+    expect(homes(cleared, 60, 2002).has("b")).toBe(true);
+  });
+
   it("avoids a retry's failed backend, and a 429 keeps its backend out for its retry-after", () => {
     const local = new LocalRouter(spec);
     const { decision, ticket } = local.decide(req(7), ctx());

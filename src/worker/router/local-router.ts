@@ -14,6 +14,7 @@ import {
   fullBackends,
   type KeyedRetryBudget,
   keyedPoolBudget,
+  type ProbationRow,
   Router,
   type RouteTicket,
 } from "../../routing";
@@ -45,15 +46,21 @@ export class LocalRouter {
     this.budget = keyedPoolBudget(spec.retryBudgetPercent / 100, LOCAL_RETRY_BURST);
   }
 
-  /** Adopts the RouterDO's latest view of which backends are out of rotation. */
-  syncEjected(ids: readonly string[] | undefined): void {
-    const view = ids === undefined ? "" : ids.join("\u0000");
+  /**
+   * Adopts the RouterDO's latest view of which backends are out of rotation, and of which are on probation
+   * (back while they have relapses: the first fault of a request this isolate sends there holds it out here,
+   * HealthTracker's own rule, instead of its `fall`th). A backend back in rotation comes back with its history
+   * forgotten here; the probation is what the RouterDO remembered of it.
+   */
+  syncEjected(ids: readonly string[] | undefined, probation?: readonly ProbationRow[]): void {
+    const view = `${ids === undefined ? "" : ids.join("\u0000")}\u0001${probationView(probation)}`;
     if (view === this.lastView) return;
     this.lastView = view;
     const want = new Set((ids ?? []).filter((id) => this.ids.has(id)));
     for (const id of this.heldOut) if (!want.has(id)) this.router.setHealthy(id, true);
     for (const id of want) if (!this.heldOut.has(id)) this.router.setHealthy(id, false);
     this.heldOut = want;
+    this.router.adoptProbation(probation ?? []);
   }
 
   /**
@@ -104,6 +111,13 @@ export class LocalRouter {
   inflight(id: string): number {
     return this.router.inflight(id);
   }
+}
+
+/** A probation list as one string: the same list twice in a row changes nothing (each route answer carries it). */
+function probationView(rows: readonly ProbationRow[] | undefined): string {
+  return rows === undefined
+    ? ""
+    : rows.map((r) => `${r.id}\u0000${r.backAt}\u0000${r.probation}`).join("\u0001");
 }
 
 const locals = new Map<string, LocalRouter>();

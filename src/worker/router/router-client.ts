@@ -43,7 +43,7 @@
  * movedRetry), its report, and, when the cell does not answer, the local decision among the cell's backends.
  */
 
-import type { RouteTicket } from "../../routing";
+import { learnsFirstTokens, type RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
 import { CARRIED_COMPLETES_MAX, type LocationHint } from "../../routing/defaults";
@@ -456,7 +456,7 @@ function admitted(
   if (res.cellInflight !== undefined) call.pool.chooser.report(cell.index, res.cellInflight, call.now());
   if (res.cellLoads !== undefined) call.pool.chooser.loads.merge(res.cellLoads, call.now());
   if (res.cellFamilies !== undefined) call.pool.chooser.learnFamilies(res.cellFamilies);
-  local.syncEjected(res.ejected);
+  local.syncEjected(res.ejected, res.probation);
   const held = holdLease(call, cell, res);
   return {
     via: "router",
@@ -744,8 +744,9 @@ async function flushNotices(call: RouteCall, cell: Cell, batch: number): Promise
  * the cell holding the lease (RouterDO.firstToken, timed on that object's clock), in waitUntil, within
  * REPORT_TIMEOUT_MS; never awaited on the client's path, never retried, skipped while this isolate's route-call
  * breaker for the cell is open; a failure is logged and never opens the breaker. Not carried on another route
- * call: none is due at that moment, and waiting for one would add the wait to the lateness learned. A local
- * decision: this isolate's router, at once. Never throws.
+ * call: none is due at that moment, and waiting for one would add the wait to the lateness learned. Skipped when
+ * nothing in the RouterDO would learn from it (heardByRouter: an A/B arm or pool whose policy does not, the shadow
+ * elsewhere). A local decision: this isolate's router, at once. Never throws.
  */
 export function noticeFirstToken(call: RouteCall, decision: Decision): void {
   try {
@@ -753,6 +754,7 @@ export function noticeFirstToken(call: RouteCall, decision: Decision): void {
       decision.local.firstToken(decision.ticket, call.now());
       return;
     }
+    if (!heardByRouter(decision)) return;
     const { cell, leaseId } = decision;
     if ((routerDownUntil.get(cell.name) ?? 0) > call.now()) return;
     const stub = routerStub(call.router, cell, call.locationHint);
@@ -765,6 +767,17 @@ export function noticeFirstToken(call: RouteCall, decision: Decision): void {
     // Evidence only: a request never fails for its notice.
     firstTokenLost(decision.cell, err);
   }
+}
+
+/**
+ * Whether the RouterDO learns anything from this decision's first token. PoolRouter.firstToken tells the arm that
+ * placed the request, and the shadow only when it chose the same backend; each arm keeps its own ledger of
+ * predicted prefill ends, fed by its own placements only (pool-router.ts), so a prefix_aware arm never hears of
+ * the other arm's prefills. A request a round_robin arm placed is then worth the call only when the shadow
+ * chose its backend too.
+ */
+export function heardByRouter(decision: Extract<Decision, { via: "router" }>): boolean {
+  return learnsFirstTokens(decision.policy) || decision.shadow?.backendId === decision.backendId;
 }
 
 /** One line per lost first-token notice (the policy goes on with what it learned; the lease's end still comes). */

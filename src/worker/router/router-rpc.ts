@@ -12,7 +12,7 @@
  * (one per cell of the pool: pool-cells.ts), and sends it the spec of its
  * cell's backends only.
  */
-import type { RouterStats } from "../../routing";
+import type { ProbationRow, RouterStats } from "../../routing";
 import type { PolicyName, RoutedCount, RouteReason } from "../../routing/types";
 import type { BackendCheck } from "../backend-check/models-check";
 import type { ArmLabel, PoolSnapshot } from "../stats/pool-snapshot";
@@ -218,6 +218,11 @@ export type RouteResult =
       readonly shadow?: { readonly backendId: string; readonly expectedCachedTokens: number };
       /** Backends out of rotation right now, ejected or drained (absent when none): the Worker's view for local decisions. */
       readonly ejected?: readonly string[];
+      /**
+       * Backends on probation right now (back while they have relapses: HealthTracker.onProbation; absent when
+       * none): the Worker's local decisions hold one out on its first fault, as the RouterDO would.
+       */
+      readonly probation?: readonly ProbationRow[];
       /**
        * Requests in flight in this RouterDO (leases, this one included): the load figure the Worker's
        * choice of cell bounds (src/routing/cell-ring.ts). Absent from an object deployed before cells.
