@@ -20,6 +20,11 @@
 #                                      /metrics every 1000 ms (--scrape-ms; no second client): our policies
 #                                      read lagged engine readings of the fleet that holds only our traffic
 #                                      (the peers read live engine state with or without it); 0 or unset: off
+#   NOTICE_DELAY_MS=20:0.5:20 POLICIES=prefix_aware npm run bench:sim:all -- scoring ftd-20
+#                                      our router hears each first token and completion 20 ms (lognormal,
+#                                      log-σ 0.5) after the engine, a completion carried by a route call
+#                                      within 20 ms (REPORT_CARRY_MS) or sent alone; peers at once
+#                                      (sim/notice-delay.ts); unset: at the engine's instant
 #   KV_ALLOCATION=reserve npm run bench:sim:all -- scoring reserve-scoring
 #                                      the same runs with the engines reserving prompt + output at admission
 #                                      (--kv-allocation reserve: the default before after-incremental; no
@@ -67,6 +72,9 @@ if [[ -n "$RUN_DIR" ]]; then RUN_FLAGS=(--out "bench/results/$RUN_DIR"); fi
 if [[ -n "${POLICIES:-}" ]]; then RUN_FLAGS+=(--policies "$POLICIES"); fi
 # SCRAPE_MS applies to the tuning and scoring runs only: the signals runs choose their own intervals.
 if [[ -n "${SCRAPE_MS:-}" && "${1:-}" != signals ]]; then RUN_FLAGS+=(--scrape-ms "$SCRAPE_MS"); fi
+# NOTICE_DELAY_MS=MEAN[:SIGMA[:CARRY]][,nofirst]: our router hears first tokens and completions that late
+# (sim/notice-delay.ts, --notice-delay-ms; the peers hear them at once); unset or 0: at the engine's instant.
+if [[ -n "${NOTICE_DELAY_MS:-}" ]]; then RUN_FLAGS+=(--notice-delay-ms "$NOTICE_DELAY_MS"); fi
 # KV_ALLOCATION, unset or incremental: the engines take KV step by step and preempt as vLLM V1 does
 # (sim/model/scheduler.ts), the engine model's default; reserve: prompt + output at admission, the default
 # before. Always passed on, so every report's command names its allocation. The loads below are those

@@ -5,6 +5,7 @@
  * their values. A bad flag is a UsageError: the command prints it with its
  * usage.
  */
+
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { ENGINE_SCRAPE_MIN_MS, SETTINGS } from "../src/routing/defaults";
 import {
@@ -18,6 +19,7 @@ import { isSetName, SET_NAMES, type SetDataArgs, type SetName, seedOfSet } from 
 import { DEFAULT_KV_ALLOCATION, kvAllocationFlag } from "./model/engine-config";
 import { DEFAULT_PRESET, ENGINE_PRESETS, enginePreset } from "./model/presets";
 import { type EngineConfig, KV_ALLOCATIONS, type KvAllocation } from "./model/types";
+import { isInline, type NoticeDelay, parseNoticeDelay } from "./notice-delay";
 import { parsePolicies, type SimPolicyName } from "./policies";
 import { parseSecondClient, type SecondClient } from "./second-client";
 import type { FleetConfig } from "./simulator";
@@ -245,6 +247,7 @@ export function maxTokensHelp(column: number): string {
 export const TRAFFIC_OPTIONS = {
   "scrape-ms": { type: "string" },
   "second-client": { type: "string" },
+  "notice-delay-ms": { type: "string" },
 } as const satisfies ParseArgsOptionsConfig;
 
 export const TRAFFIC_USAGE = {
@@ -255,7 +258,24 @@ export const TRAFFIC_USAGE = {
   secondClient:
     "SHARE[:K]: that share of the requests goes straight to an engine, around the router, uniformly " +
     "among the first K engines (default all): load only the engines' own readings show",
+  noticeDelay:
+    "MEAN[:SIGMA[:CARRY]][,nofirst]: our router hears each first token and completion MEAN ms (× a " +
+    "lognormal of log-σ SIGMA, mean 1) after the engine, a completion carried on a route call within CARRY ms " +
+    "(REPORT_CARRY_MS), never before its first token; nofirst: no first token heard. Peers hear at once. " +
+    "Default 0: at the engine's instant (sim/notice-delay.ts)",
 };
+
+/** --notice-delay-ms MEAN[:SIGMA[:CARRY]][,nofirst]; undefined when absent or inline (the default). */
+export function noticeDelayFlag(v: string | undefined): NoticeDelay | undefined {
+  if (v === undefined) return undefined;
+  let d: NoticeDelay;
+  try {
+    d = parseNoticeDelay(v);
+  } catch (e) {
+    throw new UsageError(`--notice-delay-ms: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return isInline(d) ? undefined : d;
+}
 
 /** --scrape-ms MS: ENGINE_SCRAPE_MS's bounds; its default when absent. */
 export function scrapeFlag(v: string | undefined): number {

@@ -3,7 +3,7 @@
  *   mooncake|file:PATH>
  *   --backends N --rate R [--policies a,b|all] [--seed S] [--set tuning|scoring] [--speed X] [--requests N]
  *   [--preset NAME] [--kv-tokens T] [--kv-allocation incremental|reserve] [--prefix-tokens P] [--max-tokens M] [--sample-families R] [--duration-s D]
- *   [--scrape-ms MS] [--second-client SHARE[:K]] [--name NAME] [--out DIR]
+ *   [--scrape-ms MS] [--second-client SHARE[:K]] [--notice-delay-ms MEAN[:SIGMA[:CARRY]][,nofirst]] [--name NAME] [--out DIR]
  *
  * One operation = one policy replaying the whole workload on a simulated
  * fleet. The figures that matter: TTFT p50/p99 and hit rate per policy, and
@@ -22,6 +22,7 @@ import {
   failure,
   maxTokensFlag,
   maxTokensHelp,
+  noticeDelayFlag,
   parseFlags,
   policiesFlag,
   positiveFlag,
@@ -72,6 +73,7 @@ const HELP = `usage: npm run bench:sim -- --workload W --backends N --rate R [op
   --duration-s D traces: keep the first D seconds of recorded time (before --speed), after sampling
   --scrape-ms MS ${TRAFFIC_USAGE.scrapeMs}
   --second-client SHARE[:K]  ${TRAFFIC_USAGE.secondClient}
+  --notice-delay-ms D  ${TRAFFIC_USAGE.noticeDelay}
   --name         report name (default <workload>-<N>b[-r<rate>|-x<speed>][-<set>[-s<seed>]])
   --out          output directory (default bench/results)`;
 
@@ -101,6 +103,7 @@ async function main(argv: string[]): Promise<void> {
   const sampleRate = sampleRateFlag(values["sample-families"]);
   const scrapeMs = scrapeFlag(values["scrape-ms"]);
   const secondClient = secondClientFlag(values["second-client"]);
+  const noticeDelay = noticeDelayFlag(values["notice-delay-ms"]);
   const durationS =
     values["duration-s"] === undefined ? undefined : positiveFlag("duration-s", values["duration-s"]);
   if (durationS !== undefined && !isTrace) throw new UsageError("--duration-s applies to traces only");
@@ -148,6 +151,7 @@ async function main(argv: string[]): Promise<void> {
     ...engine,
     ...(scrapeMs > 0 ? { scrapeMs } : {}),
     ...(secondClient !== undefined ? { secondClient } : {}),
+    ...(noticeDelay !== undefined ? { noticeDelay } : {}),
   };
   const report = runPolicies(prepared, fleet, policies, (p) =>
     console.error(

@@ -2,9 +2,11 @@
  * Reports of a simulator run: Markdown (command to reproduce, machine, every
  * figure per policy) and JSON (the SimReport as is, plus the same context).
  */
+
 import { cpus, totalmem } from "node:os";
 import { fmtMs, fmtNum, fmtPct, reproduceLines, table } from "./format";
 import { kvAllocationOf } from "./model/engine-config";
+import { noticeDelayText } from "./notice-delay";
 import { isSimPolicy, readingsText, viewOf } from "./policies";
 import { type RequestView, TAIL_COUNT_FACTORS } from "./request-view";
 import type { SimReport } from "./run";
@@ -98,6 +100,13 @@ export function inputLines(r: SimReport): string[] {
       (r.fleet.secondClient !== undefined
         ? " Each policy's figures are those of the requests its router placed; the second client's are apart."
         : ""),
+    ...(r.fleet.noticeDelay === undefined
+      ? []
+      : [
+          "",
+          `Notices (first token, completion) reach our policies' router: ${noticeDelayText(r.fleet.noticeDelay)} ` +
+            "(sim/notice-delay.ts); the peers' routers hear them at the engine's instant.",
+        ]),
   ];
 }
 

@@ -31,10 +31,12 @@ import type {
   RouteReason,
   RouteRequest,
 } from "../src/routing/types";
+import { isBaselineName } from "./baselines/index";
 import { contextOverflow, kvAllocationOf } from "./model/engine-config";
 import { DEFAULT_ENGINE_CONFIG, EngineModel } from "./model/engine-model";
 import { enginePreset } from "./model/presets";
 import type { EngineConfig } from "./model/types";
+import { completionAt, isInline, type NoticeDelay, NoticeDelays, NoticeQueue } from "./notice-delay";
 import type { PreparedWorkload } from "./prepare";
 import { type RequestView, routeRequest } from "./request-view";
 import { ScrapeTicker } from "./scrape-ticker";
@@ -118,6 +120,12 @@ export interface FleetConfig {
   readonly scrapeMs?: number;
   /** Requests sent straight to the engines, around the router; absent: none. */
   readonly secondClient?: SecondClient;
+  /**
+   * When our policies' router hears first tokens and completions (notice-delay.ts); absent: at the
+   * engine's instant. The peers' routers always hear them at once (in production they sit beside
+   * their engines).
+   */
+  readonly noticeDelay?: NoticeDelay;
 }
 
 /** What the second client's own requests met (they are not in the policy's figures). */
@@ -248,6 +256,12 @@ export function simulatePolicy(
     engines,
   );
   const random = new Rng(fleet.seed).fork(`router/${policy}`).source();
+  // Our router hears notices late when the fleet says so; a peer's never (see FleetConfig.noticeDelay).
+  const late = isBaselineName(policy) || isInline(fleet.noticeDelay) ? undefined : fleet.noticeDelay;
+  const delays = late === undefined ? undefined : new NoticeDelays(late, fleet.seed, policy);
+  const notices = new NoticeQueue<{ id: number; outcome?: RouteOutcome }>();
+  /** Per request: when its first token's notice reaches the router (a completion never comes before). */
+  const heardFirst = new Float64Array(total).fill(Number.NEGATIVE_INFINITY);
   /** Per request: the engine the second client sends it to, −1 when the router places it. */
   const around = secondClientTargets(total, n, fleet.secondClient, fleet.seed);
 
@@ -282,7 +296,19 @@ export function simulatePolicy(
         ei = i;
       }
     const at = next < total ? reqs[next]!.arrivalMs : Number.POSITIVE_INFINITY;
-    if (ei < 0 && next >= total) break;
+    if (ei < 0 && next >= total && notices.size === 0) break;
+    // A late notice due before (or with) the next event reaches the router first.
+    if (notices.nextAt <= Math.min(et, at, ticker?.nextAt ?? Number.POSITIVE_INFINITY)) {
+      const n = notices.pop()!;
+      now = n.at;
+      const { id, outcome } = n.item;
+      if (outcome === undefined) router.firstToken?.(tickets[id], { now, random });
+      else {
+        router.complete(tickets[id], outcome, { now, random });
+        tickets[id] = undefined;
+      }
+      continue;
+    }
     // A scrape due before (or with) the next event reads the engines first; none once the run is over.
     if (ticker !== undefined && ticker.nextAt <= Math.min(et, at)) {
       now = ticker.nextAt;
@@ -299,7 +325,12 @@ export function simulatePolicy(
         const routed = around[id] === -1;
         if (ev.kind === "first_token") {
           ttft[id] = ev.time - reqs[id]!.arrivalMs;
-          if (routed) router.firstToken?.(tickets[id], { now: ev.time, random });
+          if (!routed) continue;
+          if (late === undefined) router.firstToken?.(tickets[id], { now: ev.time, random });
+          else if (late.firstTokens) {
+            heardFirst[id] = ev.time + delays!.draw();
+            notices.push(heardFirst[id]!, { id });
+          }
           continue;
         }
         if (!Number.isNaN(e2e[id]!)) throw new Error(`request ${id} completed twice`);
@@ -312,19 +343,30 @@ export function simulatePolicy(
         outputTokens += ev.outputTokens;
         setInflight(ei, -1, ev.time);
         observer?.done?.(id, ei, ev.cachedTokens, ttft[id]!);
-        router.complete(
-          tickets[id],
-          {
-            ok: true,
-            promptTokens: reqs[id]!.promptTokens,
-            cachedTokens: ev.cachedTokens,
-            ttftMs: ttft[id]!,
-            // usage.completion_tokens, as a gateway reads it at the response's end.
-            outputTokens: ev.outputTokens,
-          },
-          { now: ev.time, random },
-        );
-        tickets[id] = undefined;
+        const outcome: RouteOutcome = {
+          ok: true,
+          promptTokens: reqs[id]!.promptTokens,
+          cachedTokens: ev.cachedTokens,
+          ttftMs: ttft[id]!,
+          // usage.completion_tokens, as a gateway reads it at the response's end.
+          outputTokens: ev.outputTokens,
+        };
+        if (late === undefined) {
+          router.complete(tickets[id], outcome, { now: ev.time, random });
+          tickets[id] = undefined;
+        } else {
+          const arrival = (i: number) => reqs[i]!.arrivalMs;
+          const heard = completionAt(
+            ev.time,
+            delays!.draw(),
+            late.carryMs,
+            arrival,
+            next,
+            total,
+            heardFirst[id]!,
+          );
+          notices.push(heard, { id, outcome });
+        }
       }
       const after = engine.nextEventTime();
       // An engine that neither emits events nor moves its clock forward would spin forever.
