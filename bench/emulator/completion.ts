@@ -10,7 +10,7 @@ import { servedModelLen } from "../../sim/model/engine-config";
 import type { EngineDriver } from "./engine-driver";
 import { badRequest } from "./http-error";
 import type { CommonParams, PromptInput } from "./openai-request";
-import { chatPromptTokens, encodeText, promptBlocks } from "./prompt-tokens";
+import { chatPromptTokens, encodeText, type PromptTokens, promptBlocks } from "./prompt-tokens";
 import { type GeneratedText, generateText } from "./text-gen";
 
 export interface CompletionContext {
@@ -47,9 +47,35 @@ interface Prompt {
   readonly blocks: number[];
 }
 
-function tokensOf(input: PromptInput): Prompt[] {
-  if (input.kind === "chat") return [{ tokens: chatPromptTokens(input.messages), blocks: [] }];
-  return input.prompts.map((p) => ({ tokens: typeof p === "string" ? encodeText(p) : p, blocks: [] }));
+/**
+ * The prompts' tokens, each checked against the engine's context `max` as vLLM checks them, in its
+ * words (vllm/entrypoints/renderer.py `_create_tokens_prompt`, then the serving layer's max_tokens
+ * check). Text is encoded only to max + 1 tokens: a prompt the engine refuses is refused after
+ * a context's worth of work, whatever its length, and its count is then a lower bound ("at least").
+ */
+function tokensOf(input: PromptInput, max: number, maxTokens: number, chat: boolean): Prompt[] {
+  const counted: PromptTokens[] =
+    input.kind === "chat"
+      ? [chatPromptTokens(input.messages, max)]
+      : input.prompts.map((p) =>
+          typeof p === "string" ? encodeText(p, max) : { tokens: p, complete: true },
+        );
+  const param = chat ? "messages" : "prompt";
+  for (const { tokens, complete } of counted) {
+    const n = tokens.length;
+    if (n === 0) throw badRequest("The prompt is empty.", param);
+    if (!complete || n > max)
+      throw badRequest(
+        `This model's maximum context length is ${max} tokens. However, your request has ${complete ? "" : "at least "}${n} input tokens. Please reduce the length of the input messages.`,
+        param,
+      );
+    if (n + maxTokens > max)
+      throw badRequest(
+        `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${max} tokens and your request has ${n} input tokens (${maxTokens} > ${max} - ${n}).`,
+        "max_tokens",
+      );
+  }
+  return counted.map(({ tokens }) => ({ tokens, blocks: [] }));
 }
 
 function hashTokens(tokens: readonly number[]): number {
@@ -85,19 +111,10 @@ export function runCompletion(
 ): void {
   const { driver, blockTokens } = ctx;
   let contentWritten = false;
-  const prompts = tokensOf(input);
-  for (const p of prompts) {
-    if (p.tokens.length === 0) throw badRequest("The prompt is empty.", chat ? "messages" : "prompt");
-    // vLLM's check (and message): prompt + max_tokens within max_model_len (/v1/models), which the KV holds.
-    const max = servedModelLen(driver.engine.config);
-    if (p.tokens.length + params.maxTokens > max) {
-      throw badRequest(
-        `This model's maximum context length is ${max} tokens. However, you requested ${p.tokens.length + params.maxTokens} tokens (${p.tokens.length} in the ${chat ? "messages" : "prompt"}, ${params.maxTokens} in the completion). Please reduce the length of the ${chat ? "messages" : "prompt"} or completion.`,
-        chat ? "messages" : "prompt",
-      );
-    }
+  // vLLM's context: max_model_len (/v1/models), which the KV cache holds.
+  const prompts = tokensOf(input, servedModelLen(driver.engine.config), params.maxTokens, chat);
+  for (const p of prompts)
     p.blocks.push(...promptBlocks(p.tokens, params.model, blockTokens, params.cacheSalt));
-  }
 
   const id = `${chat ? "chatcmpl" : "cmpl"}-${ctx.nextId()}`;
   const created = Math.floor(Date.now() / 1000);

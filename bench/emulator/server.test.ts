@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emulatorTokenizer } from "./prompt-tokens";
 import { type Emulator, startEmulator } from "./server";
 
 const MODEL = "llama-3.1-8b-instruct";
@@ -298,9 +299,41 @@ describe("emulator: errors, models, health, metrics", () => {
     // Past max_model_len (131,072) though the KV cache would hold it: vLLM's 400 and its message.
     const past = await post("/v1/chat/completions", chat("x", { max_tokens: 131_072 }));
     expect(past.status).toBe(400);
-    expect(await past.text()).toContain("This model's maximum context length is 131072 tokens.");
+    expect(await past.text()).toContain(
+      "'max_tokens' or 'max_completion_tokens' is too large: 131072. This model's maximum context length is 131072 tokens and your request has",
+    );
     // Without --api-key any key (or none) is accepted.
     expect((await post("/v1/chat/completions", chat("x"), "anything", slow)).status).toBe(200);
+  });
+
+  it("answers a prompt of 3.5 M spaces, and refuses one past the context after a context's worth of work", async () => {
+    const work = emulatorTokenizer().work;
+    const before = { ...work };
+    // The fuzz case that froze the fuzz driver: 1,024-space pieces, each merged once, then remembered.
+    const spaces = await post("/v1/chat/completions", {
+      model: MODEL,
+      messages: [{ role: "user", content: " ".repeat(3_500_000) }],
+      max_tokens: 4,
+    });
+    expect(spaces.status).toBe(200);
+    const usage = ((await spaces.json()) as { usage: Usage }).usage;
+    expect(usage.prompt_tokens).toBeGreaterThan(20_000);
+    expect(usage.prompt_tokens).toBeLessThan(131_072);
+    expect(work.mergedBytes - before.mergedBytes).toBeLessThan(64 * 1024);
+    // 4 M letters are ~500k tokens: vLLM's renderer refuses them; encoding stopped just past 131,072.
+    const mid = { ...work };
+    const letters = await post("/v1/completions", {
+      model: MODEL,
+      prompt: "a".repeat(4_000_000),
+      max_tokens: 4,
+    });
+    expect(letters.status).toBe(400);
+    const body = (await letters.json()) as { error: { message: string; param: string } };
+    expect(body.error.message).toMatch(
+      /^This model's maximum context length is 131072 tokens\. However, your request has at least 13\d{4} input tokens\. Please reduce the length of the input messages\.$/,
+    );
+    expect(body.error.param).toBe("prompt");
+    expect(work.chars - mid.chars).toBeLessThan(2_000_000);
   });
 
   it("serves /health, /v1/models and vLLM-named /metrics", async () => {

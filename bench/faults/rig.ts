@@ -1,6 +1,9 @@
 /**
  * The system under fault: backend emulators in this process (so a run can
- * stop, restart and fault each one through its handle) behind the real
+ * stop, restart and fault each one through its handle) — or, for a run that
+ * only needs their addresses (the fuzz pass), on a thread of their own, so
+ * a backend busy with one request never stalls the driver that judges every
+ * answer (startIsolatedRig) — behind the real
  * gateway bundle served by workerd (e2e/gateway.ts), and the gauges the
  * fault bench reads: the RouterDO's stats through `GET /healthz` with the
  * admin token, and the workerd process's memory and CPU from /proc.
@@ -17,8 +20,8 @@ import { DEFAULT_ENGINE_CONFIG } from "../../sim/model/presets";
 import type { BackendStatus } from "../../src/worker/router/router-rpc";
 import { type BackendEntry, type Gateway, startGateway } from "../e2e/gateway";
 import { groupCpuByCommand } from "../e2e/proc-cpu";
-import { startEmulatorsHere } from "../emulator/fleet";
-import type { Emulator } from "../emulator/server";
+import { type EmulatorFleet, startEmulatorFleet, startEmulatorsHere } from "../emulator/fleet";
+import type { Emulator, EmulatorOptions } from "../emulator/server";
 import { cellMembers, type PoolStats, poolStatsOf } from "./pool-stats";
 
 export const MODEL = "llama-3.1-8b-instruct";
@@ -43,8 +46,9 @@ export interface RigOptions {
   readonly cells?: number;
 }
 
-export interface Rig {
-  readonly emulators: readonly Emulator[];
+/** A rig whose backends are `E`: handles in this process (Rig), or a fleet on a thread (IsolatedRig). */
+export interface RigOf<E> {
+  readonly emulators: E;
   /** Backend ids of the current BACKENDS secret, in order. */
   readonly ids: readonly string[];
   readonly gateway: Gateway;
@@ -64,6 +68,9 @@ export interface Rig {
   restartGateway(entries: readonly BackendEntry[]): Promise<void>;
   close(): Promise<void>;
 }
+
+export type Rig = RigOf<readonly Emulator[]>;
+export type IsolatedRig = RigOf<EmulatorFleet>;
 
 export function emulatorEntries(urls: readonly string[]): BackendEntry[] {
   return urls.map((url, i) => backendEntry(`emu-${i + 1}`, url));
@@ -94,15 +101,44 @@ function readRss(pid: number): number | undefined {
   }
 }
 
+function emulatorOptions(n: number): EmulatorOptions[] {
+  return Array.from({ length: n }, () => ({
+    port: 0,
+    host: "127.0.0.1",
+    model: MODEL,
+    apiKey: EMULATOR_KEY,
+  }));
+}
+
+/** The emulators in this process: each one's handle stops, restarts and faults it. */
 export async function startRig(opts: RigOptions): Promise<Rig> {
-  const emulators = await startEmulatorsHere(
-    Array.from({ length: opts.emulators }, () => ({
-      port: 0,
-      host: "127.0.0.1",
-      model: MODEL,
-      apiKey: EMULATOR_KEY,
-    })),
+  const emulators = await startEmulatorsHere(emulatorOptions(opts.emulators));
+  return rigAround(
+    emulators,
+    emulators.map((e) => e.url),
+    async () => {
+      await Promise.allSettled(emulators.map((e) => e.close()));
+    },
+    opts,
   );
+}
+
+/**
+ * The emulators on a thread of their own (fleet.ts): only their addresses and counters are reachable, and
+ * a request that keeps one busy (a long prompt to tokenize) delays that thread, never this one's timers
+ * and reads, so a judge of answers sees the gateway's timing, not its own backends'.
+ */
+export async function startIsolatedRig(opts: RigOptions): Promise<IsolatedRig> {
+  const fleet = await startEmulatorFleet(emulatorOptions(opts.emulators), { thread: true });
+  return rigAround(fleet, fleet.urls, () => fleet.close(), opts);
+}
+
+async function rigAround<E>(
+  emulators: E,
+  urls: readonly string[],
+  closeEmulators: () => Promise<void>,
+  opts: RigOptions,
+): Promise<RigOf<E>> {
   const stateDir = await mkdtemp(join(tmpdir(), "pgw-faults-do-"));
   const start = (entries: readonly BackendEntry[]): Promise<Gateway> =>
     startGateway({
@@ -118,12 +154,12 @@ export async function startRig(opts: RigOptions): Promise<Rig> {
           }
         : {}),
     });
-  let entries = (opts.entries ?? emulatorEntries)(emulators.map((e) => e.url));
+  let entries = (opts.entries ?? emulatorEntries)(urls);
   let gateway: Gateway;
   try {
     gateway = await start(entries);
   } catch (err) {
-    await Promise.allSettled(emulators.map((e) => e.close()));
+    await closeEmulators().catch(() => {});
     await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
@@ -170,7 +206,7 @@ export async function startRig(opts: RigOptions): Promise<Rig> {
     },
     async close() {
       await gateway.close().catch(() => {});
-      await Promise.allSettled(emulators.map((e) => e.close()));
+      await closeEmulators().catch(() => {});
       await rm(stateDir, { recursive: true, force: true });
     },
   };

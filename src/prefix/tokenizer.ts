@@ -27,7 +27,7 @@
  * must never be able to throw or forge a control token.
  */
 import o200kBase from "js-tiktoken/ranks/o200k_base";
-import { bytePairEncode } from "./tokenizer-bpe";
+import { bytePairEncode, SMALL_PIECE_BYTES } from "./tokenizer-bpe";
 import { boundPattern } from "./tokenizer-pattern";
 import { type BpeRanks, BpeVocab } from "./tokenizer-vocab";
 
@@ -59,6 +59,20 @@ export interface TokenizerWork {
   mergedBytes: number;
   /** Longest piece merged, in bytes. */
   longestMergeBytes: number;
+  /** Long pieces whose tokens came from the piece memo instead of a merge (only with `memoPieces`). */
+  memoHits: number;
+}
+
+export interface BpeTokenizerOptions {
+  /**
+   * Remember the tokens of up to this many long pieces (above SMALL_PIECE_BYTES, the heap path) and reuse
+   * them when the same piece comes again. Off (0) by default: the Worker's keying bounds its text per
+   * request instead. A server that tokenizes whole prompts turns on it, because a long run of one character
+   * is cut into identical MAX_PIECE_RUN pieces: 3.5 M spaces are ~3,400 copies of one 1,024-space piece,
+   * which cost 1.7–16 s to merge one by one and one merge plus lookups with the memo. Identical pieces
+   * merge to identical tokens, so the output does not change. Cleared wholesale when full.
+   */
+  readonly memoPieces?: number;
 }
 
 export class BpeTokenizer {
@@ -71,9 +85,15 @@ export class BpeTokenizer {
    * cut `lookahead` units past where encoding stops yields the same tokens.
    */
   readonly lookahead: number;
-  readonly work: TokenizerWork = { chars: 0, pieces: 0, mergedBytes: 0, longestMergeBytes: 0 };
+  readonly work: TokenizerWork = { chars: 0, pieces: 0, mergedBytes: 0, longestMergeBytes: 0, memoHits: 0 };
+  private readonly memoPieces: number;
+  private readonly pieceMemo = new Map<string, readonly number[]>();
 
-  constructor(ranks: BpeRanks, maxPieceRun = MAX_PIECE_RUN) {
+  constructor(ranks: BpeRanks, maxPieceRun = MAX_PIECE_RUN, options: BpeTokenizerOptions = {}) {
+    const memoPieces = options.memoPieces ?? 0;
+    if (!Number.isInteger(memoPieces) || memoPieces < 0)
+      throw new RangeError(`memoPieces must be a non-negative integer, got ${memoPieces}`);
+    this.memoPieces = memoPieces;
     this.vocab = new BpeVocab(ranks.bpe_ranks);
     const bounded = boundPattern(ranks.pat_str, maxPieceRun);
     // Sticky: each match starts where the previous one ended, so no call scans ahead for a match.
@@ -117,13 +137,31 @@ export class BpeTokenizer {
       const len = this.toUtf8(piece);
       const whole = vocab.rankOf(this.bytes, 0, len);
       if (whole >= 0) out.push(whole);
-      else {
-        work.mergedBytes += len;
-        if (len > work.longestMergeBytes) work.longestMergeBytes = len;
-        bytePairEncode(vocab, this.bytes, len, out);
-      }
+      else if (this.memoPieces > 0 && len > SMALL_PIECE_BYTES) this.mergeRemembered(piece, len, out);
+      else this.merge(len, out);
     }
     return { tokens: out, charsConsumed: consumed, complete: consumed >= text.length };
+  }
+
+  /** Byte-pair merges this.bytes[0, len) onto `out`. */
+  private merge(len: number, out: number[]): void {
+    this.work.mergedBytes += len;
+    if (len > this.work.longestMergeBytes) this.work.longestMergeBytes = len;
+    bytePairEncode(this.vocab, this.bytes, len, out);
+  }
+
+  /** merge(), or the tokens `piece` merged to before. */
+  private mergeRemembered(piece: string, len: number, out: number[]): void {
+    const hit = this.pieceMemo.get(piece);
+    if (hit !== undefined) {
+      this.work.memoHits++;
+      for (let i = 0; i < hit.length; i++) out.push(hit[i]!);
+      return;
+    }
+    const from = out.length;
+    this.merge(len, out);
+    if (this.pieceMemo.size >= this.memoPieces) this.pieceMemo.clear();
+    this.pieceMemo.set(piece, out.slice(from));
   }
 
   /** UTF-8 of `piece` into this.bytes; returns its length. ASCII (most pieces) skips TextEncoder. */

@@ -29,6 +29,12 @@ export interface RawCase {
   readonly method: string;
   /** A method the runtime refuses before the Worker sees it (judge.ts Answer.runtimeMayRefuse). */
   readonly runtimeMayRefuse?: boolean;
+  /**
+   * A well-formed upload (upload.ts), which the gateway must answer: the connection closing with no
+   * answer is a problem, unless the gateway's log shows it answered this x-request-id (a refusal whose
+   * bytes the close destroyed) — not a refusal of bytes that were never HTTP.
+   */
+  readonly upload?: { readonly requestId: string };
 }
 
 /** Many streams at once, each left at a random point. */

@@ -1,14 +1,17 @@
 /**
  * `npm run bench:fuzz`: a bounded, seeded fuzz pass over the real gateway
  * bundle in workerd (bench/faults/rig.ts: 4 emulated vLLM backends on free
- * loopback ports, workerd on a free port; everything stopped at the end).
+ * loopback ports, on a thread of their own; workerd on a free port;
+ * everything stopped at the end).
  *
  * Per seed: K well-formed streaming clients run closed-loop (steady-clients.ts)
  * while M fuzzing clients send N strange requests in a seeded mix (cases.ts).
  * Then the gateway must be healthy (health.ts). Exits 1 when any steady
  * answer was not whole and right, any fuzzed request hung, got a 5xx, a 4xx
  * outside OpenAI's error shape, or leaked a backend's address or key or a
- * stack trace, or the gateway was not healthy afterwards. Writes a JSON
+ * stack trace, or the gateway was not healthy afterwards. A large upload the
+ * gateway refuses mid-body (413, then a close: EPIPE on our write) is judged
+ * on the answer it sent (upload.ts); a close with no answer stays a failure. Writes a JSON
  * summary (--out) that bench/results/fuzz-pass.md reads from.
  *
  *   npm run bench:fuzz -- [--seeds 1,2,3] [--cases 600] [--fuzzers 6] [--clients 8] [--out file.json]
@@ -16,16 +19,18 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Rng } from "../../../sim/workloads/prng";
 import { bundleWorker } from "../../e2e/gateway";
-import { ADMIN_TOKEN, EMULATOR_KEY, startRig } from "../rig";
+import { ADMIN_TOKEN, EMULATOR_KEY, startIsolatedRig } from "../rig";
 import type { FuzzCase } from "./case-types";
 import { caseSource, grammarBodies } from "./cases";
 import { checkHealth, type HealthReport } from "./health";
-import { sendRaw } from "./raw";
-import { type CaseOutcome, sendBurst, sendFetch } from "./send";
+import { runCase } from "./run-case";
+import type { CaseOutcome } from "./send";
 import { referenceAnswers, startSteady, steadyBodies } from "./steady-clients";
+import { reconcileUploads } from "./upload";
 
 const STEADY_KEY = "fuzz-steady-client-key";
 const FUZZ_KEY = "fuzz-fuzzing-client-key";
@@ -126,6 +131,8 @@ interface SeedResult {
   readonly logRequests: number;
   /** Request log lines by a field worth a look: a backend failure, a retry, a fail-open, a client that left, each route reason. */
   readonly logMarks: Record<string, number>;
+  /** Longest delay of this process's event loop (the clients and judge) while the cases ran, ms. */
+  readonly driverMaxLagMs: number;
   readonly seconds: number;
 }
 
@@ -136,22 +143,26 @@ async function runSeed(
   log: (s: string) => void,
 ): Promise<SeedResult> {
   const t0 = performance.now();
-  const rig = await startRig({
+  // The emulators on a thread of their own: a backend busy with one prompt must not stall this loop's
+  // clients and judge (faults-11: a 3.5 M-space prompt froze every answer here for ~25 s).
+  const rig = await startIsolatedRig({
     emulators: 4,
     configPath,
     gatewayKeys: `${STEADY_KEY}, ${FUZZ_KEY} max_concurrent=${FUZZ_KEY_CAP}`,
   });
   try {
-    const port = Number(new URL(rig.url).port);
     const secrets = {
       needles: [
         EMULATOR_KEY,
         ADMIN_TOKEN,
-        ...rig.emulators.flatMap((e) => [`127.0.0.1:${e.port}`, `localhost:${e.port}`]),
+        ...rig.emulators.urls.flatMap((u) => {
+          const port = new URL(u).port;
+          return [`127.0.0.1:${port}`, `localhost:${port}`];
+        }),
       ],
     };
     const bodies = steadyBodies(seed, 24);
-    const refs = await referenceAnswers(rig.emulators[0]!.url, EMULATOR_KEY, bodies);
+    const refs = await referenceAnswers(rig.emulators.urls[0]!, EMULATOR_KEY, bodies);
     log(`seed ${seed}: gateway ${rig.url}, ${bodies.length} steady bodies with their answers alone`);
 
     const rng = new Rng(`fuzz/cases/${seed}`);
@@ -174,9 +185,7 @@ async function runSeed(
     let requests = 0;
     const run = (c: FuzzCase): Promise<CaseOutcome> => {
       requests += c.kind === "burst" ? c.streams.length : 1;
-      if (c.kind === "fetch") return sendFetch(rig.url, c, secrets);
-      if (c.kind === "burst") return sendBurst(rig.url, c, secrets);
-      return sendRaw(port, c, secrets);
+      return runCase(rig.url, c, secrets);
     };
     const fuzzer = async (): Promise<void> => {
       while (taken < a.cases) {
@@ -186,41 +195,52 @@ async function runSeed(
         if (outcomes.length % 100 === 0) log(`seed ${seed}: ${outcomes.length}/${a.cases} cases`);
       }
     };
+    // How late this loop's timers ran while the cases were out: the judge's own stalls, apart from the gateway's.
+    const lag = monitorEventLoopDelay({ resolution: 20 });
+    lag.enable();
     await Promise.all(Array.from({ length: a.fuzzers }, () => fuzzer()));
+    lag.disable();
     const st = await steady.stop();
     log(`seed ${seed}: fuzz done, ${st.requests} steady requests; checking health`);
     const health = await checkHealth(rig.url, ADMIN_TOKEN, FUZZ_KEY, FUZZ_KEY_CAP, HEALTH_DEADLINE_MS);
 
-    const tally: Record<string, Record<string, number>> = {};
-    const codes: Record<string, Record<string, number>> = {};
-    const slowestMs: Record<string, number> = {};
-    for (const o of outcomes) {
-      const f = family(o.label);
-      count(tally, f, `${o.status}${o.origin === "runtime" ? " (runtime)" : ""}`);
-      slowestMs[f] = Math.max(slowestMs[f] ?? 0, Math.round(o.ms));
-      if (o.code !== undefined) count(codes, f, o.code);
-    }
     const logText = await readFile(rig.gateway.logFile, "utf8").catch(() => "");
     // The rig deletes its log with its temp dir; a failing seed is only explainable with it (FUZZ_LOG_DIR keeps it).
     const keepDir = process.env.FUZZ_LOG_DIR;
     if (keepDir !== undefined && keepDir !== "") await writeFile(join(keepDir, `seed-${seed}.log`), logText);
     const lines = logText.split("\n");
+    // Uploads whose answer a reset destroyed: the gateway's log says whether it answered them.
+    const judged = reconcileUploads(outcomes, lines);
+
+    const tally: Record<string, Record<string, number>> = {};
+    const codes: Record<string, Record<string, number>> = {};
+    const slowestMs: Record<string, number> = {};
+    for (const o of judged) {
+      const f = family(o.label);
+      count(
+        tally,
+        f,
+        `${o.status}${o.origin === "runtime" ? " (runtime)" : ""}${o.writeError !== undefined ? ` after our ${o.writeError}` : ""}${o.unansweredId !== undefined ? " (answer lost; from the log)" : ""}`,
+      );
+      slowestMs[f] = Math.max(slowestMs[f] ?? 0, Math.round(o.ms));
+      if (o.code !== undefined) count(codes, f, o.code);
+    }
     const connect = /Handler does not export a connect\(\) function/;
     const logFaults = lines
       .filter((l) => /"status":5\d\d|Uncaught|internal_error/.test(l) && !connect.test(l))
       .map((l) => l.slice(0, 400));
     return {
       seed,
-      cases: outcomes.length,
+      cases: judged.length,
       requests,
       steadyRequests: st.requests,
       steadyViolations: st.violations,
       tally,
       codes,
       slowestMs,
-      runtimeAnswers: outcomes.filter((o) => o.origin === "runtime").length,
-      problems: outcomes.flatMap((o) => o.problems.map((p) => `${o.label.slice(0, 120)}: ${p}`)),
-      outcomes: outcomes.map((o) => ({
+      runtimeAnswers: judged.filter((o) => o.origin === "runtime").length,
+      problems: judged.flatMap((o) => o.problems.map((p) => `${o.label.slice(0, 120)}: ${p}`)),
+      outcomes: judged.map((o) => ({
         label: o.label.slice(0, 160),
         status: o.status,
         ms: Math.round(o.ms),
@@ -231,6 +251,7 @@ async function runSeed(
       runtimeConnectLines: lines.filter((l) => connect.test(l)).length,
       logRequests: lines.filter((l) => l.startsWith("{") && l.includes('"status":')).length,
       logMarks: logMarks(lines),
+      driverMaxLagMs: Math.round(lag.max / 1e6),
       seconds: Math.round((performance.now() - t0) / 1000),
     };
   } finally {
@@ -255,7 +276,8 @@ async function main(argv: readonly string[]): Promise<number> {
     log(
       `seed ${r.seed}: ${r.cases} cases (${r.requests} requests) in ${r.seconds} s beside ${r.steadyRequests} steady streams; ` +
         `${r.steadyViolations.length} steady violations, ${r.problems.length} fuzz problems, ${r.health.problems.length} health problems, ` +
-        `${r.logFaults.length} 5xx/uncaught log lines (of ${r.logRequests} request lines); drained in ${r.health.drainedMs?.toFixed(0)} ms, slots free in ${r.health.slotsFreeMs?.toFixed(0)} ms`,
+        `${r.logFaults.length} 5xx/uncaught log lines (of ${r.logRequests} request lines); drained in ${r.health.drainedMs?.toFixed(0)} ms, slots free in ${r.health.slotsFreeMs?.toFixed(0)} ms; ` +
+        `driver's loop late by ${r.driverMaxLagMs} ms at most`,
     );
     log(
       `  log: ${Object.entries(r.logMarks)

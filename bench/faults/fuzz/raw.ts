@@ -67,11 +67,15 @@ function answerComplete(bytes: Buffer): boolean {
   return len !== null && bytes.length - end - 4 >= Number(len[1]);
 }
 
+/** The problem of an upload the connection closed on with no answer (upload.ts clears it when the log shows one). */
+export const UNANSWERED = "connection closed with no answer";
+
 export function sendRaw(port: number, c: RawCase, secrets: Secrets): Promise<CaseOutcome> {
   const t0 = performance.now();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let settled = false;
+    let writeError: string | undefined;
     const socket = connect(port, "127.0.0.1");
     const finish = (why: "closed" | "timeout"): void => {
       if (settled) return;
@@ -85,8 +89,12 @@ export function sendRaw(port: number, c: RawCase, secrets: Secrets): Promise<Cas
         const problems =
           why === "timeout" && c.end !== "close"
             ? [`no answer within ${c.boundMs} ms (${bytes.length} bytes)`]
-            : [];
-        resolve({ label: c.label, status: why, ms, problems });
+            : why === "closed" && c.upload !== undefined
+              ? [`${UNANSWERED} (${bytes.length} bytes${writeError ? `, our write: ${writeError}` : ""})`]
+              : [];
+        const upload = why === "closed" && c.upload !== undefined ? { unansweredId: c.upload.requestId } : {};
+        const wrote = writeError !== undefined ? { writeError } : {};
+        resolve({ label: c.label, status: why, ms, problems, ...upload, ...wrote });
         return;
       }
       // 100 Continue is an interim answer: judge the final one after it.
@@ -94,7 +102,16 @@ export function sendRaw(port: number, c: RawCase, secrets: Secrets): Promise<Cas
         a.status === 100 ? (parseRawAnswer(bytes.subarray(bytes.indexOf("\r\n\r\n") + 4)) ?? a) : a;
       const v = judge({ ...final, method: c.method, runtimeMayRefuse: c.runtimeMayRefuse === true }, secrets);
       const code = v.code !== undefined ? { code: v.code } : {};
-      resolve({ label: c.label, status: final.status, origin: v.origin, ...code, ms, problems: v.problems });
+      const wrote = writeError !== undefined ? { writeError } : {};
+      resolve({
+        label: c.label,
+        status: final.status,
+        origin: v.origin,
+        ...code,
+        ...wrote,
+        ms,
+        problems: v.problems,
+      });
     };
     const bound = setTimeout(() => finish("timeout"), c.boundMs);
     socket.on("data", (d: Buffer) => {
@@ -102,8 +119,10 @@ export function sendRaw(port: number, c: RawCase, secrets: Secrets): Promise<Cas
       if (answerComplete(Buffer.concat(chunks))) finish("closed");
     });
     socket.on("close", () => finish("closed"));
-    socket.on("error", () => {
-      // A reset after our bytes: whatever came before it is the answer.
+    socket.on("error", (err: Error) => {
+      // A reset after our bytes: whatever came before it is the answer. A server that refuses an upload
+      // (413) answers and closes before reading it all, so our write fails (EPIPE) with its answer in.
+      writeError ??= (err as NodeJS.ErrnoException).code ?? err.message;
     });
     socket.on("connect", async () => {
       for (const p of c.parts) {

@@ -15,6 +15,10 @@ export interface CaseOutcome {
   readonly code?: string;
   readonly ms: number;
   readonly problems: readonly string[];
+  /** Our write failed (EPIPE, ECONNRESET) and the answer came anyway: a server refusing before reading all. */
+  readonly writeError?: string;
+  /** An upload's x-request-id when its connection closed with no answer: the gateway's log may hold one. */
+  readonly unansweredId?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
