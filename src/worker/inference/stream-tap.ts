@@ -57,7 +57,7 @@ export interface Tap {
 }
 
 /** An OpenAI error object at the top level of a parsed event or body. */
-function isErrorObject(obj: unknown): boolean {
+export function isErrorObject(obj: unknown): boolean {
   const e = typeof obj === "object" && obj !== null ? (obj as { error?: unknown }).error : undefined;
   return typeof e === "object" && e !== null;
 }

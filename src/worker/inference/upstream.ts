@@ -18,6 +18,7 @@ import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
 import { concat } from "../request/read-body";
 import { progressedSince } from "./backend-progress";
+import { errorAnswerEvent } from "./error-answer";
 import { startsAsJson, startsLikeEventStream } from "./sniff-event-stream";
 
 /** Why an attempt produced no usable response. */
@@ -321,6 +322,12 @@ export async function callBackend(
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
+    // A JSON error object for a streamed request: this request's answer (refused on its content), handed on as
+    // the error event the client's SDK raises, and no fault of the backend (error-answer.ts).
+    if (opts.stream && startsAsJson(value)) {
+      const error = await errorAnswerEvent(reader, value, opts.deadlines.idleMs);
+      if (error !== undefined) return { kind: "response", ...answered, reader, first: error };
+    }
     const mismatch = formMismatch(opts.stream, eventStream, value, res);
     if (mismatch !== undefined) {
       reader.cancel().catch(() => {});
