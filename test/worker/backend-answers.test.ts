@@ -488,6 +488,55 @@ describe("a backend that refuses the gateway's own key (401/403)", () => {
   });
 });
 
+describe("a 403 is judged by its retry: a firewall refusing a request's content is nobody's fault", () => {
+  // A 403 is also what a web application firewall in front of a backend answers for a request's content. Taken
+  // as a refusal of the gateway's key, it was a fault of each backend the request reached, and a client whose
+  // prompts quote SQL ejected healthy backends for everybody.
+  it("refused on every backend: the client gets the 403, and no backend takes a fault or leaves rotation", async () => {
+    const model = "odd-waf403";
+    const env = faultServerPool(model, "waf403", 2);
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(
+        env,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `DROP TABLE t${i};`),
+      );
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain("blocked by security policy");
+    }
+    const s = await settledStats(model);
+    expect(s.backends.map((b) => b.consecutiveFailures)).toEqual([0, 0]);
+    expect(s.backends.every((b) => b.healthy)).toBe(true);
+    const other = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, true, "hi"));
+    expect(other.status).toBe(200);
+  });
+
+  it("one backend refuses everything (a proxy refusing the gateway's key): clients are served by the other, and it is ejected", async () => {
+    const model = "odd-deny403";
+    const env = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: `${model}-deny`, url: faultServerAs(0, "deny403") },
+          { id: `${model}-open`, url: faultServerAs(1, "waf403") },
+        ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    for (let i = 0; i < 10; i++) {
+      const res = await gatewayWithEnv(
+        env,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `key question ${i} `.repeat(20)),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe(`${model}-open`);
+      await settle(model);
+    }
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBeGreaterThanOrEqual(1);
+    expect(s.backends.find((b) => b.id === `${model}-deny`)!.healthy).toBe(false);
+  }, 20_000);
+});
+
 describe("a backend that does not serve the model BACKENDS says it does (404)", () => {
   // The gateway answers only for models BACKENDS lists and always calls the same paths, so a 404 from one
   // backend while others serve the request is that backend's misconfiguration (a model it was never started

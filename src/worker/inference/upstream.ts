@@ -13,7 +13,7 @@
  * The client's credentials never leave the gateway: the upstream request
  * carries only the backend's own key.
  */
-import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
+import { backendAuthorization, isRedirect } from "../backend-http";
 import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
 import { concat } from "../request/read-body";
@@ -292,7 +292,10 @@ export async function callBackend(
   }
   // Relayed, a refusal of the gateway's key told every client routed there that its own key was wrong (the
   // SDKs raise AuthenticationError), and the backend, never blamed, stayed in rotation: its fault, retried.
-  if (refusesCredentials(res.status)) {
+  // Only a 401: a 403 is also what a web application firewall in front of a backend answers for a request's
+  // content (a prompt quoting SQL or a script tag), so a fault for it let one client's prompts eject healthy
+  // backends for everybody. A 403 is judged by its retry instead, as a 500 is (attempts.ts failureOf).
+  if (res.status === 401) {
     res.body?.cancel().catch(() => {});
     return failed(
       new Error(`refused the gateway's credentials (${res.status}): check its apiKey in BACKENDS`),
