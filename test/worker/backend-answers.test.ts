@@ -126,6 +126,32 @@ describe("a backend that answers 200 with the wrong thing", () => {
     expect((await poolStats("odd-jsonlabelledsse")).backends[0]!.consecutiveFailures).toBe(2);
   });
 
+  it("a JSON error object for a streamed request (refused on its content) is the client's error event, never a fault: its requests cannot eject a healthy backend", async () => {
+    // Taken as a wrong-form answer it was a fault of each backend the request reached (the retry's too), so a
+    // client sending over-long prompts ejected healthy backends for everybody, and got a 502 naming the form.
+    const model = "odd-refuse200";
+    const env = faultServerPool(model, "refuse200", 2);
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, true, `TOO_LONG ${i}`));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/event-stream");
+      const text = await res.text();
+      // One event the SDKs raise as an APIError: the backend's error object as it wrote it.
+      expect(text.startsWith("data: ")).toBe(true);
+      const error = (JSON.parse(text.slice(6).trim()) as { error: { message: string; code: string } }).error;
+      expect(error.code).toBe("context_length_exceeded");
+      expect(error.message).toMatch(/maximum context length/);
+    }
+    const s = await settledStats(model);
+    expect(s.backends.map((b) => b.consecutiveFailures)).toEqual([0, 0]);
+    expect(s.backends.every((b) => b.healthy)).toBe(true);
+    expect(s.usage.failed).toBe(4);
+    // Other clients' streams there are served.
+    const other = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, true, "hi"));
+    expect(other.status).toBe(200);
+    expect(await other.text()).toContain("Hello");
+  });
+
   it("an event stream for a request with stream false is a 502 for the client and a fault of that backend", async () => {
     // Relayed, the OpenAI SDKs hand the client a string where a completion object was expected.
     const res = await gatewayWithEnv(
@@ -460,6 +486,55 @@ describe("a backend that refuses the gateway's own key (401/403)", () => {
     expect(s.leases).toBe(0);
     expect(s.backends[0]!.consecutiveFailures).toBe(2);
   });
+});
+
+describe("a 403 is judged by its retry: a firewall refusing a request's content is nobody's fault", () => {
+  // A 403 is also what a web application firewall in front of a backend answers for a request's content. Taken
+  // as a refusal of the gateway's key, it was a fault of each backend the request reached, and a client whose
+  // prompts quote SQL ejected healthy backends for everybody.
+  it("refused on every backend: the client gets the 403, and no backend takes a fault or leaves rotation", async () => {
+    const model = "odd-waf403";
+    const env = faultServerPool(model, "waf403", 2);
+    for (let i = 0; i < 4; i++) {
+      const res = await gatewayWithEnv(
+        env,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `DROP TABLE t${i};`),
+      );
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain("blocked by security policy");
+    }
+    const s = await settledStats(model);
+    expect(s.backends.map((b) => b.consecutiveFailures)).toEqual([0, 0]);
+    expect(s.backends.every((b) => b.healthy)).toBe(true);
+    const other = await gatewayWithEnv(env, "/v1/chat/completions", ask(model, true, "hi"));
+    expect(other.status).toBe(200);
+  });
+
+  it("one backend refuses everything (a proxy refusing the gateway's key): clients are served by the other, and it is ejected", async () => {
+    const model = "odd-deny403";
+    const env = {
+      BACKENDS: JSON.stringify(
+        [
+          { id: `${model}-deny`, url: faultServerAs(0, "deny403") },
+          { id: `${model}-open`, url: faultServerAs(1, "waf403") },
+        ].map((b) => ({ ...b, models: [model], apiKey: BACKEND_KEY, weight: 1, kvCacheTokens: 65536 })),
+      ),
+    };
+    for (let i = 0; i < 10; i++) {
+      const res = await gatewayWithEnv(
+        env,
+        "/v1/chat/completions",
+        ask(model, i % 2 === 0, `key question ${i} `.repeat(20)),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get("x-prefix-gateway-backend")).toBe(`${model}-open`);
+      await settle(model);
+    }
+    const s = await poolStats(model);
+    expect(s.usage.retried).toBeGreaterThanOrEqual(1);
+    expect(s.backends.find((b) => b.id === `${model}-deny`)!.healthy).toBe(false);
+  }, 20_000);
 });
 
 describe("a backend that does not serve the model BACKENDS says it does (404)", () => {

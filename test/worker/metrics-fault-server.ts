@@ -63,6 +63,12 @@
  *                                  (no keep-alive), one with "reject" is failed at once in the stream (an error event
  *                                  and [DONE] in a 200, vLLM's way); with "asjson" too, the stream is sent as
  *                                  application/json.
+ * - /waf403/v1/chat/completions:   a firewall in front of an engine: 403 text/html for a body holding "DROP TABLE",
+ *                                  otherwise a one-token answer, streamed or not as asked;
+ * - /deny403/v1/chat/completions:  the same 403 page for every request (a proxy refusing the gateway's key).
+ * - /refuse200/v1/chat/completions: a body holding "TOO_LONG" gets 200 application/json with an OpenAI error object
+ *                                  (context length), streamed or not (a hosted API refusing a request on its content
+ *                                  without the status); any other gets an event stream with one token and [DONE].
  * - /flood/v1/chat/completions:    200 text/event-stream: a token's event every 20 ms, without end (an engine that
  *                                  always has the next token for a client that may not be reading).
  * Everything it holds is let go at close(), so the test run ends promptly.
@@ -379,6 +385,57 @@ export async function startMetricsFaultServer(): Promise<MetricsFaultServer> {
           if (!res.write(text.slice(at, at + LONG_EVENT_PIECE))) await drainedOrClosed(res);
         }
         res.end();
+        return;
+      }
+      case "/waf403/v1/chat/completions":
+      case "/deny403/v1/chat/completions": {
+        // /waf403: a web application firewall in front of a healthy engine, refusing a body that holds "DROP TABLE"
+        // with its own 403 page; any other request is answered (streamed or not, as asked). /deny403: a proxy
+        // refusing the gateway's key, 403 for everything.
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        if (req.url?.startsWith("/deny403") || body.includes("DROP TABLE")) {
+          res.writeHead(403, { "content-type": "text/html" });
+          res.end("<html><body><h1>403 Forbidden</h1>Request blocked by security policy.</body></html>");
+          return;
+        }
+        if ((JSON.parse(body) as { stream?: boolean }).stream === true) {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          res.end(`${tokenEvent("Hello")}data: [DONE]\n\n`);
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+            usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+          }),
+        );
+        return;
+      }
+      case "/refuse200/v1/chat/completions": {
+        // A hosted API (or a proxy) that refuses a request on its content with a 200 and a JSON error body, even
+        // when the request asked for a stream; any other request gets an event stream.
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        if (body.includes("TOO_LONG")) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({
+              error: {
+                message: "This model's maximum context length is 8192 tokens.",
+                type: "invalid_request_error",
+                param: "messages",
+                code: "context_length_exceeded",
+              },
+            }),
+          );
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(`${tokenEvent("Hello")}data: [DONE]\n\n`);
         return;
       }
       case "/poison/v1/chat/completions": {

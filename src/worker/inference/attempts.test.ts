@@ -31,6 +31,8 @@ describe("failureOf", () => {
     expect(failureOf(answered(500))).toBe("http_500");
     // A 404 is judged by its retry like a 500: a backend that does not serve the model, or a request nobody can.
     expect(failureOf(answered(404))).toBe("http_404");
+    // So is a 403: a proxy refusing the gateway's key, or a firewall refusing the request's content.
+    expect(failureOf(answered(403))).toBe("http_403");
     expect(failureOf(answered(400))).toBe("request_error");
     expect(failureOf(answered(200))).toBeUndefined();
   });

@@ -7,9 +7,9 @@
  * budget allows (router/router-client.ts: the RouterDO spends it, and holds each client key to a share of
  * it: src/routing/retry-budget.ts KeyedRetryBudget). It is tried for
  * a refused or timed-out connection, a backend that refuses the gateway's
- * own key (a 401/403: upstream.ts, a fault of that backend), a 502/503/504, a 429 or a 503 with a
+ * own key (a 401: upstream.ts, a fault of that backend), a 502/503/504, a 429 or a 503 with a
  * retry-after (busy: that backend is kept out of decisions for that long,
- * never blamed), a 500 and a 404. Those two are the
+ * never blamed), a 500, a 404 and a 403. Those three are the
  * ambiguous answers — the backend may be broken (or not serve the model BACKENDS
  * says it does), or the request may fail on every backend (a poison prompt, a
  * model or endpoint served nowhere) — and the retry is the test: if the same
@@ -88,6 +88,10 @@ export function failureOf(attempt: Attempt): FailureKind | undefined {
   // request is this one's misconfiguration (a model it was not started with, a url missing its prefix). Judged
   // by the retry, as a 500 is: a 404 on every backend is the request's (its model or endpoint served nowhere).
   if (s === 404) return "http_404";
+  // A proxy refusing the gateway's key (a fault of that backend, if the retry elsewhere is served), or a firewall
+  // refusing this request's content (refused everywhere: nobody's fault, and the client is told). A 401 never
+  // gets here: it can only be the gateway's key (upstream.ts).
+  if (s === 403) return "http_403";
   if (s >= 400) return "request_error";
   return undefined;
 }
@@ -98,6 +102,7 @@ const RETRYABLE: ReadonlySet<FailureKind> = new Set([
   "server_error",
   "http_500",
   "http_404",
+  "http_403",
   "throttled",
 ]);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { endsInsideJson, JsonTap } from "./stream-tap";
+import { endsInsideJson, JsonTap, SseTap } from "./stream-tap";
 
 describe("endsInsideJson: a JSON body cut short", () => {
   it.each([
@@ -41,5 +41,42 @@ describe("JsonTap.wholeSoFar: a JSON body whose value has closed", () => {
     const tap = new JsonTap();
     tap.push(new TextEncoder().encode(text));
     expect(tap.wholeSoFar()).toBe(whole);
+  });
+});
+
+describe("SseTap: nothing after data: [DONE], even in the chunk that carried it", () => {
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  const token = (t: string) =>
+    `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: t } }] })}\n\n`;
+  const usage = `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } })}\n\n`;
+
+  it.each([false, true])(
+    "one chunk: the answer and [DONE] go on, what follows does not (strip %s)",
+    (strip) => {
+      const tap = new SseTap(strip);
+      const out = tap.push(enc.encode(`${token("Hi")}${usage}data: [DONE]\n\n${token("after")}data: tr`));
+      const text = dec.decode(out ?? new Uint8Array());
+      expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+      expect(text).toContain("Hi");
+      expect(text).not.toContain("after");
+      expect(text.includes('"usage"')).toBe(!strip);
+      expect(tap.sawDone).toBe(true);
+      expect(tap.midEvent).toBe(false);
+      expect(tap.end()).toBeNull();
+    },
+  );
+
+  it("pass-through: [DONE] split over two chunks, the second carrying more: only [DONE]'s own rest goes on", () => {
+    const tap = new SseTap(false);
+    const first = dec.decode(tap.push(enc.encode(`${token("Hi")}data: [DO`)) ?? new Uint8Array());
+    const second = dec.decode(tap.push(enc.encode(`NE]\n\n${token("after")}`)) ?? new Uint8Array());
+    expect(first + second).toBe(`${token("Hi")}data: [DONE]\n\n`);
+  });
+
+  it("a chunk that ends at [DONE] is handed on as it came", () => {
+    const tap = new SseTap(false);
+    const chunk = enc.encode(`${token("Hi")}data: [DONE]\n\n`);
+    expect(tap.push(chunk)).toBe(chunk);
   });
 });

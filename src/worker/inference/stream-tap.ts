@@ -57,7 +57,7 @@ export interface Tap {
 }
 
 /** An OpenAI error object at the top level of a parsed event or body. */
-function isErrorObject(obj: unknown): boolean {
+export function isErrorObject(obj: unknown): boolean {
   const e = typeof obj === "object" && obj !== null ? (obj as { error?: unknown }).error : undefined;
   return typeof e === "object" && e !== null;
 }
@@ -215,6 +215,8 @@ export class SseTap implements Tap {
       }
     }
     let dropped = false;
+    /** Bytes after `data: [DONE]` in this chunk were left out: the chunk cannot be handed on as it came. */
+    let afterDone = false;
     if (!this.passing) {
       EVENT_END.lastIndex = 0;
       // Holding part of an event and none ends in this chunk: add it, without joining or scanning what is held.
@@ -225,16 +227,30 @@ export class SseTap implements Tap {
         this.pendingTail = (this.pendingTail + text).slice(-BOUNDARY_TAIL_CHARS);
       } else {
         const pending = this.pendingParts.join("") + text;
+        // Pass-through handed the held part on already: this chunk's own text starts here.
+        const heldChars = pending.length - text.length;
+        const passed = kept;
+        let doneEnd = heldChars;
         let start = 0;
         EVENT_END.lastIndex = 0;
         for (let m = EVENT_END.exec(pending); m !== null; m = EVENT_END.exec(pending)) {
           const end = m.index + m[0].length;
           const event = pending.slice(start, end);
+          start = end;
+          // Past [DONE] nothing is the answer (the relay drops later chunks whole, relay.ts): the rest of the
+          // chunk that carried it goes too, or a backend that writes on in the same write reached the client.
+          if (this.sawDone) {
+            afterDone = true;
+            continue;
+          }
           if (!this.inspect(event) || !this.strip) kept += event;
           else dropped = true;
-          start = end;
+          if (this.sawDone) doneEnd = end;
         }
-        this.hold(pending.slice(start));
+        if (this.sawDone && start < pending.length) afterDone = true;
+        this.hold(this.sawDone ? "" : pending.slice(start));
+        // Pass-through forwards this chunk's own text up to the end of [DONE]'s event, nothing after it.
+        if (afterDone && !this.strip) kept = passed + pending.slice(heldChars, Math.max(heldChars, doneEnd));
       }
       if (this.pendingChars > MAX_PENDING_CHARS) {
         // One event past the bound (never the usage chunk): hand on what we hold, pass the rest to its end.
@@ -249,6 +265,7 @@ export class SseTap implements Tap {
     // Ending on a line break (ASCII) with nothing pending: the decoder holds no partial character either.
     const last = chunk[chunk.byteLength - 1];
     this.aligned = !this.passing && this.pendingChars === 0 && (last === 0x0a || last === 0x0d);
+    if (afterDone) return kept === "" ? null : UTF8_ENCODER.encode(kept);
     if (!this.strip) return chunk;
     // Strip mode, usual case: the chunk was exactly whole events, none dropped. Its own bytes are the
     // answer, with no re-encoding (one chunk per token makes this the hot path of a long stream).
@@ -283,6 +300,8 @@ export class SseTap implements Tap {
   end(): Uint8Array | null {
     const rest = this.pendingParts.join("") + this.decoder.decode();
     this.hold("");
+    // What followed [DONE] was dropped as it came (push): a last partial character is no more the answer.
+    if (this.sawDone) return null;
     if (this.passing) {
       this.endedInsideEvent = true;
       return this.strip && rest !== "" ? UTF8_ENCODER.encode(rest) : null;

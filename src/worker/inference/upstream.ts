@@ -13,11 +13,12 @@
  * The client's credentials never leave the gateway: the upstream request
  * carries only the backend's own key.
  */
-import { backendAuthorization, isRedirect, refusesCredentials } from "../backend-http";
+import { backendAuthorization, isRedirect } from "../backend-http";
 import type { BackendConfig, Deadlines } from "../config";
 import { deadline } from "../deadline";
 import { concat } from "../request/read-body";
 import { progressedSince } from "./backend-progress";
+import { errorAnswerEvent } from "./error-answer";
 import { startsAsJson, startsLikeEventStream } from "./sniff-event-stream";
 
 /** Why an attempt produced no usable response. */
@@ -291,7 +292,10 @@ export async function callBackend(
   }
   // Relayed, a refusal of the gateway's key told every client routed there that its own key was wrong (the
   // SDKs raise AuthenticationError), and the backend, never blamed, stayed in rotation: its fault, retried.
-  if (refusesCredentials(res.status)) {
+  // Only a 401: a 403 is also what a web application firewall in front of a backend answers for a request's
+  // content (a prompt quoting SQL or a script tag), so a fault for it let one client's prompts eject healthy
+  // backends for everybody. A 403 is judged by its retry instead, as a 500 is (attempts.ts failureOf).
+  if (res.status === 401) {
     res.body?.cancel().catch(() => {});
     return failed(
       new Error(`refused the gateway's credentials (${res.status}): check its apiKey in BACKENDS`),
@@ -321,6 +325,12 @@ export async function callBackend(
     // A 200 with nothing in it (a proxy's empty answer, an engine that closed before its first event) parses
     // in no SDK and would count as a success of the backend: like an HTML page, it is the backend's fault.
     if (done) return emptyBody(res.status);
+    // A JSON error object for a streamed request: this request's answer (refused on its content), handed on as
+    // the error event the client's SDK raises, and no fault of the backend (error-answer.ts).
+    if (opts.stream && startsAsJson(value)) {
+      const error = await errorAnswerEvent(reader, value, opts.deadlines.idleMs);
+      if (error !== undefined) return { kind: "response", ...answered, reader, first: error };
+    }
     const mismatch = formMismatch(opts.stream, eventStream, value, res);
     if (mismatch !== undefined) {
       reader.cancel().catch(() => {});

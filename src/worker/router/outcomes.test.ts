@@ -14,6 +14,7 @@ describe("attempt outcomes for routing", () => {
     const notFaults: FailureKind[] = [
       "http_500",
       "http_404",
+      "http_403",
       "throttled",
       "client_abort",
       "request_error",

@@ -7,7 +7,7 @@
 import type { RouteOutcome } from "../../routing/types";
 import type { CompleteInput, FailureKind } from "./router-rpc";
 
-/** The backend itself failed. (http_500 and http_404 are judged by the retry; the rest are not the backend's doing.) */
+/** The backend itself failed. (http_500, http_404 and http_403 are judged by the retry; the rest are not the backend's doing.) */
 const BACKEND_FAULTS: ReadonlySet<FailureKind> = new Set([
   "connect_error",
   "timeout",
@@ -20,7 +20,7 @@ const BACKEND_FAULTS: ReadonlySet<FailureKind> = new Set([
  * prompt; a model or endpoint no backend serves). A fault of the first backend only if the retry elsewhere
  * succeeds.
  */
-const JUDGED_BY_RETRY: ReadonlySet<FailureKind> = new Set(["http_500", "http_404"]);
+const JUDGED_BY_RETRY: ReadonlySet<FailureKind> = new Set(["http_500", "http_404", "http_403"]);
 
 export function isJudgedByRetry(failure: FailureKind | undefined): boolean {
   return failure !== undefined && JUDGED_BY_RETRY.has(failure);

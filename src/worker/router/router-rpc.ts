@@ -76,8 +76,9 @@ export interface PoolSpec extends RouterSettings {
 /**
  * Why an attempt ended badly. Backend faults (count toward ejection):
  * connect_error, timeout, server_error (502/503/504; a 503 with a retry-after is throttled), stream_error (cut
- * mid-way). Judged later: http_500 and http_404 (a fault only if the retry elsewhere
- * succeeds: a 404 from one backend while another serves the request is a model it does not serve). Not the backend's fault: throttled (a 429, or a 503 with a
+ * mid-way). Judged later: http_500, http_404 and http_403 (a fault only if the retry elsewhere
+ * succeeds: a 404 from one backend while another serves the request is a model it does not serve; a 403 is a
+ * proxy refusing the gateway's key, or a firewall refusing the request's content). Not the backend's fault: throttled (a 429, or a 503 with a
  * retry-after: routed around for its retry-after), client_abort, request_error (4xx, or a 500 the request got
  * everywhere), unused (a lease whose decision arrived after the Worker had
  * decided without it).
@@ -89,6 +90,7 @@ export type FailureKind =
   | "stream_error"
   | "http_500"
   | "http_404"
+  | "http_403"
   | "throttled"
   | "client_abort"
   | "request_error"
