@@ -55,6 +55,7 @@ import {
 } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { backendsById } from "../src/worker/config";
+import { isKeyId } from "../src/worker/gateway-keys";
 import {
   isJudgedByRetry,
   MAX_THROTTLE_MS,
@@ -647,7 +648,7 @@ export class RouterDO extends DurableObject<Env> {
     let earliest: number | undefined;
     const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
     for (let i = 0; i < n; i++) {
-      const { leaseId, held } = items[i]!;
+      const { leaseId, held, key } = items[i]!;
       if (held.instance === this.instance || this.leases.get(leaseId) !== undefined) continue;
       if (this.foreign.hasEnded(leaseId)) continue;
       const routedAt = this.foreignRoutedAt(held, ctx.now);
@@ -660,6 +661,9 @@ export class RouterDO extends DurableObject<Env> {
         backendId: held.backendId,
         ticket: { pool, routedAt, figures: undefined },
         deadline,
+        // Its key's share counts it again (overShare), as the instance that granted it did; anything but a key
+        // id is dropped (bounded: one short string per lease, which the lease book already bounds).
+        ...(isKeyId(key) ? { key } : {}),
       });
       reopened++;
       earliest = Math.min(earliest ?? deadline, deadline);

@@ -36,4 +36,19 @@ describe("HeldLeases", () => {
     h.answered("cell", "i1", 700_000);
     expect(h.answered("cell", "i2", 700_001).map((r) => r.leaseId)).toEqual(["new"]);
   });
+
+  it("re-announces a lease with the key its route call carried, and one without a key without", () => {
+    const h = new HeldLeases();
+    h.answered("cell", "i1", 0);
+    h.open("cell", { ...lease("k1", "i1", 0), key: "00000000000000aa" }, 0);
+    h.open("cell", lease("k2", "i1", 0), 0);
+    expect(h.answered("cell", "i2", 500)).toEqual([
+      {
+        leaseId: "k1",
+        held: { backendId: "b-k1", instance: "i1", arm: "a", ageMs: 500 },
+        key: "00000000000000aa",
+      },
+      { leaseId: "k2", held: { backendId: "b-k2", instance: "i1", arm: "a", ageMs: 500 } },
+    ]);
+  });
 });

@@ -501,6 +501,7 @@ function holdLease(
     backendId: res.backendId,
     instance: res.instance,
     arm: res.arm,
+    ...(call.clientKey !== undefined ? { key: call.clientKey } : {}),
     grantedAt: now,
     expiresAt: now + cell.spec.leaseTtlSeconds * 1000,
   };

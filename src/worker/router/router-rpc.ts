@@ -358,6 +358,12 @@ export interface HeldLease {
 export interface ReopenedLease {
   readonly leaseId: string;
   readonly held: HeldLease;
+  /**
+   * The gateway key it serves (RouteInput.clientKey, a key id: 16 hex digits), when its route call carried one:
+   * the new instance counts the lease toward that key's share (key-share.ts), as the instance that granted it did.
+   * Absent from a Worker deployed before it, or anything but a key id: counted under no key, as before.
+   */
+  readonly key?: string;
 }
 
 /** What reopen() did: leases counted in flight again (the others were known, ended, expired or on departed backends). */
