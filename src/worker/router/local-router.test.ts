@@ -112,4 +112,38 @@ describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
     expect(local.hasRoom(new Set(["a"]), 0)).toBe(false);
     expect(local.hasRoom(new Set(), 0)).toBe(true);
   });
+
+  it("fair shedding between keys on its own counts: a key past its share while another asked is shed, the other is not", () => {
+    // Two backends at a bound of 2: four slots, one kept for keys below their share (10%, rounded up).
+    const shared = testPoolSpec(
+      ["a", "b"].map((id) => ({ id, url: `http://${id}.internal` })),
+      { maxInflightPerBackend: 2, keyShareHeadroomPercent: 10 },
+      65536,
+    );
+    const local = new LocalRouter(shared);
+    const first = (key: string, k: number) => {
+      local.asked(key, 0);
+      const full = local.fullBackends()!;
+      expect(local.hasRoom(full, 0)).toBe(true);
+      expect(local.overShare(key, 0)).toBeUndefined();
+      return local.decide(req(1000 * k), ctx(), undefined, full, key).ticket;
+    };
+    // B asks once and leaves: contending for the next minute.
+    local.finish(first("B", 0), { ok: true }, ctx());
+    const a = [first("A", 1), first("A", 2), first("A", 3)];
+    // A holds 3 of 4, past its share of 2: the last slot is B's.
+    local.asked("A", 0);
+    expect(local.overShare("A", 0)).toEqual({ held: 3, share: 2 });
+    local.asked("B", 0);
+    expect(local.overShare("B", 0)).toBeUndefined();
+    // A's count is released with its decision: at 2 of 4 with one slot beyond the headroom, A is admitted.
+    local.finish(a[0]!, { ok: true }, ctx());
+    expect(local.overShare("A", 0)).toBeUndefined();
+    // Off (KEY_SHARE_HEADROOM_PERCENT 0), and without a key, nobody is shed for fairness.
+    const off = new LocalRouter({ ...shared, keyShareHeadroomPercent: 0 });
+    off.asked("B", 0);
+    for (let k = 0; k < 3; k++) off.decide(req(1000 * k), ctx(), undefined, off.fullBackends(), "A");
+    expect(off.overShare("A", 0)).toBeUndefined();
+    expect(local.overShare(undefined, 0)).toBeUndefined();
+  });
 });

@@ -573,12 +573,21 @@ function decideLocally(
   // The bound, as far as this isolate can tell alone (local-router.ts fullBackends): a first attempt with no
   // room is shed; the RouterDO is asked again after ROUTER_BACKOFF_MS, when the client is told to come back.
   const full = local.fullBackends();
-  if (full !== undefined && retryOf === undefined && !local.hasRoom(full, now)) {
-    call.onShed?.("local");
-    throw fleetAtCapacity(call.pool.model, ROUTER_BACKOFF_MS);
+  if (full !== undefined && retryOf === undefined) {
+    local.asked(call.clientKey, now);
+    if (!local.hasRoom(full, now)) {
+      call.onShed?.("local");
+      throw fleetAtCapacity(call.pool.model, ROUTER_BACKOFF_MS);
+    }
+    // Fair shedding between keys, the RouterDO's rule on this isolate's counts (LocalRouter.overShare).
+    const over = local.overShare(call.clientKey, now);
+    if (over !== undefined) {
+      call.onShed?.("key_share");
+      throw keyOverShare(call.pool.model, over.held, ROUTER_BACKOFF_MS);
+    }
   }
   if (retryOf === undefined) local.budget.deposit(call.clientKey);
-  const { decision, ticket } = local.decide(call.req, ctx, avoid, full);
+  const { decision, ticket } = local.decide(call.req, ctx, avoid, full, call.clientKey);
   return {
     via: "local",
     cell,
