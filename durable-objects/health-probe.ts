@@ -23,6 +23,9 @@
  */
 import { backendAuthorization, isRedirect, refusesCredentials } from "../src/worker/backend-http";
 
+/** A probe (/health, then /v1/models) must end within this, ms, or it counts as a failure: the RouterDO's and the Worker's local ones. */
+export const PROBE_TIMEOUT_MS = 2000;
+
 export interface ProbeOptions {
   /** The whole probe (both calls) must end within this, ms. */
   readonly timeoutMs: number;

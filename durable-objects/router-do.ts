@@ -103,7 +103,7 @@ import { DeadlineLock } from "./drain-lock";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
-import { probeBackend } from "./health-probe";
+import { PROBE_TIMEOUT_MS, probeBackend } from "./health-probe";
 import { LeaseBook } from "./lease-book";
 
 /** What a lease holds from its decision to its end. */
@@ -116,8 +116,6 @@ interface Ticket {
 
 const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 
-/** A backend's probe (/health, then /v1/models: health-probe.ts) must end within this, or it counts as a failure. */
-const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size); one client key takes at most half. */
 const RETRY_BURST = 10;
 /** A shed request is told to come back after at least this (retry-after is in whole seconds). */

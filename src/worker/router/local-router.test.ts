@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LocalRouter, localRouterFor } from "./local-router";
+import { LOCAL_PROBE_LOST_MS, LocalRouter, localRouterFor } from "./local-router";
 import { testPoolSpec } from "./pool-spec-fixture";
 
 const spec = testPoolSpec(
@@ -145,5 +145,43 @@ describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
     for (let k = 0; k < 3; k++) off.decide(req(1000 * k), ctx(), undefined, off.fullBackends(), "A");
     expect(off.overShare("A", 0)).toBeUndefined();
     expect(local.overShare(undefined, 0)).toBeUndefined();
+  });
+
+  it("probes the backends it ejected itself on the RouterDO's schedule, once at a time, and takes one back after `rise` good probes", () => {
+    const probing = testPoolSpec(
+      ["a", "b", "c"].map((id) => ({ id, url: `http://${id}.internal` })),
+      { healthProbeSeconds: 1, ejectAfterFaults: 3, restoreAfterChecks: 2, maxEjectionPercent: 70 },
+      65536,
+    );
+    const local = new LocalRouter(probing);
+    // c is out by the RouterDO's word: its to probe, never this isolate's.
+    local.syncEjected(["c"]);
+    for (let i = 0; i < 3; i++) {
+      const t = local.decide(req(7), ctx(100 + i), ["a", "c"]);
+      expect(t.decision.backendId).toBe("b");
+      local.finish(t.ticket, { ok: false, failure: "connect_error" }, ctx(100 + i));
+    }
+    expect(homes(local, 60, 200).has("b")).toBe(false);
+    expect(local.takeDueProbes(500)).toEqual([]); // not before its interval
+    expect(local.takeDueProbes(1102)).toEqual(["b"]);
+    expect(local.takeDueProbes(1103)).toEqual([]); // its probe is under way: not twice
+    local.probed("b", false, 1200); // still down: the next one twice as late
+    expect(local.takeDueProbes(2300)).toEqual([]);
+    expect(local.takeDueProbes(3200)).toEqual(["b"]);
+    local.probed("b", true, 3300);
+    expect(homes(local, 60, 3300).has("b")).toBe(false); // one good check of two
+    expect(local.takeDueProbes(4300)).toEqual(["b"]);
+    local.probed("b", true, 4400);
+    expect(homes(local, 60, 4400).has("b")).toBe(true);
+    expect(homes(local, 60, 4400).has("c")).toBe(false);
+    // A probe never heard back from (its waitUntil cut short) is handed out again, later.
+    const lost = new LocalRouter(probing);
+    for (let i = 0; i < 3; i++) {
+      const t = lost.decide(req(7), ctx(0), ["a", "c"]);
+      lost.finish(t.ticket, { ok: false, failure: "connect_error" }, ctx(0));
+    }
+    expect(lost.takeDueProbes(1000)).toEqual(["b"]);
+    expect(lost.takeDueProbes(1000 + LOCAL_PROBE_LOST_MS - 1)).toEqual([]);
+    expect(lost.takeDueProbes(1000 + LOCAL_PROBE_LOST_MS)).toEqual(["b"]);
   });
 });

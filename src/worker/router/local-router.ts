@@ -34,6 +34,12 @@ import type { CompleteInput, PoolSpec } from "./router-rpc";
  */
 const LOCAL_RETRY_BURST = 3;
 
+/**
+ * A probe this isolate started and never heard back from (its waitUntil cut short) is forgotten after this, ms,
+ * so the backend is probed again: several times the probe's own bound (health-probe.ts PROBE_TIMEOUT_MS).
+ */
+export const LOCAL_PROBE_LOST_MS = 10_000;
+
 export class LocalRouter {
   private readonly router: Router;
   readonly budget: KeyedRetryBudget;
@@ -46,6 +52,8 @@ export class LocalRouter {
   private readonly demand = new KeyDemand();
   /** This isolate's local decisions in flight per gateway key (a key holding none has no entry). */
   private readonly perKey = new Map<string, number>();
+  /** Backends of this isolate's own ejections being probed now, by when the probe started (takeDueProbes). */
+  private readonly probing = new Map<string, number>();
   /** The key each local decision in flight serves, released with it (finish). */
   private readonly keyOf = new WeakMap<RouteTicket, string>();
 
@@ -71,6 +79,31 @@ export class LocalRouter {
     for (const id of want) if (!this.heldOut.has(id)) this.router.setHealthy(id, false);
     this.heldOut = want;
     this.router.adoptProbation(probation ?? []);
+  }
+
+  /**
+   * Backends this isolate ejected on its own outcomes whose /health probe is due at `now`, by the RouterDO's
+   * schedule and rule (HealthTracker: `probeIntervalMs` after the ejection, doubling per failed probe, back
+   * after `rise` good checks): the caller probes each (health-probe.ts) and tells probed(). Each is handed out
+   * once until its probe is heard (or LOCAL_PROBE_LOST_MS passed), so concurrent requests probe it once. Those
+   * the RouterDO listed out (syncEjected) are never here: they are its to probe, and it says when they are back.
+   */
+  takeDueProbes(now: number): string[] {
+    const out: string[] = [];
+    for (const id of this.router.dueProbes(now)) {
+      if (this.heldOut.has(id)) continue;
+      const started = this.probing.get(id);
+      if (started !== undefined && now - started < LOCAL_PROBE_LOST_MS) continue;
+      this.probing.set(id, now);
+      out.push(id);
+    }
+    return out;
+  }
+
+  /** The result of a probe takeDueProbes handed out: the same HealthTracker rule as the RouterDO's probes. */
+  probed(id: string, ok: boolean, now: number): void {
+    this.probing.delete(id);
+    if (!this.heldOut.has(id)) this.router.probed(id, ok, now);
   }
 
   /**

@@ -43,6 +43,7 @@
  * movedRetry), its report, and, when the cell does not answer, the local decision among the cell's backends.
  */
 
+import { PROBE_TIMEOUT_MS, probeBackend } from "../../../durable-objects/health-probe";
 import { learnsFirstTokens, type RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
@@ -249,6 +250,12 @@ export interface RouteCall {
   readonly onShed?: (by: "router" | "local" | "key_share") => void;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
+  /**
+   * A backend's BACKENDS apiKey (undefined: none), for the local probes of backends this isolate ejected while
+   * the RouterDO is out of reach (probeOwnEjections): with it, a probe also checks the key requests carry, as
+   * the RouterDO's does. Absent: /health alone decides.
+   */
+  readonly backendApiKey?: (backendId: string) => string | undefined;
 }
 
 /** Outcome of a retry's route call when the pool's retry budget is spent. */
@@ -559,6 +566,7 @@ function decideLocally(
 ): Decision | typeof RETRY_REFUSED | typeof NOWHERE_ELSE {
   const now = call.now();
   const ctx = { now, random: Math.random };
+  probeOwnEjections(call, cell, local, now);
   let avoid: readonly string[] | undefined;
   if (retryOf !== undefined) {
     avoid = [retryOf.decision.backendId, ...(retryOf.tried ?? [])];
@@ -602,6 +610,31 @@ function decideLocally(
     ...(decision.routed !== undefined ? { routed: decision.routed } : {}),
     policy: "consistent_hash",
   };
+}
+
+/**
+ * Probes, off the request's path (waitUntil), the backends this isolate ejected on its own outcomes whose probe
+ * is due (LocalRouter.takeDueProbes), with the RouterDO's probe (health-probe.ts) and its rule: through a long
+ * RouterDO outage such a backend otherwise stayed out for good (and with several, the pool shrank) though it had
+ * recovered. Driven by the local decisions themselves: no request while the RouterDO is down, no probe needed.
+ * Bounded: one probe per due backend at a time, each within PROBE_TIMEOUT_MS. Never throws.
+ */
+function probeOwnEjections(call: RouteCall, cell: Cell, local: LocalRouter, now: number): void {
+  for (const id of local.takeDueProbes(now)) {
+    const backend = cell.spec.backends.find((b) => b.id === id);
+    if (backend === undefined) continue;
+    const apiKey = call.backendApiKey?.(id);
+    call.waitUntil(
+      probeBackend(backend.url, {
+        timeoutMs: PROBE_TIMEOUT_MS,
+        ...(apiKey !== undefined ? { apiKey } : {}),
+        ...(call.backendApiKey !== undefined ? { checkCredentials: true } : {}),
+      }).then(
+        (r) => local.probed(id, r.healthy, call.now()),
+        () => local.probed(id, false, call.now()),
+      ),
+    );
+  }
 }
 
 /** The report of a failed attempt that is being retried. */
