@@ -56,6 +56,7 @@ import {
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { backendsById } from "../src/worker/config";
 import { isKeyId } from "../src/worker/gateway-keys";
+import { PROBE_TIMEOUT_MS, probeBackend } from "../src/worker/health-probe";
 import {
   isJudgedByRetry,
   MAX_THROTTLE_MS,
@@ -103,7 +104,6 @@ import { DeadlineLock } from "./drain-lock";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
-import { PROBE_TIMEOUT_MS, probeBackend } from "./health-probe";
 import { LeaseBook } from "./lease-book";
 
 /** What a lease holds from its decision to its end. */

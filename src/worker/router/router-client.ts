@@ -43,7 +43,6 @@
  * movedRetry), its report, and, when the cell does not answer, the local decision among the cell's backends.
  */
 
-import { PROBE_TIMEOUT_MS, probeBackend } from "../../../durable-objects/health-probe";
 import { learnsFirstTokens, type RouteTicket } from "../../routing";
 import { CellChooser } from "../../routing/cell-chooser";
 import { CellRing } from "../../routing/cell-ring";
@@ -52,6 +51,7 @@ import type { PolicyName, RoutedCount, RouteRequest } from "../../routing/types"
 import type { GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { fleetAtCapacity, GatewayError, keyOverShare } from "../errors";
+import { PROBE_TIMEOUT_MS, probeBackend } from "../health-probe";
 import { placementOptions } from "../location-hint";
 import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
