@@ -660,6 +660,9 @@ export class RouterDO extends DurableObject<Env> {
         backendId: held.backendId,
         ticket: { pool, routedAt, figures: undefined },
         deadline,
+        // Its key's, as the instance that granted it counted it: else a key that held every slot before an
+        // eviction holds them uncounted, and is admitted as below its share until they end (key-share.ts).
+        ...(typeof held.key === "string" ? { key: held.key } : {}),
       });
       reopened++;
       earliest = Math.min(earliest ?? deadline, deadline);
