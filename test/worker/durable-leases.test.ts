@@ -162,6 +162,74 @@ describe("RouterDO eviction", () => {
   });
 });
 
+describe("RouterDO eviction and fair shedding between keys", () => {
+  it("leases re-announced with their key count against its share: a key that held the slots is not below it afresh", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("evict-key-share");
+    // Two backends at a bound of 2: four slots, one kept for keys below their share (10%, rounded up).
+    const s = testPoolSpec(
+      [
+        { id: "ks-a", url: a },
+        { id: "ks-b", url: b },
+      ],
+      {
+        policy: "least_outstanding",
+        healthProbeSeconds: 30,
+        maxInflightPerBackend: 2,
+        keyShareHeadroomPercent: 10,
+      },
+    );
+    await adopt(stub, "eks1", s);
+    const held: Granted[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await stub.route({
+        fleetVersion: "eks1",
+        blocks: [i + 1],
+        promptTokens: 16,
+        clientKey: "flood",
+      });
+      if (!r.ok) throw new Error(r.message);
+      held.push({
+        leaseId: r.leaseId,
+        held: { backendId: r.backendId, instance: r.instance!, arm: r.arm, ageMs: 0, key: "flood" },
+      });
+    }
+    await evictDurableObject(stub);
+    // The Worker re-announces the flood's three streams to the fresh instance; another key asks once and leaves.
+    const quiet = await stub.route({
+      fleetVersion: "eks1",
+      blocks: [100],
+      promptTokens: 16,
+      clientKey: "quiet",
+    });
+    if (!quiet.ok) throw new Error(quiet.message);
+    expect((await stub.reopen(held.map((g) => ({ ...g, held: { ...g.held, ageMs: 1000 } })))).reopened).toBe(
+      3,
+    );
+    await stub.complete(quiet.leaseId, { ok: true });
+    // The flood holds 3 of 4 slots, past its share of 2: the last slot is the quiet key's.
+    const more = await stub.route({
+      fleetVersion: "eks1",
+      blocks: [200],
+      promptTokens: 16,
+      clientKey: "flood",
+    });
+    expect(more.ok).toBe(false);
+    if (more.ok || more.code !== "at_capacity") throw new Error("not shed for its share");
+    expect(more.overShare).toEqual({ held: 3, share: 2 });
+    const back = await stub.route({
+      fleetVersion: "eks1",
+      blocks: [300],
+      promptTokens: 16,
+      clientKey: "quiet",
+    });
+    expect(back.ok).toBe(true);
+    for (const g of held) await stub.complete(g.leaseId, { ok: true }, g.held);
+    if (back.ok) await stub.complete(back.leaseId, { ok: true });
+    expect((await statsOf(stub)).leases).toBe(0);
+  });
+});
+
 describe("RouterDO counters", () => {
   it("the /admin/stats figures survive an eviction: saved by the alarm, restored by the fresh instance", async () => {
     const [a, b] = spareUrls() as [string, string];

@@ -28,6 +28,18 @@ describe("HeldLeases", () => {
     expect(h.held("other")).toBe(1);
   });
 
+  it("re-announces a lease with the gateway key it serves, and without one when it has none", () => {
+    const h = new HeldLeases();
+    h.answered("cell", "i1", 0);
+    h.open("cell", { ...lease("keyed", "i1", 0), key: "team-a" }, 0);
+    h.open("cell", lease("plain", "i1", 0), 0);
+    // The fresh instance counts the first against team-a's fair share (key-share.ts), as the first did.
+    expect(h.answered("cell", "i2", 50).map((r) => r.held)).toEqual([
+      { backendId: "b-keyed", instance: "i1", arm: "a", ageMs: 50, key: "team-a" },
+      { backendId: "b-plain", instance: "i1", arm: "a", ageMs: 50 },
+    ]);
+  });
+
   it("forgets a lease never reported once it is past its TTL", () => {
     const h = new HeldLeases();
     h.open("cell", lease("old", "i1", 0), 0);

@@ -29,6 +29,8 @@ export interface OpenLease {
   readonly grantedAt: number;
   /** Past this (grantedAt + the pool's lease TTL) the RouterDO has expired it: no longer worth holding. */
   readonly expiresAt: number;
+  /** The gateway key it serves (RouteCall.clientKey), re-announced with it (HeldLease.key). */
+  readonly key?: string;
 }
 
 /** How often, at most, leases past their TTL are swept (ms). */
@@ -41,6 +43,7 @@ export function heldOf(lease: OpenLease, now: number): HeldLease {
     instance: lease.instance,
     arm: lease.arm,
     ageMs: Math.max(0, now - lease.grantedAt),
+    ...(lease.key !== undefined ? { key: lease.key } : {}),
   };
 }
 

@@ -53,6 +53,7 @@ export class LocalRouter {
    * forgotten here; the probation is what the RouterDO remembered of it.
    */
   syncEjected(ids: readonly string[] | undefined, probation?: readonly ProbationRow[]): void {
+    if (this.restoreOwnEjections(ids)) this.lastView = "";
     const view = `${ids === undefined ? "" : ids.join("\u0000")}\u0001${probationView(probation)}`;
     if (view === this.lastView) return;
     this.lastView = view;
@@ -61,6 +62,24 @@ export class LocalRouter {
     for (const id of want) if (!this.heldOut.has(id)) this.router.setHealthy(id, false);
     this.heldOut = want;
     this.router.adoptProbation(probation ?? []);
+  }
+
+  /**
+   * Takes back the backends this isolate's own decisions ejected (outlier detection runs here too) that the
+   * RouterDO, answering again, has in rotation: their faults were seen while it was out of reach, and the
+   * observe() that told it of each was lost with it, or it has since judged them back. Nothing probes here,
+   * so one left out stayed out of every later local decision of this isolate for good (a probation's single
+   * fault was enough), whatever the pool's owner of health knew. Whether any came back.
+   */
+  private restoreOwnEjections(ids: readonly string[] | undefined): boolean {
+    const listed = new Set(ids ?? []);
+    let any = false;
+    for (const id of this.router.ejectedIds()) {
+      if (this.heldOut.has(id) || listed.has(id)) continue;
+      this.router.setHealthy(id, true);
+      any = true;
+    }
+    return any;
   }
 
   /**

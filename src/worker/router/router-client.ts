@@ -503,6 +503,7 @@ function holdLease(
     arm: res.arm,
     grantedAt: now,
     expiresAt: now + cell.spec.leaseTtlSeconds * 1000,
+    ...(call.clientKey !== undefined ? { key: call.clientKey } : {}),
   };
   heldLeases.open(cell.name, lease, now);
   return lease;

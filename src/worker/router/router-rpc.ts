@@ -352,6 +352,12 @@ export interface HeldLease {
   readonly arm: ArmLabel;
   /** How long before this was sent the lease was granted, by the Worker's clock (ms): no clock skew. */
   readonly ageMs: number;
+  /**
+   * The gateway key it serves (RouteInput.clientKey; absent with one key, or from a Worker before it): a fresh
+   * instance that reopens the lease counts it against that key's fair share (src/routing/key-share.ts), as the
+   * instance that granted it did.
+   */
+  readonly key?: string;
 }
 
 /** A lease the Worker still holds open, re-announced to a new instance of its RouterDO. */
