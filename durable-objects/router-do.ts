@@ -464,12 +464,6 @@ export class RouterDO extends DurableObject<Env> {
   }
 
   /**
-   * Every usable backend is at its bound: no lease, no retry budget, no health verdict; counted (usage.shed)
-   * and answered with when to come back: one mean gap between recent lease ends (before any, the age of the
-   * oldest lease in flight) behind the clients already shed (LeaseEndClock.nextSlotMs), within
-   * SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
-   */
-  /**
    * Whether `key` is over its fair share of this cell's slots while other keys contend for them
    * (src/routing/key-share.ts): its held count and share when so, else undefined. Off (undefined) with
    * KEY_SHARE_HEADROOM_PERCENT 0, without a key (one key, or a Worker of an earlier version), and when a
@@ -512,17 +506,13 @@ export class RouterDO extends DurableObject<Env> {
     movable: boolean,
     over: { held: number; share: number },
   ): Promise<RouteResult> {
-    if (!movable) {
-      this.usage.shed++;
-      this.countersChanged();
-    }
+    await this.countShed(movable);
     const retryAfterMs = this.leaseEnds.retryAfterMs(
       now,
       this.oldestRoutedAt(),
       SHED_RETRY_MIN_MS,
       MAX_THROTTLE_MS,
     );
-    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return {
       ok: false,
       code: "at_capacity",
@@ -530,6 +520,18 @@ export class RouterDO extends DurableObject<Env> {
       retryAfterMs,
       overShare: over,
     };
+  }
+
+  /**
+   * Counts a shed request in usage.shed, unless the Worker may still place it in another cell
+   * (RouteInput.movable), and keeps the alarm for the next probe (shed and shedOverShare).
+   */
+  private async countShed(movable: boolean): Promise<void> {
+    if (!movable) {
+      this.usage.shed++;
+      this.countersChanged();
+    }
+    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
   }
 
   /** When the oldest lease in flight was granted; undefined: none. */
@@ -540,20 +542,22 @@ export class RouterDO extends DurableObject<Env> {
     return oldest;
   }
 
+  /**
+   * Every usable backend is at its bound: no lease, no retry budget, no health verdict; counted (usage.shed)
+   * and answered with when to come back: one mean gap between recent lease ends (before any, the age of the
+   * oldest lease in flight) behind the clients already shed (LeaseEndClock.nextSlotMs), within
+   * SHED_RETRY_MIN_MS..MAX_THROTTLE_MS.
+   */
   private async shed(now: number, movable: boolean): Promise<RouteResult> {
-    // A request the Worker may still place in another cell is not counted here (RouteInput.movable); its
-    // slot in this cell's queue of shed clients is kept (a retry-after from here may still be the one it gets).
-    if (!movable) {
-      this.usage.shed++;
-      this.countersChanged();
-    }
+    await this.countShed(movable);
+    // A movable request's slot in this cell's queue of shed clients is kept (a retry-after from here may still
+    // be the one it gets).
     const retryAfterMs = this.leaseEnds.nextSlotMs(
       now,
       this.oldestRoutedAt(),
       SHED_RETRY_MIN_MS,
       MAX_THROTTLE_MS,
     );
-    await this.scheduleAlarm(this.soonest(this.router?.nextProbeAt()));
     return {
       ok: false,
       code: "at_capacity",

@@ -408,7 +408,7 @@ const envSchema = z
     // The Deploy to Cloudflare button offers .dev.vars.example's values: never let them guard real backends.
     if (!env.BACKENDS.every((b) => isLoopbackUrl(b.url))) {
       const mine = "set your own before BACKENDS leaves this machine";
-      if (env.ADMIN_TOKEN === EXAMPLE_ADMIN_TOKEN)
+      if (env.ADMIN_TOKEN.trim() === EXAMPLE_ADMIN_TOKEN)
         ctx.addIssue({
           code: "custom",
           path: ["ADMIN_TOKEN"],

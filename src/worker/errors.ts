@@ -134,16 +134,21 @@ export const rateLimited = (message: string, retryAfterSeconds: number) => {
 };
 
 /**
+ * A shed request's `retry-after`, whole seconds within 1..60 whatever the RouterDO said (an object of another
+ * version during a rollout may say nothing): fleetAtCapacity and keyOverShare.
+ */
+function shedRetryAfterSeconds(retryAfterMs: number): number {
+  return Number.isFinite(retryAfterMs) ? Math.min(60, Math.max(1, Math.ceil(retryAfterMs / 1000))) : 1;
+}
+
+/**
  * 429 when every usable backend of the model's pool (or cell) is at its bound on requests in flight
  * (MAX_INFLIGHT_PER_BACKEND, a backend's maxInflight): the request is shed before any backend sees it.
  * OpenAI's own answer when its service cannot take the traffic: 429, type rate_limit_error, code slow_down;
  * `retry-after` in whole seconds, as the SDKs read it.
  */
 export const fleetAtCapacity = (model: string, retryAfterMs: number) => {
-  // Within 1..60 s whatever the RouterDO said (an object of another version during a rollout may say nothing).
-  const seconds = Number.isFinite(retryAfterMs)
-    ? Math.min(60, Math.max(1, Math.ceil(retryAfterMs / 1000)))
-    : 1;
+  const seconds = shedRetryAfterSeconds(retryAfterMs);
   return new GatewayError(
     429,
     "rate_limit_error",
@@ -161,9 +166,7 @@ export const fleetAtCapacity = (model: string, retryAfterMs: number) => {
  * the client knows its own requests in flight are what to lower.
  */
 export const keyOverShare = (model: string, held: number, retryAfterMs: number) => {
-  const seconds = Number.isFinite(retryAfterMs)
-    ? Math.min(60, Math.max(1, Math.ceil(retryAfterMs / 1000)))
-    : 1;
+  const seconds = shedRetryAfterSeconds(retryAfterMs);
   return new GatewayError(
     429,
     "rate_limit_error",

@@ -309,6 +309,13 @@ describe("parseConfig", () => {
       expect(remote.errors.join("; ")).toContain("GATEWAY_API_KEYS: holds the public example key");
       expect(remote.errors.join("; ")).not.toContain(EXAMPLE_ADMIN_TOKEN);
     }
+    // A stray space or newline around it (a pasted secret) is still the public example.
+    for (const padded of [`${EXAMPLE_ADMIN_TOKEN} `, `\n${EXAMPLE_ADMIN_TOKEN}\n`]) {
+      const r = await parseConfig({ ...base, ADMIN_TOKEN: padded });
+      expect(r.ok ? [] : r.errors, JSON.stringify(padded)).toContain(
+        "ADMIN_TOKEN: is the public example from .dev.vars.example: set your own before BACKENDS leaves this machine",
+      );
+    }
     const local = JSON.stringify([
       { id: "a", url: "http://127.0.0.1:8101", models: ["m"], kvCacheTokens: 1000 },
       { id: "b", url: "http://localhost:8102", models: ["m"], kvCacheTokens: 1000 },

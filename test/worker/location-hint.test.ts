@@ -73,6 +73,12 @@ describe("ROUTER_LOCATION_HINT", () => {
       chatInit("x"),
     );
     expect(res.status).toBe(503);
-    expect(await res.text()).toContain("ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam");
+    // The public answer names the var; the reason is the admin's (config-invalid.ts).
+    expect(await res.text()).toContain("(ROUTER_LOCATION_HINT)");
+    const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+    const hz = await gatewayWithEnv({ ROUTER_LOCATION_HINT: "us-east" }, "/healthz", { headers: admin });
+    expect(JSON.stringify(await hz.json())).toContain(
+      "ROUTER_LOCATION_HINT: must be empty (no hint) or one of wnam",
+    );
   });
 });

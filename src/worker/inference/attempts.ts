@@ -183,7 +183,7 @@ function progressOf(call: RouteCall, cell: Cell): ProgressSource {
 /**
  * Whether a retry can reach a backend other than the failed one: another in its cell, or, with cells, another
  * cell's (its RouterDO sends a retry it cannot place unsuspected there: router-client.ts movedRetry) — except
- * for a local decision or a 500/404, whose retry stays in the cell (local-router.ts; the backend's verdict).
+ * for a local decision or a 500/404/403, whose retry stays in the cell (local-router.ts; the backend's verdict).
  */
 function retryHasSomewhere(ctx: AttemptContext, first: Decision, failure: FailureKind): boolean {
   if (first.cell.spec.backends.length >= 2) return true;
@@ -215,7 +215,8 @@ export async function routeAndCall(ctx: AttemptContext): Promise<LegsResult> {
   // a backend not yet marked throttled) moves on once more, while another backend is left to take it: busy is
   // no verdict on the request, and the client's SDK would only retry the 429 later itself. It spends the retry
   // budget again (refused: the 429 is the answer, as before), and the busy backend is kept out for its
-  // retry-after by the report the move carries. Not after a 500 or a 404: that retry is the first backend's verdict.
+  // retry-after by the report the move carries. Not after a 500, a 404 or a 403: that retry is the first backend's
+  // verdict.
   if (
     twoFailure !== "throttled" ||
     fp !== undefined ||

@@ -23,20 +23,25 @@ export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
 const UTF8 = new TextEncoder();
 
 /**
- * The rest of the body after `first`, read to its end (each read within `idleMs`, the whole at most
- * MAX_ERROR_ANSWER_BYTES), as an SSE error event when it is one JSON error object; undefined otherwise
- * (not JSON, no error object, too long, stalled, broken). The reader is read, not cancelled: the caller does.
+ * The rest of the body after `first`, read to its end (each read within `idleMs`, the whole by `endAt`, epoch
+ * ms, and at most MAX_ERROR_ANSWER_BYTES), as an SSE error event when it is one JSON error object; undefined
+ * otherwise (not JSON, no error object, too long, stalled, late, broken). The reader is read, not cancelled:
+ * the caller does. `endAt` matters: the client has no header yet, and a body trickled a byte per `idleMs`
+ * would otherwise hold it up to 64 Ki idle periods (UPSTREAM_IDLE_TIMEOUT_MS 20 s: two weeks).
  */
 export async function errorAnswerEvent(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   first: Uint8Array,
   idleMs: number,
+  endAt: number,
 ): Promise<Uint8Array | undefined> {
   const parts = [first];
   let size = first.byteLength;
   try {
     while (size <= MAX_ERROR_ANSWER_BYTES) {
-      const r = await deadline(reader.read(), idleMs, () => undefined);
+      const ms = Math.min(idleMs, endAt - Date.now());
+      if (ms <= 0) return undefined;
+      const r = await deadline(reader.read(), ms, () => undefined);
       if (r === undefined) return undefined;
       if (r.done) return eventOf(concat(parts, size));
       parts.push(r.value);

@@ -328,7 +328,7 @@ export async function callBackend(
     // A JSON error object for a streamed request: this request's answer (refused on its content), handed on as
     // the error event the client's SDK raises, and no fault of the backend (error-answer.ts).
     if (opts.stream && startsAsJson(value)) {
-      const error = await errorAnswerEvent(reader, value, opts.deadlines.idleMs);
+      const error = await errorAnswerEvent(reader, value, opts.deadlines.idleMs, startedAt + responseMs);
       if (error !== undefined) return { kind: "response", ...answered, reader, first: error };
     }
     const mismatch = formMismatch(opts.stream, eventStream, value, res);

@@ -71,6 +71,39 @@ describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
     expect(homes(cleared, 60, 2002).has("b")).toBe(true);
   });
 
+  it("takes back a backend its own faults ejected once the RouterDO answers with it in rotation, its probation kept", () => {
+    const toB = (local: LocalRouter, now: number) => local.decide(req(7), ctx(now), ["a", "c"]);
+    const fault = { ok: false, failure: "connect_error" } as const;
+    const local = new LocalRouter(spec);
+    local.syncEjected(undefined);
+    // The RouterDO out of reach: three faults of b's here (fall), their observe() calls lost with it.
+    for (let i = 0; i < 3; i++) {
+      const t = toB(local, 100 + i);
+      local.finish(t.ticket, fault, ctx(100 + i));
+    }
+    expect(homes(local, 60, 200).has("b")).toBe(false);
+    // The RouterDO answers again, b in rotation (the same view as before): the pool's word wins.
+    local.syncEjected(undefined);
+    expect(homes(local, 60, 300).has("b")).toBe(true);
+    // What the RouterDO still lists stays out.
+    local.syncEjected(["b"]);
+    local.syncEjected(["b"]);
+    expect(homes(local, 60, 400).has("b")).toBe(false);
+    // On probation: its one fault here holds it out; taken back by the next answer, still on probation.
+    const onProbation = [{ id: "b", relapses: 1, backAt: 1000, probation: 2 }];
+    const p = new LocalRouter(spec);
+    p.syncEjected(undefined, onProbation);
+    const first = toB(p, 2000);
+    p.finish(first.ticket, fault, ctx(2000));
+    expect(homes(p, 60, 2000).has("b")).toBe(false);
+    p.syncEjected(undefined, onProbation);
+    // (Only b is asked: good requests there would pay its probation off.)
+    const again = toB(p, 2002);
+    expect(again.decision.backendId).toBe("b");
+    p.finish(again.ticket, fault, ctx(2002));
+    expect(homes(p, 60, 2002).has("b")).toBe(false);
+  });
+
   it("avoids a retry's failed backend, and a 429 keeps its backend out for its retry-after", () => {
     const local = new LocalRouter(spec);
     const { decision, ticket } = local.decide(req(7), ctx());

@@ -71,6 +71,7 @@ export class LocalRouter {
    * forgotten here; the probation is what the RouterDO remembered of it.
    */
   syncEjected(ids: readonly string[] | undefined, probation?: readonly ProbationRow[]): void {
+    if (this.restoreOwnEjections(ids)) this.lastView = "";
     const view = `${ids === undefined ? "" : ids.join("\u0000")}\u0001${probationView(probation)}`;
     if (view === this.lastView) return;
     this.lastView = view;
@@ -104,6 +105,24 @@ export class LocalRouter {
   probed(id: string, ok: boolean, now: number): void {
     this.probing.delete(id);
     if (!this.heldOut.has(id)) this.router.probed(id, ok, now);
+  }
+
+  /**
+   * Takes back the backends this isolate's own decisions ejected (outlier detection runs here too) that the
+   * RouterDO, answering again, has in rotation: their faults were seen while it was out of reach, and the
+   * observe() that told it of each was lost with it, or it has since judged them back. The pool's owner of
+   * health has the last word: this isolate's own probes (takeDueProbes) may not have brought one back yet,
+   * and its back-off doubles per failed probe. Whether any came back.
+   */
+  private restoreOwnEjections(ids: readonly string[] | undefined): boolean {
+    const listed = new Set(ids ?? []);
+    let any = false;
+    for (const id of this.router.ejectedIds()) {
+      if (this.heldOut.has(id) || listed.has(id)) continue;
+      this.router.setHealthy(id, true);
+      any = true;
+    }
+    return any;
   }
 
   /**
