@@ -55,6 +55,8 @@ import {
 } from "../src/routing/defaults";
 import type { RouteContext, RouteOutcome, RouteRequest } from "../src/routing/types";
 import { backendsById } from "../src/worker/config";
+import { isKeyId } from "../src/worker/gateway-keys";
+import { PROBE_TIMEOUT_MS, probeBackend } from "../src/worker/health-probe";
 import {
   isJudgedByRetry,
   MAX_THROTTLE_MS,
@@ -102,7 +104,6 @@ import { DeadlineLock } from "./drain-lock";
 import { EngineScraper } from "./engine-scrape";
 import { FleetStore } from "./fleet-store";
 import { ForeignLeases } from "./foreign-leases";
-import { probeBackend } from "./health-probe";
 import { LeaseBook } from "./lease-book";
 
 /** What a lease holds from its decision to its end. */
@@ -115,8 +116,6 @@ interface Ticket {
 
 const ARM_LABELS: readonly ArmLabel[] = ["a", "b"];
 
-/** A backend's probe (/health, then /v1/models: health-probe.ts) must end within this, or it counts as a failure. */
-const PROBE_TIMEOUT_MS = 2000;
 /** Retries the budget holds when the pool is idle (the bucket's size); one client key takes at most half. */
 const RETRY_BURST = 10;
 /** A shed request is told to come back after at least this (retry-after is in whole seconds). */
@@ -651,7 +650,7 @@ export class RouterDO extends DurableObject<Env> {
     let earliest: number | undefined;
     const n = Math.min(items.length, CARRIED_COMPLETES_MAX);
     for (let i = 0; i < n; i++) {
-      const { leaseId, held } = items[i]!;
+      const { leaseId, held, key } = items[i]!;
       if (held.instance === this.instance || this.leases.get(leaseId) !== undefined) continue;
       if (this.foreign.hasEnded(leaseId)) continue;
       const routedAt = this.foreignRoutedAt(held, ctx.now);
@@ -664,9 +663,9 @@ export class RouterDO extends DurableObject<Env> {
         backendId: held.backendId,
         ticket: { pool, routedAt, figures: undefined },
         deadline,
-        // Its key's, as the instance that granted it counted it: else a key that held every slot before an
-        // eviction holds them uncounted, and is admitted as below its share until they end (key-share.ts).
-        ...(typeof held.key === "string" ? { key: held.key } : {}),
+        // Its key's share counts it again (overShare), as the instance that granted it did; anything but a key
+        // id is dropped (bounded: one short string per lease, which the lease book already bounds).
+        ...(isKeyId(key) ? { key } : {}),
       });
       reopened++;
       earliest = Math.min(earliest ?? deadline, deadline);

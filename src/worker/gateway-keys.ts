@@ -122,3 +122,8 @@ export function parseKeyEntries(raw: string): KeyEntriesResult {
 export function keyIdOf(digest: Uint8Array): string {
   return hexPrefix(digest, 8);
 }
+
+/** Whether `v` has the shape of a key id (keyIdOf: 16 lowercase hex digits): what a RouterDO accepts as one. */
+export function isKeyId(v: unknown): v is string {
+  return typeof v === "string" && /^[0-9a-f]{16}$/.test(v);
+}

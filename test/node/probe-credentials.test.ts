@@ -1,5 +1,5 @@
 /**
- * The RouterDO's health probe (durable-objects/health-probe.ts) and its
+ * The RouterDO's health probe (src/worker/health-probe.ts) and its
  * /metrics scrape (src/worker/engine-scrape/fetch-metrics.ts) treat a
  * backend the way requests do, against a real HTTP server on loopback
  * shaped like vLLM started with --api-key: /health and /metrics open, /v1
@@ -11,8 +11,8 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probeBackend } from "../../durable-objects/health-probe";
 import { fetchEngineMetrics } from "../../src/worker/engine-scrape/fetch-metrics";
+import { probeBackend } from "../../src/worker/health-probe";
 
 const KEY = "the-engines-key";
 const GAUGES = `vllm:num_requests_running{engine="0"} 1.0

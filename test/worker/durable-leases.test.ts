@@ -162,15 +162,15 @@ describe("RouterDO eviction", () => {
   });
 });
 
-describe("RouterDO eviction and fair shedding between keys", () => {
-  it("leases re-announced with their key count against its share: a key that held the slots is not below it afresh", async () => {
+describe("RouterDO eviction and the key share", () => {
+  it("a lease re-announced with its key counts toward that key's share in the fresh instance", async () => {
     const [a, b] = spareUrls() as [string, string];
-    const stub = env.ROUTER.getByName("evict-key-share");
-    // Two backends at a bound of 2: four slots, one kept for keys below their share (10%, rounded up).
+    const stub = env.ROUTER.getByName("evict-reopen-key");
+    // Two backends at a bound of 2: four slots, one kept free for keys below their share (10%, rounded up).
     const s = testPoolSpec(
       [
-        { id: "ks-a", url: a },
-        { id: "ks-b", url: b },
+        { id: "rk-a", url: a },
+        { id: "rk-b", url: b },
       ],
       {
         policy: "least_outstanding",
@@ -179,54 +179,80 @@ describe("RouterDO eviction and fair shedding between keys", () => {
         keyShareHeadroomPercent: 10,
       },
     );
-    await adopt(stub, "eks1", s);
-    const held: Granted[] = [];
+    await adopt(stub, "rk1", s);
+    const keyA = "00000000000000aa";
+    const keyB = "00000000000000bb";
+    const ask = (key: string, block: number) =>
+      stub.route({ fleetVersion: "rk1", blocks: [block], promptTokens: 16, clientKey: key });
+    // A holds three of the four slots when the object is evicted.
+    const held: { leaseId: string; held: HeldLease }[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await stub.route({
-        fleetVersion: "eks1",
-        blocks: [i + 1],
-        promptTokens: 16,
-        clientKey: "flood",
-      });
+      const r = await ask(keyA, 100 + i);
       if (!r.ok) throw new Error(r.message);
       held.push({
         leaseId: r.leaseId,
-        held: { backendId: r.backendId, instance: r.instance!, arm: r.arm, ageMs: 0, key: "flood" },
+        held: { backendId: r.backendId, instance: r.instance!, arm: r.arm, ageMs: 0 },
       });
     }
     await evictDurableObject(stub);
-    // The Worker re-announces the flood's three streams to the fresh instance; another key asks once and leaves.
-    const quiet = await stub.route({
-      fleetVersion: "eks1",
-      blocks: [100],
-      promptTokens: 16,
-      clientKey: "quiet",
-    });
-    if (!quiet.ok) throw new Error(quiet.message);
-    expect((await stub.reopen(held.map((g) => ({ ...g, held: { ...g.held, ageMs: 1000 } })))).reopened).toBe(
-      3,
-    );
-    await stub.complete(quiet.leaseId, { ok: true });
-    // The flood holds 3 of 4 slots, past its share of 2: the last slot is the quiet key's.
-    const more = await stub.route({
-      fleetVersion: "eks1",
-      blocks: [200],
-      promptTokens: 16,
-      clientKey: "flood",
-    });
-    expect(more.ok).toBe(false);
-    if (more.ok || more.code !== "at_capacity") throw new Error("not shed for its share");
-    expect(more.overShare).toEqual({ held: 3, share: 2 });
-    const back = await stub.route({
-      fleetVersion: "eks1",
-      blocks: [300],
-      promptTokens: 16,
-      clientKey: "quiet",
-    });
-    expect(back.ok).toBe(true);
-    for (const g of held) await stub.complete(g.leaseId, { ok: true }, g.held);
-    if (back.ok) await stub.complete(back.leaseId, { ok: true });
+    // B asks the fresh instance (a contending key from now on), and leaves.
+    const b1 = await ask(keyB, 200);
+    if (!b1.ok) throw new Error(b1.message);
+    await stub.complete(b1.leaseId, { ok: true });
+    // The Worker re-announces A's leases with A's key; a malformed key is counted under none, as before.
+    const reopened = await stub.reopen([...held.map((h) => ({ ...h, key: keyA }))]);
+    expect(reopened.reopened).toBe(3);
+    // A holds 3 of 4, past its share of 2, and the one free slot is B's: A is shed, B is admitted.
+    const a4 = await ask(keyA, 104);
+    expect(a4.ok).toBe(false);
+    expect(!a4.ok && a4.code === "at_capacity" ? a4.overShare : undefined).toEqual({ held: 3, share: 2 });
+    const b2 = await ask(keyB, 201);
+    expect(b2.ok).toBe(true);
+    if (b2.ok) await stub.complete(b2.leaseId, { ok: true });
+    for (const h of held) await stub.complete(h.leaseId, { ok: true }, h.held);
     expect((await statsOf(stub)).leases).toBe(0);
+  });
+
+  it("a re-announced key that is not a key id is counted under no key", async () => {
+    const [a, b] = spareUrls() as [string, string];
+    const stub = env.ROUTER.getByName("evict-reopen-badkey");
+    const s = testPoolSpec(
+      [
+        { id: "rb-a", url: a },
+        { id: "rb-b", url: b },
+      ],
+      {
+        policy: "least_outstanding",
+        healthProbeSeconds: 30,
+        maxInflightPerBackend: 2,
+        keyShareHeadroomPercent: 10,
+      },
+    );
+    await adopt(stub, "rb1", s);
+    const keyA = "00000000000000aa";
+    const ask = (key: string, block: number) =>
+      stub.route({ fleetVersion: "rb1", blocks: [block], promptTokens: 16, clientKey: key });
+    const held: { leaseId: string; held: HeldLease }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await ask(keyA, 300 + i);
+      if (!r.ok) throw new Error(r.message);
+      held.push({
+        leaseId: r.leaseId,
+        held: { backendId: r.backendId, instance: r.instance!, arm: r.arm, ageMs: 0 },
+      });
+    }
+    await evictDurableObject(stub);
+    const b1 = await ask("00000000000000bb", 400);
+    if (!b1.ok) throw new Error(b1.message);
+    await stub.complete(b1.leaseId, { ok: true });
+    const bad = ["X".repeat(100_000), "00000000000000AA", 42] as unknown as string[];
+    const reopened = await stub.reopen(held.map((h, i) => ({ ...h, key: bad[i]! })));
+    expect(reopened.reopened).toBe(3);
+    // None of them counts for any key: A holds none here, below its share, and is admitted to the last slot.
+    const a4 = await ask(keyA, 304);
+    expect(a4.ok).toBe(true);
+    if (a4.ok) await stub.complete(a4.leaseId, { ok: true });
+    for (const h of held) await stub.complete(h.leaseId, { ok: true }, h.held);
   });
 });
 

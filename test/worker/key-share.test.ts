@@ -13,6 +13,7 @@ import {
   CLIENT_KEY,
   expectOpenAIError,
   faultServerPool,
+  interceptRoute,
   openWithEnv,
   poolStats,
   settle,
@@ -107,6 +108,26 @@ describe("fair shedding between keys (KEY_SHARE_HEADROOM_PERCENT)", () => {
     await leave([b, ...open.slice(1)]);
     await settle(model);
     expect((await poolStats(model)).leases).toBe(0);
+  });
+
+  it("the RouterDO out of reach: the isolate's own decisions apply the same share (A shed naming it, B admitted)", async () => {
+    const model = "ks-local";
+    // Every route call fails (a platform reset): each decision is this isolate's (local-router.ts).
+    const down = interceptRoute(async () => {
+      throw new Error("Durable Object reset because its code was updated.");
+    });
+    const env = { ...faultServerPool(model, "busy", 2), MAX_INFLIGHT_PER_BACKEND: "2", ROUTER: down };
+    await leave([await admitted(env, model, KEY_B, "b0")]);
+    const open = [
+      await admitted(env, model, KEY_A, "a1"),
+      await admitted(env, model, KEY_A, "a2"),
+      await admitted(env, model, KEY_A, "a3"),
+    ];
+    const message = await shed(env, model, KEY_A, "a4");
+    expect(message).toContain("this API key already holds 3");
+    expect(message).toContain("fair share");
+    open.push(await admitted(env, model, KEY_B, "b1"));
+    await leave(open);
   });
 
   it("guard: KEY_SHARE_HEADROOM_PERCENT 0 is the first-come behaviour: A takes the slot B would get", async () => {

@@ -33,6 +33,7 @@ export function inferenceHandler(kind: InferenceKind) {
       now: Date.now,
       onShed: (by) => c.get("log").set({ shed: by }),
       waitUntil: (p) => c.executionCtx.waitUntil(p),
+      backendApiKey: (id) => config.backendsById.get(id)?.apiKey,
     };
     // With the enable_request_signal compatibility flag, this fires when the client disconnects.
     const client = c.req.raw.signal;

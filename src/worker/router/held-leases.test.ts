@@ -28,18 +28,6 @@ describe("HeldLeases", () => {
     expect(h.held("other")).toBe(1);
   });
 
-  it("re-announces a lease with the gateway key it serves, and without one when it has none", () => {
-    const h = new HeldLeases();
-    h.answered("cell", "i1", 0);
-    h.open("cell", { ...lease("keyed", "i1", 0), key: "team-a" }, 0);
-    h.open("cell", lease("plain", "i1", 0), 0);
-    // The fresh instance counts the first against team-a's fair share (key-share.ts), as the first did.
-    expect(h.answered("cell", "i2", 50).map((r) => r.held)).toEqual([
-      { backendId: "b-keyed", instance: "i1", arm: "a", ageMs: 50, key: "team-a" },
-      { backendId: "b-plain", instance: "i1", arm: "a", ageMs: 50 },
-    ]);
-  });
-
   it("forgets a lease never reported once it is past its TTL", () => {
     const h = new HeldLeases();
     h.open("cell", lease("old", "i1", 0), 0);
@@ -47,5 +35,20 @@ describe("HeldLeases", () => {
     expect(h.held("cell")).toBe(1);
     h.answered("cell", "i1", 700_000);
     expect(h.answered("cell", "i2", 700_001).map((r) => r.leaseId)).toEqual(["new"]);
+  });
+
+  it("re-announces a lease with the key its route call carried, and one without a key without", () => {
+    const h = new HeldLeases();
+    h.answered("cell", "i1", 0);
+    h.open("cell", { ...lease("k1", "i1", 0), key: "00000000000000aa" }, 0);
+    h.open("cell", lease("k2", "i1", 0), 0);
+    expect(h.answered("cell", "i2", 500)).toEqual([
+      {
+        leaseId: "k1",
+        held: { backendId: "b-k1", instance: "i1", arm: "a", ageMs: 500 },
+        key: "00000000000000aa",
+      },
+      { leaseId: "k2", held: { backendId: "b-k2", instance: "i1", arm: "a", ageMs: 500 } },
+    ]);
   });
 });

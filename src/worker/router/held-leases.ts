@@ -25,12 +25,12 @@ export interface OpenLease {
   /** The RouterDO instance that granted it. */
   readonly instance: string;
   readonly arm: ArmLabel;
+  /** The gateway key its route call carried (RouteInput.clientKey): re-announced with it. */
+  readonly key?: string;
   /** When it was granted, by this isolate's clock (epoch ms). */
   readonly grantedAt: number;
   /** Past this (grantedAt + the pool's lease TTL) the RouterDO has expired it: no longer worth holding. */
   readonly expiresAt: number;
-  /** The gateway key it serves (RouteCall.clientKey), re-announced with it (HeldLease.key). */
-  readonly key?: string;
 }
 
 /** How often, at most, leases past their TTL are swept (ms). */
@@ -43,7 +43,6 @@ export function heldOf(lease: OpenLease, now: number): HeldLease {
     instance: lease.instance,
     arm: lease.arm,
     ageMs: Math.max(0, now - lease.grantedAt),
-    ...(lease.key !== undefined ? { key: lease.key } : {}),
   };
 }
 
@@ -82,7 +81,11 @@ export class HeldLeases {
     const out: ReopenedLease[] = [];
     for (const l of this.byCell.get(cell)?.values() ?? [])
       if (l.instance !== instance && l.expiresAt > now)
-        out.push({ leaseId: l.leaseId, held: heldOf(l, now) });
+        out.push({
+          leaseId: l.leaseId,
+          held: heldOf(l, now),
+          ...(l.key !== undefined ? { key: l.key } : {}),
+        });
     return out;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LocalRouter, localRouterFor } from "./local-router";
+import { LOCAL_PROBE_LOST_MS, LocalRouter, localRouterFor } from "./local-router";
 import { testPoolSpec } from "./pool-spec-fixture";
 
 const spec = testPoolSpec(
@@ -144,5 +144,77 @@ describe("LocalRouter (decisions while the RouterDO is out of reach)", () => {
     local.syncEjected(["b"]);
     expect(local.hasRoom(new Set(["a"]), 0)).toBe(false);
     expect(local.hasRoom(new Set(), 0)).toBe(true);
+  });
+
+  it("fair shedding between keys on its own counts: a key past its share while another asked is shed, the other is not", () => {
+    // Two backends at a bound of 2: four slots, one kept for keys below their share (10%, rounded up).
+    const shared = testPoolSpec(
+      ["a", "b"].map((id) => ({ id, url: `http://${id}.internal` })),
+      { maxInflightPerBackend: 2, keyShareHeadroomPercent: 10 },
+      65536,
+    );
+    const local = new LocalRouter(shared);
+    const first = (key: string, k: number) => {
+      local.asked(key, 0);
+      const full = local.fullBackends()!;
+      expect(local.hasRoom(full, 0)).toBe(true);
+      expect(local.overShare(key, 0)).toBeUndefined();
+      return local.decide(req(1000 * k), ctx(), undefined, full, key).ticket;
+    };
+    // B asks once and leaves: contending for the next minute.
+    local.finish(first("B", 0), { ok: true }, ctx());
+    const a = [first("A", 1), first("A", 2), first("A", 3)];
+    // A holds 3 of 4, past its share of 2: the last slot is B's.
+    local.asked("A", 0);
+    expect(local.overShare("A", 0)).toEqual({ held: 3, share: 2 });
+    local.asked("B", 0);
+    expect(local.overShare("B", 0)).toBeUndefined();
+    // A's count is released with its decision: at 2 of 4 with one slot beyond the headroom, A is admitted.
+    local.finish(a[0]!, { ok: true }, ctx());
+    expect(local.overShare("A", 0)).toBeUndefined();
+    // Off (KEY_SHARE_HEADROOM_PERCENT 0), and without a key, nobody is shed for fairness.
+    const off = new LocalRouter({ ...shared, keyShareHeadroomPercent: 0 });
+    off.asked("B", 0);
+    for (let k = 0; k < 3; k++) off.decide(req(1000 * k), ctx(), undefined, off.fullBackends(), "A");
+    expect(off.overShare("A", 0)).toBeUndefined();
+    expect(local.overShare(undefined, 0)).toBeUndefined();
+  });
+
+  it("probes the backends it ejected itself on the RouterDO's schedule, once at a time, and takes one back after `rise` good probes", () => {
+    const probing = testPoolSpec(
+      ["a", "b", "c"].map((id) => ({ id, url: `http://${id}.internal` })),
+      { healthProbeSeconds: 1, ejectAfterFaults: 3, restoreAfterChecks: 2, maxEjectionPercent: 70 },
+      65536,
+    );
+    const local = new LocalRouter(probing);
+    // c is out by the RouterDO's word: its to probe, never this isolate's.
+    local.syncEjected(["c"]);
+    for (let i = 0; i < 3; i++) {
+      const t = local.decide(req(7), ctx(100 + i), ["a", "c"]);
+      expect(t.decision.backendId).toBe("b");
+      local.finish(t.ticket, { ok: false, failure: "connect_error" }, ctx(100 + i));
+    }
+    expect(homes(local, 60, 200).has("b")).toBe(false);
+    expect(local.takeDueProbes(500)).toEqual([]); // not before its interval
+    expect(local.takeDueProbes(1102)).toEqual(["b"]);
+    expect(local.takeDueProbes(1103)).toEqual([]); // its probe is under way: not twice
+    local.probed("b", false, 1200); // still down: the next one twice as late
+    expect(local.takeDueProbes(2300)).toEqual([]);
+    expect(local.takeDueProbes(3200)).toEqual(["b"]);
+    local.probed("b", true, 3300);
+    expect(homes(local, 60, 3300).has("b")).toBe(false); // one good check of two
+    expect(local.takeDueProbes(4300)).toEqual(["b"]);
+    local.probed("b", true, 4400);
+    expect(homes(local, 60, 4400).has("b")).toBe(true);
+    expect(homes(local, 60, 4400).has("c")).toBe(false);
+    // A probe never heard back from (its waitUntil cut short) is handed out again, later.
+    const lost = new LocalRouter(probing);
+    for (let i = 0; i < 3; i++) {
+      const t = lost.decide(req(7), ctx(0), ["a", "c"]);
+      lost.finish(t.ticket, { ok: false, failure: "connect_error" }, ctx(0));
+    }
+    expect(lost.takeDueProbes(1000)).toEqual(["b"]);
+    expect(lost.takeDueProbes(1000 + LOCAL_PROBE_LOST_MS - 1)).toEqual([]);
+    expect(lost.takeDueProbes(1000 + LOCAL_PROBE_LOST_MS)).toEqual(["b"]);
   });
 });

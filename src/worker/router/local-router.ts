@@ -11,12 +11,16 @@
  */
 
 import {
+  cellSlots,
   fullBackends,
+  headroomSlots,
+  KeyDemand,
   type KeyedRetryBudget,
   keyedPoolBudget,
   type ProbationRow,
   Router,
   type RouteTicket,
+  shareVerdict,
 } from "../../routing";
 import type { RouteContext, RouteDecision, RouteRequest } from "../../routing/types";
 import { throttledUntil, toRouteOutcome } from "./outcomes";
@@ -30,6 +34,12 @@ import type { CompleteInput, PoolSpec } from "./router-rpc";
  */
 const LOCAL_RETRY_BURST = 3;
 
+/**
+ * A probe this isolate started and never heard back from (its waitUntil cut short) is forgotten after this, ms,
+ * so the backend is probed again: several times the probe's own bound (health-probe.ts PROBE_TIMEOUT_MS).
+ */
+export const LOCAL_PROBE_LOST_MS = 10_000;
+
 export class LocalRouter {
   private readonly router: Router;
   readonly budget: KeyedRetryBudget;
@@ -38,6 +48,14 @@ export class LocalRouter {
   private lastView = "";
   private readonly ids: ReadonlySet<string>;
   private readonly spec: PoolSpec;
+  /** Keys that asked for a slot lately (key-share.ts), as this isolate heard them. */
+  private readonly demand = new KeyDemand();
+  /** This isolate's local decisions in flight per gateway key (a key holding none has no entry). */
+  private readonly perKey = new Map<string, number>();
+  /** Backends of this isolate's own ejections being probed now, by when the probe started (takeDueProbes). */
+  private readonly probing = new Map<string, number>();
+  /** The key each local decision in flight serves, released with it (finish). */
+  private readonly keyOf = new WeakMap<RouteTicket, string>();
 
   constructor(spec: PoolSpec) {
     this.spec = spec;
@@ -65,11 +83,36 @@ export class LocalRouter {
   }
 
   /**
+   * Backends this isolate ejected on its own outcomes whose /health probe is due at `now`, by the RouterDO's
+   * schedule and rule (HealthTracker: `probeIntervalMs` after the ejection, doubling per failed probe, back
+   * after `rise` good checks): the caller probes each (health-probe.ts) and tells probed(). Each is handed out
+   * once until its probe is heard (or LOCAL_PROBE_LOST_MS passed), so concurrent requests probe it once. Those
+   * the RouterDO listed out (syncEjected) are never here: they are its to probe, and it says when they are back.
+   */
+  takeDueProbes(now: number): string[] {
+    const out: string[] = [];
+    for (const id of this.router.dueProbes(now)) {
+      if (this.heldOut.has(id)) continue;
+      const started = this.probing.get(id);
+      if (started !== undefined && now - started < LOCAL_PROBE_LOST_MS) continue;
+      this.probing.set(id, now);
+      out.push(id);
+    }
+    return out;
+  }
+
+  /** The result of a probe takeDueProbes handed out: the same HealthTracker rule as the RouterDO's probes. */
+  probed(id: string, ok: boolean, now: number): void {
+    this.probing.delete(id);
+    if (!this.heldOut.has(id)) this.router.probed(id, ok, now);
+  }
+
+  /**
    * Takes back the backends this isolate's own decisions ejected (outlier detection runs here too) that the
    * RouterDO, answering again, has in rotation: their faults were seen while it was out of reach, and the
-   * observe() that told it of each was lost with it, or it has since judged them back. Nothing probes here,
-   * so one left out stayed out of every later local decision of this isolate for good (a probation's single
-   * fault was enough), whatever the pool's owner of health knew. Whether any came back.
+   * observe() that told it of each was lost with it, or it has since judged them back. The pool's owner of
+   * health has the last word: this isolate's own probes (takeDueProbes) may not have brought one back yet,
+   * and its back-off doubles per failed probe. Whether any came back.
    */
   private restoreOwnEjections(ids: readonly string[] | undefined): boolean {
     const listed = new Set(ids ?? []);
@@ -106,17 +149,68 @@ export class LocalRouter {
     return this.router.usableBesides(ids);
   }
 
+  /**
+   * A first attempt of `key` asked for a slot at `now` while the bound is on: it contends for the slots a while,
+   * shed or not, as the RouterDO counts it (key-share.ts KeyDemand). Nothing without a key or with the share off.
+   */
+  asked(key: string | undefined, now: number): void {
+    if (key !== undefined && this.spec.keyShareHeadroomPercent > 0) this.demand.asked(key, now);
+  }
+
+  /**
+   * Whether `key` is over its fair share of the pool's slots while other keys contend for them, by the
+   * RouterDO's own rule (key-share.ts shareVerdict; RouterDO.overShare): its held count and share when so, else
+   * undefined (its ask counted first: asked). Every count here is this isolate's alone, a lower bound of the fleet's (held, in flight, contending keys), so
+   * this sheds no more than the RouterDO would: a key over its share here is over it in the fleet. Off (undefined)
+   * with KEY_SHARE_HEADROOM_PERCENT 0, without a key, when no backend is bounded or a usable one is unbounded.
+   */
+  overShare(key: string | undefined, now: number): { held: number; share: number } | undefined {
+    const { backends, maxInflightPerBackend, keyShareHeadroomPercent } = this.spec;
+    if (key === undefined || keyShareHeadroomPercent <= 0) return undefined;
+    const out = new Set([...this.router.ejectedIds(), ...this.router.drainedIds()]);
+    const cell = cellSlots(
+      backends,
+      maxInflightPerBackend,
+      (id) => !out.has(id),
+      (id) => this.router.inflight(id),
+    );
+    if (cell === undefined) return undefined;
+    const held = this.perKey.get(key) ?? 0;
+    const verdict = shareVerdict({
+      slots: cell.slots,
+      inflight: cell.inflight,
+      held,
+      contenders: this.demand.contenders(key, now, this.perKey.keys()),
+      headroom: headroomSlots(cell.slots, keyShareHeadroomPercent),
+    });
+    return verdict.admit ? undefined : { held, share: verdict.share };
+  }
+
+  /** A local decision; `key` (the client's gateway key) counts it toward that key's slots until it ends. */
   decide(
     req: RouteRequest,
     ctx: RouteContext,
     avoid?: string | readonly string[],
     full?: ReadonlySet<string>,
+    key?: string,
   ): { decision: RouteDecision; ticket: RouteTicket } {
-    return this.router.route(req, ctx, avoid, full);
+    const pick = this.router.route(req, ctx, avoid, full);
+    if (key !== undefined) {
+      this.keyOf.set(pick.ticket, key);
+      this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
+    }
+    return pick;
   }
 
   /** Ends a local decision with what the Worker saw (a 429 also throttles the backend here). */
   finish(ticket: RouteTicket, input: CompleteInput, ctx: RouteContext): void {
+    const key = this.keyOf.get(ticket);
+    if (key !== undefined) {
+      this.keyOf.delete(ticket);
+      const n = (this.perKey.get(key) ?? 0) - 1;
+      if (n > 0) this.perKey.set(key, n);
+      else this.perKey.delete(key);
+    }
     const until = throttledUntil(input, ctx.now);
     if (until !== undefined) this.router.throttle(ticket.backendId, until);
     this.router.complete(ticket, toRouteOutcome(input), ctx);

@@ -51,6 +51,7 @@ import type { PolicyName, RoutedCount, RouteRequest } from "../../routing/types"
 import type { GatewayConfig } from "../config";
 import { deadline } from "../deadline";
 import { fleetAtCapacity, GatewayError, keyOverShare } from "../errors";
+import { PROBE_TIMEOUT_MS, probeBackend } from "../health-probe";
 import { placementOptions } from "../location-hint";
 import { CompleteOutbox } from "./complete-carry";
 import { HeldLeases, heldOf, type OpenLease } from "./held-leases";
@@ -249,6 +250,12 @@ export interface RouteCall {
   readonly onShed?: (by: "router" | "local" | "key_share") => void;
   /** Keeps a background promise (a late lease's release, a report) alive past the response. */
   readonly waitUntil: (p: Promise<unknown>) => void;
+  /**
+   * A backend's BACKENDS apiKey (undefined: none), for the local probes of backends this isolate ejected while
+   * the RouterDO is out of reach (probeOwnEjections): with it, a probe also checks the key requests carry, as
+   * the RouterDO's does. Absent: /health alone decides.
+   */
+  readonly backendApiKey?: (backendId: string) => string | undefined;
 }
 
 /** Outcome of a retry's route call when the pool's retry budget is spent. */
@@ -501,9 +508,9 @@ function holdLease(
     backendId: res.backendId,
     instance: res.instance,
     arm: res.arm,
+    ...(call.clientKey !== undefined ? { key: call.clientKey } : {}),
     grantedAt: now,
     expiresAt: now + cell.spec.leaseTtlSeconds * 1000,
-    ...(call.clientKey !== undefined ? { key: call.clientKey } : {}),
   };
   heldLeases.open(cell.name, lease, now);
   return lease;
@@ -559,6 +566,7 @@ function decideLocally(
 ): Decision | typeof RETRY_REFUSED | typeof NOWHERE_ELSE {
   const now = call.now();
   const ctx = { now, random: Math.random };
+  probeOwnEjections(call, cell, local, now);
   let avoid: readonly string[] | undefined;
   if (retryOf !== undefined) {
     avoid = [retryOf.decision.backendId, ...(retryOf.tried ?? [])];
@@ -573,12 +581,21 @@ function decideLocally(
   // The bound, as far as this isolate can tell alone (local-router.ts fullBackends): a first attempt with no
   // room is shed; the RouterDO is asked again after ROUTER_BACKOFF_MS, when the client is told to come back.
   const full = local.fullBackends();
-  if (full !== undefined && retryOf === undefined && !local.hasRoom(full, now)) {
-    call.onShed?.("local");
-    throw fleetAtCapacity(call.pool.model, ROUTER_BACKOFF_MS);
+  if (full !== undefined && retryOf === undefined) {
+    local.asked(call.clientKey, now);
+    if (!local.hasRoom(full, now)) {
+      call.onShed?.("local");
+      throw fleetAtCapacity(call.pool.model, ROUTER_BACKOFF_MS);
+    }
+    // Fair shedding between keys, the RouterDO's rule on this isolate's counts (LocalRouter.overShare).
+    const over = local.overShare(call.clientKey, now);
+    if (over !== undefined) {
+      call.onShed?.("key_share");
+      throw keyOverShare(call.pool.model, over.held, ROUTER_BACKOFF_MS);
+    }
   }
   if (retryOf === undefined) local.budget.deposit(call.clientKey);
-  const { decision, ticket } = local.decide(call.req, ctx, avoid, full);
+  const { decision, ticket } = local.decide(call.req, ctx, avoid, full, call.clientKey);
   return {
     via: "local",
     cell,
@@ -593,6 +610,31 @@ function decideLocally(
     ...(decision.routed !== undefined ? { routed: decision.routed } : {}),
     policy: "consistent_hash",
   };
+}
+
+/**
+ * Probes, off the request's path (waitUntil), the backends this isolate ejected on its own outcomes whose probe
+ * is due (LocalRouter.takeDueProbes), with the RouterDO's probe (health-probe.ts) and its rule: through a long
+ * RouterDO outage such a backend otherwise stayed out for good (and with several, the pool shrank) though it had
+ * recovered. Driven by the local decisions themselves: no request while the RouterDO is down, no probe needed.
+ * Bounded: one probe per due backend at a time, each within PROBE_TIMEOUT_MS. Never throws.
+ */
+function probeOwnEjections(call: RouteCall, cell: Cell, local: LocalRouter, now: number): void {
+  for (const id of local.takeDueProbes(now)) {
+    const backend = cell.spec.backends.find((b) => b.id === id);
+    if (backend === undefined) continue;
+    const apiKey = call.backendApiKey?.(id);
+    call.waitUntil(
+      probeBackend(backend.url, {
+        timeoutMs: PROBE_TIMEOUT_MS,
+        ...(apiKey !== undefined ? { apiKey } : {}),
+        ...(call.backendApiKey !== undefined ? { checkCredentials: true } : {}),
+      }).then(
+        (r) => local.probed(id, r.healthy, call.now()),
+        () => local.probed(id, false, call.now()),
+      ),
+    );
+  }
 }
 
 /** The report of a failed attempt that is being retried. */

@@ -352,18 +352,18 @@ export interface HeldLease {
   readonly arm: ArmLabel;
   /** How long before this was sent the lease was granted, by the Worker's clock (ms): no clock skew. */
   readonly ageMs: number;
-  /**
-   * The gateway key it serves (RouteInput.clientKey; absent with one key, or from a Worker before it): a fresh
-   * instance that reopens the lease counts it against that key's fair share (src/routing/key-share.ts), as the
-   * instance that granted it did.
-   */
-  readonly key?: string;
 }
 
 /** A lease the Worker still holds open, re-announced to a new instance of its RouterDO. */
 export interface ReopenedLease {
   readonly leaseId: string;
   readonly held: HeldLease;
+  /**
+   * The gateway key it serves (RouteInput.clientKey, a key id: 16 hex digits), when its route call carried one:
+   * the new instance counts the lease toward that key's share (key-share.ts), as the instance that granted it did.
+   * Absent from a Worker deployed before it, or anything but a key id: counted under no key, as before.
+   */
+  readonly key?: string;
 }
 
 /** What reopen() did: leases counted in flight again (the others were known, ended, expired or on departed backends). */

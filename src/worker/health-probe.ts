@@ -1,5 +1,7 @@
 /**
- * The RouterDO's health probe of an ejected backend: is it fit to take
+ * The health probe of an ejected backend, the RouterDO's and the Worker's
+ * (its local router probes the backends it ejected itself while the RouterDO
+ * is out of reach: router-client.ts probeOwnEjections): is it fit to take
  * requests again? It treats the backend the way a request does
  * (src/worker/inference/upstream.ts):
  * - it sends the backend's BACKENDS apiKey, when one is set (a proxy in
@@ -21,7 +23,10 @@
  * Bounds: both calls within one `timeoutMs`; no body is read (each is
  * cancelled at its headers).
  */
-import { backendAuthorization, isRedirect, refusesCredentials } from "../src/worker/backend-http";
+import { backendAuthorization, isRedirect, refusesCredentials } from "./backend-http";
+
+/** A probe (/health, then /v1/models) must end within this, ms, or it counts as a failure: the RouterDO's and the Worker's local ones. */
+export const PROBE_TIMEOUT_MS = 2000;
 
 export interface ProbeOptions {
   /** The whole probe (both calls) must end within this, ms. */
